@@ -1,0 +1,65 @@
+"""The core runtime: tools, schemas, validation, the registry and the executor.
+
+Pure Python: no Jupyter and no provider SDK imports here.
+"""
+
+from nb_tools.tool._decorator import FunctionTool, tool
+from nb_tools.tool._derive import schema_of
+from nb_tools.tool._executor import Executor, is_read_only_call, needs_approval
+from nb_tools.tool._middleware import Middleware, Next, allow, chain, truncate_output
+from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name, validate_name
+from nb_tools.tool._progress import Progress, ProgressSink, progress, progress_sink
+from nb_tools.tool._registry import Registry, default_registry
+from nb_tools.tool._schema import Schema
+from nb_tools.tool._truncate import truncate
+from nb_tools.tool._types import (
+    ApprovalByArguments,
+    Call,
+    Change,
+    Info,
+    MultiPreviewer,
+    Previewer,
+    ReadOnlyCall,
+    Result,
+    Tool,
+    ToolPanic,
+    ValidationError,
+    preview_changes,
+)
+
+__all__ = [
+    "MCP_NAME_PREFIX",
+    "ApprovalByArguments",
+    "Call",
+    "Change",
+    "Executor",
+    "FunctionTool",
+    "Info",
+    "Middleware",
+    "MultiPreviewer",
+    "Next",
+    "Previewer",
+    "Progress",
+    "ProgressSink",
+    "ReadOnlyCall",
+    "Registry",
+    "Result",
+    "Schema",
+    "Tool",
+    "ToolPanic",
+    "ValidationError",
+    "allow",
+    "chain",
+    "default_registry",
+    "is_read_only_call",
+    "needs_approval",
+    "preview_changes",
+    "progress",
+    "progress_sink",
+    "schema_of",
+    "split_mcp_name",
+    "tool",
+    "truncate",
+    "truncate_output",
+    "validate_name",
+]

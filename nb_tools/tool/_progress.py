@@ -1,0 +1,67 @@
+"""Progress from inside a tool to whoever runs the call.
+
+The runner installs a sink with :func:`progress_sink`; the executor binds the id of the
+call it runs; :func:`progress` sends a :class:`Progress` to the sink under that id. Both
+are context variables, so they follow the call into tasks and ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Progress:
+    """A chunk of a tool's output (``text``) and/or how far it is (``fraction`` in 0..1)."""
+
+    text: str = ""
+    fraction: float | None = None
+
+
+ProgressSink = Callable[[str, Progress], None]
+"""Receives ``(call_id, progress)``."""
+
+_sink: ContextVar[ProgressSink | None] = ContextVar("nb_tools_progress_sink", default=None)
+_call_id: ContextVar[str | None] = ContextVar("nb_tools_call_id", default=None)
+
+
+@contextmanager
+def progress_sink(sink: ProgressSink | None) -> Iterator[None]:
+    """Send the progress of calls run inside this block to ``sink``."""
+    token = _sink.set(sink)
+    try:
+        yield
+    finally:
+        _sink.reset(token)
+
+
+@contextmanager
+def bind_call(call_id: str) -> Iterator[None]:
+    """Mark the code inside this block as running the call ``call_id`` (executor use)."""
+    token = _call_id.set(call_id)
+    try:
+        yield
+    finally:
+        _call_id.reset(token)
+
+
+def current_call_id() -> str | None:
+    return _call_id.get()
+
+
+def progress(chunk: str = "", *, fraction: float | None = None) -> None:
+    """Stream a chunk of output (and optionally a fraction done) from inside a tool to
+    whoever runs the call, e.g. the cell's tool card. A no-op outside a run."""
+    sink = _sink.get()
+    call_id = _call_id.get()
+    if sink is None or call_id is None:
+        return
+    if fraction is not None:
+        fraction = min(1.0, max(0.0, float(fraction)))
+    try:
+        sink(call_id, Progress(text=chunk, fraction=fraction))
+    except Exception:  # a broken display must never break the tool
+        pass

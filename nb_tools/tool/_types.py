@@ -1,0 +1,165 @@
+"""The tool abstraction: what a tool says about itself, what a call returns, and the
+optional protocols a tool may implement (approval by arguments, per-call read-only vote,
+preview of changes)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from nb_tools.model import Part, ToolGrammar
+
+if TYPE_CHECKING:
+    from nb_tools.tool._schema import Schema
+
+
+@dataclass(frozen=True, kw_only=True)
+class Info:
+    """Describes a tool to the model and to the runtime.
+
+    ``raw_parameters``, when set, is sent to the model instead of ``parameters`` and
+    disables argument validation (for schemas ``Schema`` cannot represent, e.g. MCP's).
+    ``read_only`` tools have no side effects; adjacent read-only or ``concurrent`` calls
+    run in parallel. A cut-off ``concurrent`` call with side effects is never re-run.
+    """
+
+    name: str
+    description: str = ""
+    parameters: Schema | None = None
+    raw_parameters: Mapping[str, Any] | None = None
+    read_only: bool = False
+    concurrent: bool = False
+    requires_approval: bool = False
+    strict: bool = False
+    grammar: ToolGrammar | None = None
+
+
+@dataclass(kw_only=True)
+class Result:
+    """The output of a tool call. ``metadata`` is never sent to the model."""
+
+    content: str = ""
+    parts: list[Part] = field(default_factory=list)
+    is_error: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def error(cls, message: str, **metadata: Any) -> Result:
+        return cls(content=message, is_error=True, metadata=dict(metadata))
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A capability the model can invoke. ``call`` may be a coroutine function."""
+
+    def info(self) -> Info: ...
+
+    def call(self, args: str | bytes) -> Result | Awaitable[Result]: ...
+
+
+@runtime_checkable
+class ApprovalByArguments(Protocol):
+    """A tool whose need for approval depends on the arguments (e.g. a shell)."""
+
+    def requires_approval_for(self, args: str | bytes) -> bool: ...
+
+
+@runtime_checkable
+class ReadOnlyCall(Protocol):
+    """A per-call read-only vote that overrides ``Info.read_only`` (``git log`` vs ``rm``)."""
+
+    def read_only_call(self, args: str | bytes) -> bool: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Change:
+    """One file change a writer would make. ``before``/``after`` are ``None`` for a
+    created/deleted file; a move is a delete plus a create."""
+
+    path: str
+    before: str | None
+    after: str | None
+    binary: bool = False
+
+    @property
+    def kind(self) -> str:
+        if self.before is None:
+            return "create"
+        if self.after is None:
+            return "delete"
+        return "update"
+
+    def diff(self, context: int = 3) -> str:
+        """The change as a unified diff (``a/path`` → ``b/path``)."""
+        if self.binary:
+            return f"Binary file {self.path} {self.kind}d\n"
+        old = (self.before or "").splitlines(keepends=True)
+        new = (self.after or "").splitlines(keepends=True)
+        fromfile = "/dev/null" if self.before is None else f"a/{self.path}"
+        tofile = "/dev/null" if self.after is None else f"b/{self.path}"
+        lines = difflib.unified_diff(old, new, fromfile, tofile, n=context)
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                       for line in lines)
+
+
+@runtime_checkable
+class Previewer(Protocol):
+    """A writer that can compute the change a call would make without touching disk."""
+
+    def preview(self, args: str | bytes) -> Change: ...
+
+
+@runtime_checkable
+class MultiPreviewer(Protocol):
+    """The multi-file form of ``Previewer`` (``apply_patch``): one ``Change`` per file."""
+
+    def preview_files(self, args: str | bytes) -> list[Change]: ...
+
+
+def preview_changes(tool: Tool, args: str | bytes) -> list[Change] | None:
+    """The changes a writer would make for ``args``, or ``None`` when there is nothing to
+    show: the tool is read-only, has no preview, or the preview failed (the call will
+    most likely fail too and say why). Binary changes are dropped."""
+    try:
+        if isinstance(tool, MultiPreviewer):
+            changes = list(tool.preview_files(args))
+        elif isinstance(tool, Previewer):
+            changes = [tool.preview(args)]
+        else:
+            return None
+    except Exception:
+        return None
+    return [c for c in changes if not c.binary] or None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call:
+    """A single tool invocation as middleware sees it (``arguments`` is raw JSON text).
+    ``tool`` is ``None`` when no tool of that name is registered."""
+
+    id: str
+    name: str
+    arguments: str
+    tool: Tool | None = None
+
+
+class ToolPanic(Exception):
+    """An unexpected exception inside a tool. Only the message reaches the model;
+    ``traceback`` (formatted) is for middleware and logs."""
+
+    def __init__(self, message: str, *, traceback: str = "", cause: BaseException | None = None):
+        super().__init__(message)
+        self.traceback = traceback
+        self.cause = cause
+
+
+class ValidationError(ValueError):
+    """Arguments that are not I-JSON or do not satisfy a schema. ``problems`` lists every
+    problem found, each starting with its JSON path (``/items/2/name: expected string,
+    got integer``)."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems) if self.problems else "invalid")
