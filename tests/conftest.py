@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 
-# Before anything imports the SDK: no real key, and a provider built without an explicit
-# base URL points at a closed loopback port instead of the real API.
+# Before anything imports the SDK: no real key or endpoint from the environment, and the
+# Anthropic provider refuses any base URL that is not on loopback (NB_TOOLS_BLOCK_REAL_MODELS).
+# Kernels and servers started by tests inherit this environment.
 os.environ.pop("ANTHROPIC_API_KEY", None)
-os.environ["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
+os.environ.pop("ANTHROPIC_BASE_URL", None)
 os.environ["NB_TOOLS_BLOCK_REAL_MODELS"] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
