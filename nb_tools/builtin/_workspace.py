@@ -23,6 +23,7 @@ Containment is decided by ``Path.is_relative_to`` on realpaths, never by string 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path, PurePosixPath
 
@@ -132,10 +133,8 @@ class Workspace:
         """Whether ``path`` (as given or as resolved) is a secret or start-up file:
         ``.git/`` anywhere, ``.env*``, shell rc files, ``.ssh/``."""
         candidates = [os.fspath(path)]
-        try:
+        with contextlib.suppress(WorkspaceError):
             candidates.append(os.fspath(self.resolve(path)))
-        except WorkspaceError:
-            pass
         for cand in candidates:
             p = Path(cand)
             if p.is_absolute():
