@@ -1,0 +1,253 @@
+"""``@tool``: a Python function as a tool, still callable as the function."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, overload
+
+from nb_tools.tool._derive import function_schema
+from nb_tools.tool._executor import run_in_thread
+from nb_tools.tool._names import validate_name
+from nb_tools.tool._registry import Registry, default_registry, strict_validator
+from nb_tools.tool._results import to_result
+from nb_tools.tool._schema import Schema
+from nb_tools.tool._types import Change, Info, Result, ValidationError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+Approver = Callable[[dict[str, Any]], bool]
+"""Decides from a call's arguments (as the function receives them) whether it needs approval."""
+
+PreviewFn = Callable[[dict[str, Any]], "Change | list[Change]"]
+"""Computes, from a call's arguments, the file change(s) the call would make."""
+
+
+class FunctionTool:
+    """A function as a ``Tool``. Calling the object calls the function (an async one
+    returns its coroutine); ``call(args)`` runs it as the model would, from raw JSON.
+
+    Arguments arrive as keyword arguments converted to the declared parameter types; with
+    ``schema=`` they arrive as validated JSON values, unconverted. With ``approver=`` the
+    tool also implements ``ApprovalByArguments``; with ``preview=`` ``Previewer`` and
+    ``MultiPreviewer``. Both receive the arguments dict the function would receive.
+    """
+
+    def __new__(cls, fn: Callable[..., Any], **options: Any) -> FunctionTool:
+        if cls is FunctionTool:
+            cls = _CLASSES[
+                (options.get("approver") is not None, options.get("preview") is not None)
+            ]
+        return super().__new__(cls)
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        read_only: bool = False,
+        concurrent: bool = False,
+        requires_approval: bool = False,
+        strict: bool = False,
+        schema: Schema | None = None,
+        approver: Approver | None = None,
+        preview: PreviewFn | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"@tool needs a function, got {type(fn).__name__}")
+        if schema is not None:
+            tool_name = name or fn.__name__
+            tool_description = description if description is not None else _doc(fn)
+            if schema.to_dict().get("type") != "object":
+                raise TypeError(
+                    f"@tool {tool_name}: schema= must be an object schema (tool arguments "
+                    "are keyword arguments); use Schema.object({...})"
+                )
+            self._convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        else:
+            derived = function_schema(fn, name=name, description=description)
+            tool_name, tool_description, schema = derived.name, derived.description, derived.schema
+            self._convert = derived.convert
+        validate_name(tool_name)
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._is_async = inspect.iscoroutinefunction(fn)
+        self._approver = approver
+        self._preview = preview
+        self._info = Info(
+            name=tool_name,
+            description=tool_description,
+            parameters=schema,
+            read_only=read_only,
+            concurrent=concurrent,
+            requires_approval=requires_approval,
+            strict=strict,
+        )
+        self._validate = strict_validator(schema) if strict else schema.validate
+        # In strict mode optional properties arrive as null: drop them so defaults apply.
+        required = set(schema.to_dict().get("required", ()))
+        self._nullable: frozenset[str] = (
+            frozenset(p for p in schema.to_dict().get("properties", {}) if p not in required)
+            if strict
+            else frozenset()
+        )
+
+    # -- the function ---------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<FunctionTool {self._info.name}>"
+
+    # -- the tool -----------------------------------------------------------------------
+
+    def info(self) -> Info:
+        return self._info
+
+    async def call(self, args: str | bytes) -> Result:
+        """Validate the raw JSON arguments, convert them, run the function and turn what
+        it returns into a ``Result``. Raises ``ValidationError`` for invalid arguments and
+        lets the function's exceptions through (the executor reports both to the model)."""
+        return await self._call_validated(self._validate(args or "{}"))
+
+    async def _call_validated(self, parsed: Any) -> Result:
+        """The call, from arguments the executor already validated."""
+        kwargs = self._kwargs(parsed)
+        if self._is_async:
+            return to_result(await self._fn(**kwargs))
+        return await run_in_thread(self._run_sync, kwargs)
+
+    def _run_sync(self, kwargs: dict[str, Any]) -> Result:
+        # Converting in the worker thread too: saving a figure as PNG takes a while.
+        return to_result(self._fn(**kwargs))
+
+    def _kwargs(self, parsed: Any) -> dict[str, Any]:
+        if not isinstance(parsed, Mapping):
+            raise ValidationError([f"/: expected object, got {type(parsed).__name__}"])
+        if self._nullable:
+            parsed = {k: v for k, v in parsed.items() if v is not None or k not in self._nullable}
+        if self._convert is None:
+            return dict(parsed)
+        try:
+            return self._convert(dict(parsed))
+        except ValidationError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise ValidationError([f"/: {exc}"]) from exc
+
+    def _parse(self, args: str | bytes) -> dict[str, Any]:
+        return self._kwargs(self._validate(args or "{}"))
+
+
+class _ApprovingTool(FunctionTool):
+    def requires_approval_for(self, args: str | bytes) -> bool:
+        """The approver's answer for these arguments (``ApprovalByArguments``)."""
+        approver = self._approver
+        if approver is None:
+            return self._info.requires_approval
+        return bool(approver(self._parse(args)))
+
+
+class _PreviewingTool(FunctionTool):
+    def preview_files(self, args: str | bytes) -> list[Change]:
+        """The changes the call would make (``MultiPreviewer``)."""
+        if self._preview is None:
+            return []
+        changes = self._preview(self._parse(args))
+        return [changes] if isinstance(changes, Change) else list(changes)
+
+    def preview(self, args: str | bytes) -> Change:
+        """The change the call would make (``Previewer``); fails if it touches several files."""
+        changes = self.preview_files(args)
+        if len(changes) != 1:
+            raise ValueError(
+                f"{self._info.name}: the preview has {len(changes)} changes; use preview_files()"
+            )
+        return changes[0]
+
+
+class _ApprovingPreviewingTool(_ApprovingTool, _PreviewingTool):
+    pass
+
+
+_CLASSES: dict[tuple[bool, bool], type[FunctionTool]] = {
+    (False, False): FunctionTool,
+    (True, False): _ApprovingTool,
+    (False, True): _PreviewingTool,
+    (True, True): _ApprovingPreviewingTool,
+}
+
+
+def _doc(fn: Callable[..., Any]) -> str:
+    return inspect.getdoc(fn) or ""
+
+
+@overload
+def tool(fn: F, /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    concurrent: bool = False,
+    requires_approval: bool = False,
+    strict: bool = False,
+    schema: Schema | None = None,
+    approver: Approver | None = None,
+    preview: PreviewFn | None = None,
+    register: bool = True,
+    registry: Registry | None = None,
+) -> Callable[[F], FunctionTool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    concurrent: bool = False,
+    requires_approval: bool = False,
+    strict: bool = False,
+    schema: Schema | None = None,
+    approver: Approver | None = None,
+    preview: PreviewFn | None = None,
+    register: bool = True,
+    registry: Registry | None = None,
+) -> FunctionTool | Callable[[F], FunctionTool]:
+    """Make a function a tool: ``@tool`` or ``@tool(name=..., read_only=True, ...)``.
+
+    The name defaults to the function's name and the description to its docstring; the
+    schema is derived from the signature unless ``schema=`` is given. The tool goes into
+    ``registry`` (default: ``default_registry()``) with ``Registry.add``, replacing a tool
+    of the same name, so re-running a notebook cell is harmless; ``register=False`` keeps
+    it out. Invalid names and signatures fail here, at decoration time.
+    """
+
+    def decorate(f: Callable[..., Any]) -> FunctionTool:
+        made = FunctionTool(
+            f,
+            name=name,
+            description=description,
+            read_only=read_only,
+            concurrent=concurrent,
+            requires_approval=requires_approval,
+            strict=strict,
+            schema=schema,
+            approver=approver,
+            preview=preview,
+        )
+        if register:
+            (registry if registry is not None else default_registry()).add(made)
+        return made
+
+    if fn is not None:
+        return decorate(fn)
+    return decorate

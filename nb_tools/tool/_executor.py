@@ -1,0 +1,260 @@
+"""Run the model's tool calls: look up, validate, invoke, and turn every outcome into a
+result the model can read.
+
+``Executor.execute`` never raises for anything the model sent or a tool did: unknown
+tools, invalid arguments, error results and exceptions all come back as ``is_error``
+results. Only cancellation (and ``KeyboardInterrupt``/``SystemExit``) propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from nb_tools.model import ToolCall, ToolResult
+from nb_tools.tool._middleware import Middleware, Next, chain
+from nb_tools.tool._progress import _call_id
+from nb_tools.tool._registry import Registry, make_entry
+from nb_tools.tool._results import to_result
+from nb_tools.tool._types import Call, Result, Tool, ToolPanic, ValidationError
+
+T = TypeVar("T")
+
+THREAD_POOL_SIZE = 32
+"""Workers for sync tools. The default asyncio pool has min(32, cores + 4), so on a small
+machine 16 blocking read-only calls would run in waves instead of together."""
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(THREAD_POOL_SIZE, thread_name_prefix="nb_tools-tool")
+    return _pool
+
+
+async def run_in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """Run a blocking ``fn(*args)`` on nb_tools' tool thread pool, in a copy of the current
+    context (so ``progress()`` inside it reaches the caller's sink)."""
+    ctx = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(_thread_pool(), ctx.run, fn, *args)
+
+
+# -- approval and read-only votes ------------------------------------------------------
+
+
+def needs_approval(tool: Tool, args: str | bytes) -> bool:
+    """Whether a call of ``tool`` with ``args`` needs approval: the tool's
+    ``requires_approval_for(args)`` if it has one, else ``Info.requires_approval``. A vote
+    that raises counts as "needs approval" (fail closed)."""
+    vote = getattr(tool, "requires_approval_for", None)
+    if vote is not None:
+        try:
+            return bool(vote(args))
+        except Exception:
+            return True
+    return tool.info().requires_approval
+
+
+def is_read_only_call(tool: Tool, args: str | bytes) -> bool:
+    """Whether a call of ``tool`` with ``args`` has no side effects: the tool's
+    ``read_only_call(args)`` vote if it has one, else ``Info.read_only``. A vote that
+    raises counts as "not read-only"."""
+    vote = getattr(tool, "read_only_call", None)
+    if vote is not None:
+        try:
+            return bool(vote(args))
+        except Exception:
+            return False
+    return tool.info().read_only
+
+
+# -- results the model sees ------------------------------------------------------------
+
+
+def _panic_result(name: str, exc: BaseException) -> Result:
+    if isinstance(exc, ToolPanic):
+        panic = exc
+    else:
+        tb = "".join(traceback.format_exception(exc))
+        panic = ToolPanic(f"{name} raised {type(exc).__name__}: {exc}", traceback=tb, cause=exc)
+    return Result(
+        content=str(panic),
+        is_error=True,
+        metadata={"panic": panic, "traceback": panic.traceback},
+    )
+
+
+def _invalid_result(name: str, exc: ValidationError) -> Result:
+    problems = exc.problems or [str(exc)]
+    return Result(
+        content=f"invalid arguments for {name}:\n" + "\n".join(problems),
+        is_error=True,
+        metadata={"problems": list(problems)},
+    )
+
+
+def _not_a_result(value: object) -> Result:
+    """A tool's return value that is not exactly a ``Result`` (a subclass, a plain value)."""
+    if isinstance(value, Result):
+        return value
+    return to_result(value)
+
+
+class Executor:
+    """Runs tool calls from ``registry`` through ``middlewares`` (the first is outermost).
+
+    Sync tools run on a thread pool of ``THREAD_POOL_SIZE`` workers; async tools are
+    awaited on the caller's loop. Every result carries ``metadata["duration"]`` (seconds).
+    """
+
+    def __init__(self, registry: Registry, *middlewares: Middleware) -> None:
+        self.registry = registry
+        self.middlewares: tuple[Middleware, ...] = middlewares
+        self._invoke: Next = chain(self._final, *middlewares) if middlewares else self._final
+
+    # -- one call -----------------------------------------------------------------------
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        """Run one call; never raises except for cancellation."""
+        return await self._execute(call, self._invoke)
+
+    async def execute_with(self, call: ToolCall, *mws: Middleware) -> ToolResult:
+        """Like ``execute`` with ``mws`` around the executor's own middleware."""
+        return await self._execute(call, chain(self._invoke, *mws))
+
+    async def _execute(self, tc: ToolCall, invoke: Next) -> ToolResult:
+        start = time.perf_counter()
+        entry = self.registry.entry(tc.name)
+        call = Call(
+            id=tc.id,
+            name=tc.name,
+            arguments=tc.arguments,
+            tool=None if entry is None else entry.tool,
+        )
+        token = _call_id.set(tc.id)
+        try:
+            result = await invoke(call)
+            if type(result) is not Result:
+                result = _not_a_result(result)
+        except Exception as exc:  # a middleware (or a tool behind it) failed
+            result = _panic_result(tc.name, exc)
+        finally:
+            _call_id.reset(token)
+        metadata = dict(result.metadata)
+        metadata["duration"] = time.perf_counter() - start
+        return ToolResult(
+            tool_use_id=tc.id,
+            content=result.content,
+            parts=tuple(result.parts),
+            is_error=result.is_error,
+            metadata=metadata,
+        )
+
+    async def _final(self, call: Call) -> Result:
+        """Validate the arguments from the raw text and invoke the tool."""
+        tool = call.tool
+        if tool is None:
+            return self._unknown(call.name)
+        entry = self.registry.entry(call.name)
+        if entry is None or entry.tool is not tool:  # a middleware swapped the tool
+            entry = make_entry(tool)
+        raw = call.arguments
+        if not raw or raw.isspace():
+            raw = "{}"
+        try:
+            validate = entry.validate
+            if validate is not None:
+                parsed = validate(raw)
+                if entry.call_validated is not None:
+                    value = await entry.call_validated(parsed)
+                    return value if type(value) is Result else _not_a_result(value)
+            if entry.call_is_async:
+                value = await tool.call(raw)
+            else:
+                value = await run_in_thread(tool.call, raw)
+                if inspect.isawaitable(value):
+                    value = await value
+        except ValidationError as exc:
+            return _invalid_result(call.name, exc)
+        except Exception as exc:
+            return _panic_result(call.name, exc)
+        return value if type(value) is Result else _not_a_result(value)
+
+    def _unknown(self, name: str) -> Result:
+        available = self.registry.visible_names()
+        listing = ", ".join(available) if available else "none"
+        return Result.error(f"unknown tool {name!r}; available tools: {listing}")
+
+    # -- many calls ---------------------------------------------------------------------
+
+    def _parallel(self, call: ToolCall) -> bool:
+        entry = self.registry.entry(call.name)
+        if entry is None:
+            return False
+        return entry.info.concurrent or is_read_only_call(entry.tool, call.arguments)
+
+    async def execute_batch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run ``calls`` and return their results in the same order. Each run of adjacent
+        read-only or concurrent calls runs in parallel; other calls run one at a time, in
+        order. Cancelling the batch cancels the calls in flight and propagates."""
+        results: list[ToolResult] = []
+        i, n = 0, len(calls)
+        while i < n:
+            j = i
+            while j < n and self._parallel(calls[j]):
+                j += 1
+            if j - i > 1:
+                results.extend(await self._gather(calls[i:j]))
+                i = j
+            else:
+                results.append(await self.execute(calls[i]))
+                i += 1
+        return results
+
+    async def _gather(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        tasks = [asyncio.ensure_future(self.execute(c)) for c in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.wait(tasks)
+            raise
+
+    # -- from sync code ---------------------------------------------------------------------
+
+    def execute_sync(self, call: ToolCall) -> ToolResult:
+        """Run one call from synchronous code. Inside a running event loop (a Jupyter
+        cell) the call runs on a fresh loop in a helper thread while this thread waits."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.execute(call))
+        box: list[ToolResult | BaseException] = []
+        ctx = contextvars.copy_context()
+
+        def run() -> None:
+            try:
+                box.append(ctx.run(asyncio.run, self.execute(call)))
+            except BaseException as exc:  # handed to the waiting thread
+                box.append(exc)
+
+        thread = threading.Thread(target=run, name="nb_tools-execute-sync", daemon=True)
+        thread.start()
+        thread.join()
+        outcome = box[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
