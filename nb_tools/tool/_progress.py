@@ -52,6 +52,23 @@ def current_call_id() -> str | None:
     return _call_id.get()
 
 
+def capture_progress() -> Callable[[Progress], None] | None:
+    """The current call's progress sink bound to its call id, for code that reports from
+    another thread or event loop (e.g. an MCP connection). ``None`` outside a run."""
+    sink = _sink.get()
+    call_id = _call_id.get()
+    if sink is None or call_id is None:
+        return None
+
+    def send(update: Progress) -> None:
+        try:
+            sink(call_id, update)
+        except Exception:
+            pass
+
+    return send
+
+
 def progress(chunk: str = "", *, fraction: float | None = None) -> None:
     """Stream a chunk of output (and optionally a fraction done) from inside a tool to
     whoever runs the call, e.g. the cell's tool card. A no-op outside a run."""
