@@ -1,0 +1,266 @@
+/**
+ * Renders nb_tools agent transcripts (docs/transcript.md, version 1).
+ *
+ * Model text is never parsed as HTML: every string goes in through textContent.
+ */
+import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { Widget } from '@lumino/widgets';
+
+export const MIME_TYPE = 'application/vnd.nbtools.transcript+json';
+const CLASS = 'jp-nbtools-Transcript';
+const STATUSES = ['ok', 'error', 'denied', 'stopped', 'cut_off', 'pending'];
+const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
+
+interface IPart {
+  kind?: string;
+  media_type?: string;
+  data?: string;
+}
+interface IDiff {
+  path?: string;
+  kind?: string;
+  diff?: string;
+}
+interface IApproval {
+  approved?: boolean;
+  by?: string | null;
+  message?: string | null;
+}
+interface IItem {
+  kind?: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  arguments?: string;
+  status?: string;
+  result?: string;
+  parts?: IPart[];
+  duration?: number | null;
+  diffs?: IDiff[];
+  progress?: string | null;
+  approval?: IApproval | null;
+}
+interface IUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+  cost_usd?: number;
+}
+interface ITranscript {
+  version?: number;
+  model?: string;
+  stop_reason?: string;
+  error?: string | null;
+  turns?: number;
+  items?: IItem[];
+  usage?: IUsage;
+}
+
+/** document.createElement with a class and optional text (always as textContent). */
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  cls: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (cls) {
+    node.className = cls;
+  }
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+export function formatDuration(seconds: number | null | undefined): string {
+  if (typeof seconds !== 'number' || !isFinite(seconds)) {
+    return '';
+  }
+  if (seconds < 1) {
+    return `${Math.round(seconds * 1000)} ms`;
+  }
+  if (seconds < 60) {
+    return `${seconds.toFixed(1)} s`;
+  }
+  return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+}
+
+/** Pretty-print the raw argument text; keep it verbatim when it is not valid JSON. */
+function prettyArguments(raw: string): string {
+  try {
+    return JSON.stringify(JSON.parse(raw), null, 2);
+  } catch {
+    return raw;
+  }
+}
+
+/** Assistant text: paragraphs with line breaks, ``` fences as code blocks. */
+function renderText(text: string, cls: string): HTMLElement {
+  const box = el('div', cls);
+  text.split(/^```[^\n]*\n?/m).forEach((chunk, i) => {
+    if (!chunk) {
+      return;
+    }
+    box.appendChild(i % 2 ? el('pre', 'jp-nbtools-code', chunk) : el('div', 'jp-nbtools-text', chunk));
+  });
+  return box;
+}
+
+function diffLineClass(line: string): string {
+  if (line.startsWith('@@')) {
+    return 'jp-nbtools-diff-hunk';
+  }
+  if (line.startsWith('+++') || line.startsWith('---')) {
+    return 'jp-nbtools-diff-meta';
+  }
+  if (line.startsWith('+')) {
+    return 'jp-nbtools-diff-add';
+  }
+  if (line.startsWith('-')) {
+    return 'jp-nbtools-diff-del';
+  }
+  return 'jp-nbtools-diff-ctx';
+}
+
+function renderDiff(diff: IDiff): HTMLElement {
+  const box = el('div', 'jp-nbtools-diff');
+  box.appendChild(el('div', 'jp-nbtools-diff-path', `${diff.kind ?? 'update'} ${diff.path ?? ''}`));
+  const pre = el('pre', 'jp-nbtools-diff-body');
+  for (const line of (diff.diff ?? '').replace(/\n$/, '').split('\n')) {
+    pre.appendChild(el('span', diffLineClass(line), line + '\n'));
+  }
+  box.appendChild(pre);
+  return box;
+}
+
+function section(label: string, body: HTMLElement): HTMLElement {
+  const box = el('div', 'jp-nbtools-section');
+  box.appendChild(el('div', 'jp-nbtools-label', label));
+  box.appendChild(body);
+  return box;
+}
+
+function renderTool(item: IItem): HTMLElement {
+  const status = STATUSES.includes(item.status ?? '') ? (item.status as string) : 'pending';
+  const card = el('details', `jp-nbtools-tool jp-nbtools-status-${status}`);
+  card.dataset.status = status;
+  card.open = status !== 'ok' || (item.diffs?.length ?? 0) > 0;
+  const summary = el('summary', 'jp-nbtools-tool-summary');
+  summary.appendChild(el('span', 'jp-nbtools-tool-name', item.name ?? '(unnamed tool)'));
+  summary.appendChild(el('span', 'jp-nbtools-badge', status.replace('_', ' ')));
+  const duration = formatDuration(item.duration);
+  if (duration) {
+    summary.appendChild(el('span', 'jp-nbtools-duration', duration));
+  }
+  card.appendChild(summary);
+
+  const approval = item.approval;
+  if (approval) {
+    const verb = approval.approved ? 'Approved' : 'Denied';
+    const who = approval.by ? ` by ${approval.by}` : '';
+    const why = approval.message ? `: ${approval.message}` : '';
+    card.appendChild(el('div', `jp-nbtools-approval jp-nbtools-${verb.toLowerCase()}`, verb + who + why));
+  }
+  if (item.arguments) {
+    card.appendChild(section('Arguments', el('pre', 'jp-nbtools-args', prettyArguments(item.arguments))));
+  }
+  for (const diff of item.diffs ?? []) {
+    card.appendChild(renderDiff(diff));
+  }
+  if (item.progress) {
+    card.appendChild(section('Progress', el('pre', 'jp-nbtools-progress', item.progress)));
+  }
+  if (item.result) {
+    card.appendChild(section('Result', el('pre', 'jp-nbtools-result', item.result)));
+  }
+  for (const part of item.parts ?? []) {
+    const type = part.media_type ?? '';
+    if (part.kind === 'image' && IMAGE_TYPES.test(type) && /^[A-Za-z0-9+/=\s]*$/.test(part.data ?? '')) {
+      const img = el('img', 'jp-nbtools-image');
+      img.src = `data:${type};base64,${part.data}`;
+      img.alt = `${item.name ?? 'tool'} image`;
+      card.appendChild(img);
+    } else {
+      card.appendChild(el('div', 'jp-nbtools-part', `[${part.kind ?? 'part'} ${type}]`));
+    }
+  }
+  return card;
+}
+
+function renderFooter(t: ITranscript): HTMLElement {
+  const footer = el('div', 'jp-nbtools-footer');
+  const u = t.usage ?? {};
+  const bits = [
+    t.model ?? '',
+    t.turns !== undefined ? `${t.turns} turn${t.turns === 1 ? '' : 's'}` : '',
+    `${u.input_tokens ?? 0} in / ${u.output_tokens ?? 0} out tokens`,
+    u.cache_read_input_tokens ? `${u.cache_read_input_tokens} cache read` : '',
+    u.cache_creation_input_tokens ? `${u.cache_creation_input_tokens} cache write` : '',
+    typeof u.cost_usd === 'number' ? `$${u.cost_usd.toFixed(4)}` : '',
+    t.stop_reason ? `stop: ${t.stop_reason}` : ''
+  ];
+  footer.textContent = bits.filter(Boolean).join(' · ');
+  return footer;
+}
+
+export function renderTranscript(data: unknown): HTMLElement {
+  const root = el('div', CLASS);
+  root.dataset.mimeType = MIME_TYPE;
+  const t = (data ?? {}) as ITranscript;
+  if (typeof data !== 'object' || t.version !== 1) {
+    root.appendChild(
+      el(
+        'div',
+        'jp-nbtools-error',
+        `nb_tools transcript version ${String(t.version)} is not supported by this extension ` +
+          '(it reads version 1); upgrade nb_tools to view it.'
+      )
+    );
+    return root;
+  }
+  for (const item of t.items ?? []) {
+    if (item.kind === 'user') {
+      root.appendChild(renderText(item.text ?? '', 'jp-nbtools-user'));
+    } else if (item.kind === 'assistant') {
+      root.appendChild(renderText(item.text ?? '', 'jp-nbtools-assistant'));
+    } else if (item.kind === 'tool') {
+      root.appendChild(renderTool(item));
+    }
+  }
+  if (t.error) {
+    root.appendChild(el('div', 'jp-nbtools-error', `Error: ${t.error}`));
+  }
+  root.appendChild(renderFooter(t));
+  return root;
+}
+
+/** The output widget JupyterLab creates for each transcript bundle. */
+export class TranscriptRenderer extends Widget implements IRenderMime.IRenderer {
+  constructor(private _options: IRenderMime.IRendererOptions) {
+    super();
+    this.addClass('jp-nbtools-TranscriptWidget');
+    this.node.dataset.mimeType = MIME_TYPE;
+  }
+
+  renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const data = model.data[this._options.mimeType];
+    this.node.replaceChildren(renderTranscript(data));
+    return Promise.resolve();
+  }
+}
+
+export const rendererFactory: IRenderMime.IRendererFactory = {
+  safe: true,
+  mimeTypes: [MIME_TYPE],
+  createRenderer: options => new TranscriptRenderer(options)
+};
+
+const extension: IRenderMime.IExtension = {
+  id: 'nb-tools-labextension:transcript',
+  rendererFactory,
+  rank: 0,
+  dataType: 'json'
+};
+
+export default extension;
