@@ -20,7 +20,7 @@ from nb_tools.tool._json import json_type, pointer_token
 from nb_tools.tool._schema import Schema
 from nb_tools.tool._types import ValidationError
 
-__all__ = ["compile_schema", "json_equal", "raise_problems", "to_strict"]
+__all__ = ["compile_schema", "json_equal", "make_nullable", "raise_problems", "to_strict"]
 
 Problems = list[tuple[str, str]]
 Check = Callable[[Any], Problems | None]
@@ -338,7 +338,7 @@ def to_strict(s: Schema) -> Schema:
         props = s.properties or {}
         required = set(s.required or ())
         out.properties = {
-            k: (to_strict(v) if k in required else _make_nullable(to_strict(v)))
+            k: (to_strict(v) if k in required else make_nullable(to_strict(v)))
             for k, v in props.items()
         }
         out.required = list(props)
@@ -346,7 +346,8 @@ def to_strict(s: Schema) -> Schema:
     return out
 
 
-def _make_nullable(s: Schema) -> Schema:
+def make_nullable(s: Schema) -> Schema:
+    """A copy of ``s`` that also accepts null."""
     names = _type_names(s)
     out = copy.copy(s)
     if s.any_of is not None and not any(_type_names(b) == ["null"] for b in s.any_of):
