@@ -1,0 +1,260 @@
+"""Our messages to the Messages API's JSON and back (no SDK import: plain dicts).
+
+``request_params`` builds what :class:`~nb_tools.model.anthropic.AnthropicProvider` sends;
+``request_from_api`` reads such a body back into a :class:`ModelRequest` (the fake server
+uses it so scripted responders can inspect tool results).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nb_tools.model._provider import ModelRequest
+from nb_tools.model._types import (
+    Block,
+    ImageBlock,
+    Message,
+    Part,
+    TextBlock,
+    ToolResult,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+)
+
+JSON = dict[str, Any]
+
+EPHEMERAL: Mapping[str, str] = {"type": "ephemeral"}
+MAX_CACHE_BREAKPOINTS = 4
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+
+def request_params(request: ModelRequest, *, model: str, cache: bool) -> JSON:
+    """The keyword arguments for ``messages.create`` (without ``stream``)."""
+    params: JSON = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "messages": [message_to_api(m) for m in request.messages],
+    }
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system}] if cache else request.system
+    if request.tools:
+        params["tools"] = [tool_to_api(t) for t in request.tools]
+    if cache:
+        add_cache_breakpoints(params)
+    return params
+
+
+def add_cache_breakpoints(params: JSON) -> None:
+    """Mark the last tool, the system prompt and the last block of the last message, so
+    the whole prefix is cached turn after turn (the API allows four breakpoints)."""
+    targets: list[JSON] = []
+    if params.get("tools"):
+        targets.append(params["tools"][-1])
+    system = params.get("system")
+    if isinstance(system, list) and system:
+        targets.append(system[-1])
+    messages = params.get("messages") or []
+    if messages and isinstance(messages[-1]["content"], list) and messages[-1]["content"]:
+        targets.append(messages[-1]["content"][-1])
+    for target in targets[:MAX_CACHE_BREAKPOINTS]:
+        target["cache_control"] = dict(EPHEMERAL)
+
+
+def tool_to_api(spec: ToolSpec) -> JSON:
+    out: JSON = {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": dict(spec.input_schema),
+    }
+    if spec.strict:
+        out["strict"] = True
+    return out
+
+
+def message_to_api(message: Message) -> JSON:
+    content: list[JSON] = []
+    for block in message.content:
+        api = block_to_api(block)
+        if api is not None:
+            content.append(api)
+    return {"role": message.role, "content": content}
+
+
+def block_to_api(block: Block) -> JSON | None:
+    """One content block; None for an empty text block (the API rejects those)."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text} if block.text else None
+    if isinstance(block, ToolUseBlock):
+        return {
+            "type": "tool_use",
+            "id": block.id,
+            "name": block.name,
+            "input": arguments_object(block.arguments),
+        }
+    if isinstance(block, ToolResultBlock):
+        return tool_result_to_api(block.result)
+    if isinstance(block, ImageBlock):
+        return part_to_api(block.part)
+    raise TypeError(f"cannot send a {type(block).__name__} to the Anthropic API")
+
+
+def arguments_object(raw: str) -> JSON:
+    """The ``input`` object for a tool-use block from the raw argument text the model
+    produced. The API needs an object: duplicate keys resolve to the last one, and text
+    that is not a JSON object (the call already failed validation) becomes ``{}``."""
+    try:
+        value = json.loads(raw or "{}", parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def tool_result_to_api(result: ToolResult) -> JSON:
+    content: list[JSON] = []
+    if result.content:
+        content.append({"type": "text", "text": result.content})
+    content.extend(part_to_api(p) for p in result.parts)
+    out: JSON = {"type": "tool_result", "tool_use_id": result.tool_use_id}
+    if content:
+        out["content"] = content
+    if result.is_error:
+        out["is_error"] = True
+    return out
+
+
+def part_to_api(part: Part) -> JSON:
+    """An image, a PDF or a text document; anything else becomes a note saying so."""
+    media_type = part.media_type.split(";")[0].strip().lower()
+    if part.kind == "image" and media_type in IMAGE_TYPES:
+        return {"type": "image", "source": _base64_source(media_type, part.data)}
+    if part.kind == "document" and media_type == "application/pdf":
+        return _titled({"type": "document", "source": _base64_source(media_type, part.data)}, part)
+    if part.kind == "document" and _is_text(media_type):
+        text = part.data.decode("utf-8", errors="replace")
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+        return _titled({"type": "document", "source": source}, part)
+    name = f" {part.title!r}" if part.title else ""
+    return {
+        "type": "text",
+        "text": f"[{part.kind}{name} ({part.media_type}, {len(part.data)} bytes) not shown: "
+        "the Anthropic API takes JPEG, PNG, GIF and WebP images, and PDF or text documents]",
+    }
+
+
+def _is_text(media_type: str) -> bool:
+    return media_type.startswith("text/") or media_type in (
+        "application/json",
+        "application/xml",
+        "application/x-yaml",
+    )
+
+
+def _base64_source(media_type: str, data: bytes) -> JSON:
+    return {"type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode()}
+
+
+def _titled(doc: JSON, part: Part) -> JSON:
+    if part.title:
+        doc["title"] = part.title
+    return doc
+
+
+# ---- back from the API's JSON ------------------------------------------------------------
+
+
+def request_from_api(body: Mapping[str, Any]) -> ModelRequest:
+    """A Messages API request body as a :class:`ModelRequest`."""
+    return ModelRequest(
+        system=_system_text(body.get("system")),
+        messages=tuple(message_from_api(m) for m in body.get("messages") or ()),
+        tools=tuple(tool_from_api(t) for t in body.get("tools") or () if "input_schema" in t),
+        max_tokens=int(body.get("max_tokens") or 0),
+    )
+
+
+def _system_text(system: object) -> str:
+    if isinstance(system, str):
+        return system
+    if isinstance(system, Sequence):
+        return "".join(b.get("text", "") for b in system if isinstance(b, Mapping))
+    return ""
+
+
+def tool_from_api(tool: Mapping[str, Any]) -> ToolSpec:
+    return ToolSpec(
+        name=tool["name"],
+        description=tool.get("description", ""),
+        input_schema=tool["input_schema"],
+        strict=bool(tool.get("strict", False)),
+    )
+
+
+def message_from_api(message: Mapping[str, Any]) -> Message:
+    content = message.get("content", "")
+    if isinstance(content, str):
+        blocks: tuple[Block, ...] = (TextBlock(text=content),)
+    else:
+        blocks = tuple(b for b in (block_from_api(c) for c in content) if b is not None)
+    return Message(role=message["role"], content=blocks)
+
+
+def block_from_api(block: Mapping[str, Any]) -> Block | None:
+    """One API content block; None for kinds we do not model (thinking, server tools)."""
+    kind = block.get("type")
+    if kind == "text":
+        return TextBlock(text=block.get("text", ""))
+    if kind == "tool_use":
+        return ToolUseBlock(
+            id=block["id"], name=block["name"], arguments=json.dumps(block.get("input", {}))
+        )
+    if kind == "tool_result":
+        return ToolResultBlock(result=tool_result_from_api(block))
+    if kind in ("image", "document"):
+        part = part_from_api(block)
+        return ImageBlock(part=part) if part else None
+    return None
+
+
+def tool_result_from_api(block: Mapping[str, Any]) -> ToolResult:
+    content = block.get("content", "")
+    texts: list[str] = []
+    parts: list[Part] = []
+    if isinstance(content, str):
+        texts.append(content)
+    else:
+        for item in content:
+            if item.get("type") == "text":
+                texts.append(item.get("text", ""))
+            elif (part := part_from_api(item)) is not None:
+                parts.append(part)
+    return ToolResult(
+        tool_use_id=block["tool_use_id"],
+        content="\n".join(texts),
+        parts=tuple(parts),
+        is_error=bool(block.get("is_error", False)),
+    )
+
+
+def part_from_api(block: Mapping[str, Any]) -> Part | None:
+    source = block.get("source") or {}
+    kind = "image" if block.get("type") == "image" else "document"
+    if source.get("type") == "base64":
+        data = base64.b64decode(source.get("data", ""))
+    elif source.get("type") == "text":
+        data = str(source.get("data", "")).encode()
+    else:
+        return None
+    return Part(
+        kind=kind,
+        media_type=source.get("media_type", ""),
+        data=data,
+        title=block.get("title", "") or "",
+    )

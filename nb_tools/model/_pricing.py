@@ -1,0 +1,78 @@
+"""What a model turn cost, from a small per-family price table (USD per million tokens).
+
+Prompt-cache writes cost 1.25x the input price (5-minute cache) and cache reads 0.1x.
+A newer version of a known family takes that family's latest known price; a model of an
+unknown family is not priced (cost 0, ``price_for`` returns None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+from nb_tools.model._types import Usage
+
+_VERSION = re.compile(r"^\d{1,2}$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+
+    @property
+    def cache_write(self) -> float:
+        return self.input * 1.25
+
+    @property
+    def cache_read(self) -> float:
+        return self.input * 0.1
+
+
+# Per family: (lowest version the price applies to, price), newest first.
+_TABLE: dict[str, tuple[tuple[tuple[int, ...], Price], ...]] = {
+    "opus": (
+        ((4, 5), Price(input=5.0, output=25.0)),
+        ((), Price(input=15.0, output=75.0)),
+    ),
+    "sonnet": (((), Price(input=3.0, output=15.0)),),
+    "haiku": (
+        ((4, 5), Price(input=1.0, output=5.0)),
+        ((3, 5), Price(input=0.8, output=4.0)),
+        ((), Price(input=0.25, output=1.25)),
+    ),
+}
+
+
+def price_for(model: str) -> Price | None:
+    """The price of ``model`` ("claude-sonnet-4-5", "claude-3-5-haiku-20241022", ...), or
+    None when its family is unknown."""
+    parts = model.lower().split("-")
+    version = tuple(int(p) for p in parts if _VERSION.match(p))
+    for family, prices in _TABLE.items():
+        if family in parts:
+            for since, price in prices:
+                if version >= since:
+                    return price
+    return None
+
+
+def cost_usd(model: str, usage: Usage) -> float:
+    """What ``usage`` cost on ``model``; 0.0 when the model has no known price."""
+    price = price_for(model)
+    if price is None:
+        return 0.0
+    return (
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + usage.cache_creation_input_tokens * price.cache_write
+        + usage.cache_read_input_tokens * price.cache_read
+    ) / 1_000_000
+
+
+def with_cost(model: str, usage: Usage) -> Usage:
+    """``usage`` with ``cost_usd`` filled in for ``model``."""
+    return dataclasses.replace(usage, cost_usd=cost_usd(model, usage))

@@ -1,0 +1,213 @@
+"""The Messages API wire format as the fake server speaks it: message JSON, SSE events,
+error bodies, and the few request checks the real API makes that catch our own bugs."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nb_tools.model import Usage
+from nb_tools.testing._script import Reply
+
+JSON = dict[str, Any]
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+ARGUMENT_CHUNK = 8  # characters of tool-argument text per input_json_delta
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def error_body(status: int, message: str) -> JSON:
+    return {
+        "type": "error",
+        "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message},
+    }
+
+
+def usage_for(reply: Reply, body: Mapping[str, Any]) -> Usage:
+    """``reply.usage``, else rough counts: a token per four characters."""
+    if reply.usage is not None:
+        return reply.usage
+    prompt = json.dumps([body.get("system"), body.get("messages"), body.get("tools")])
+    produced = len(reply.text) + sum(len(c.argument_text) for c in reply.calls)
+    return Usage(input_tokens=max(1, len(prompt) // 4), output_tokens=max(1, produced // 4))
+
+
+def usage_json(usage: Usage) -> JSON:
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+    }
+
+
+def content_json(reply: Reply, tool_ids: Sequence[str]) -> list[JSON]:
+    blocks: list[JSON] = []
+    if reply.text:
+        blocks.append({"type": "text", "text": reply.text})
+    for call, tool_id in zip(reply.calls, tool_ids, strict=True):
+        try:
+            value = json.loads(call.argument_text)
+        except ValueError:
+            value = {}
+        blocks.append({"type": "tool_use", "id": tool_id, "name": call.name, "input": value})
+    return blocks
+
+
+def message_json(
+    reply: Reply, *, msg_id: str, model: str, tool_ids: Sequence[str], usage: Usage
+) -> JSON:
+    """The non-streaming response body."""
+    return {
+        "id": msg_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content_json(reply, tool_ids),
+        "stop_reason": reply.effective_stop_reason,
+        "stop_sequence": None,
+        "usage": usage_json(usage),
+    }
+
+
+def stream_events(
+    reply: Reply, *, msg_id: str, model: str, tool_ids: Sequence[str], usage: Usage
+) -> list[tuple[str, JSON]]:
+    """The SSE events of a streamed reply, in order: text by words, tool arguments in
+    several raw chunks (exactly the scripted text, duplicate keys and all)."""
+    start_usage = usage_json(usage) | {"output_tokens": 1}
+    message = {
+        "id": msg_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": start_usage,
+    }
+    events: list[tuple[str, JSON]] = [
+        ("message_start", {"type": "message_start", "message": message}),
+        ("ping", {"type": "ping"}),
+    ]
+    index = 0
+    if reply.text:
+        events.append(_block_start(index, {"type": "text", "text": ""}))
+        for word in _WORDS.findall(reply.text):
+            events.append(_block_delta(index, {"type": "text_delta", "text": word}))
+        events.append(_block_stop(index))
+        index += 1
+    for call, tool_id in zip(reply.calls, tool_ids, strict=True):
+        block = {"type": "tool_use", "id": tool_id, "name": call.name, "input": {}}
+        events.append(_block_start(index, block))
+        text = call.argument_text
+        # The real API opens with an empty delta; then the raw text in pieces.
+        pieces = [""] + [text[i : i + ARGUMENT_CHUNK] for i in range(0, len(text), ARGUMENT_CHUNK)]
+        for piece in pieces:
+            events.append(_block_delta(index, {"type": "input_json_delta", "partial_json": piece}))
+        events.append(_block_stop(index))
+        index += 1
+    delta = {"stop_reason": reply.effective_stop_reason, "stop_sequence": None}
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": delta,
+                "usage": {"output_tokens": usage.output_tokens},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def encode_event(name: str, data: Mapping[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _block_start(index: int, block: JSON) -> tuple[str, JSON]:
+    return "content_block_start", {
+        "type": "content_block_start",
+        "index": index,
+        "content_block": block,
+    }
+
+
+def _block_delta(index: int, delta: JSON) -> tuple[str, JSON]:
+    return "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def _block_stop(index: int) -> tuple[str, JSON]:
+    return "content_block_stop", {"type": "content_block_stop", "index": index}
+
+
+def check_body(body: object) -> str | None:
+    """The first problem the real API would reject this request body for, or None."""
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "model: Field required"
+    if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
+        return "max_tokens: Field required (a positive integer)"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages: at least one message is required"
+    for tool in body.get("tools") or ():
+        if not _TOOL_NAME.match(str(tool.get("name", ""))):
+            return f"tools: name {tool.get('name')!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"
+    breakpoints = json.dumps(body).count('"cache_control"')
+    if breakpoints > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}."
+    return _check_messages(messages)
+
+
+def _check_messages(messages: list[Any]) -> str | None:
+    for i, message in enumerate(messages):
+        if message.get("role") not in ("user", "assistant"):
+            return f"messages.{i}.role: must be 'user' or 'assistant'"
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not content and i != len(messages) - 1:
+            return f"messages.{i}: all messages must have non-empty content"
+        for j, block in enumerate(content or ()):
+            if block.get("type") == "text" and not block.get("text"):
+                return f"messages.{i}.content.{j}.text: text content blocks must be non-empty"
+        if message["role"] == "assistant" and i + 1 < len(messages):
+            problem = _check_answered(i, content or [], messages[i + 1])
+            if problem:
+                return problem
+    return None
+
+
+def _check_answered(i: int, content: list[Any], following: Mapping[str, Any]) -> str | None:
+    used = [b["id"] for b in content if b.get("type") == "tool_use"]
+    if not used:
+        return None
+    answer = following.get("content")
+    answered = {
+        b.get("tool_use_id")
+        for b in (answer if isinstance(answer, list) else ())
+        if b.get("type") == "tool_result"
+    }
+    missing = [u for u in used if u not in answered]
+    if missing:
+        return (
+            f"messages.{i + 1}: `tool_use` ids were found without `tool_result` blocks "
+            f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
+            "corresponding `tool_result` block in the next message."
+        )
+    return None

@@ -1,0 +1,442 @@
+"""A fake Anthropic Messages API on loopback: real HTTP and SSE, replies from a script.
+
+The official SDK talks to it unchanged (``base_url=server.base_url``), so tests exercise
+the real client stack with no network and no key::
+
+    with FakeMessagesServer([reply("Hi!"), Fault(status=529), reply("Again")]) as srv:
+        provider = AnthropicProvider(base_url=srv.base_url)
+
+Standalone: ``python -m nb_tools.testing.server --port 8765 --script replies.json`` prints
+its base URL; point ``ANTHROPIC_BASE_URL`` at it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import itertools
+import json
+import runpy
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from nb_tools.model import ModelRequest, Usage
+from nb_tools.model._anthropic_convert import request_from_api
+from nb_tools.testing._script import Fault, Reply, Responder, ScriptedCall, Step
+from nb_tools.testing._sse import (
+    check_body,
+    encode_event,
+    error_body,
+    message_json,
+    stream_events,
+    usage_for,
+)
+
+__all__ = ["FakeMessagesServer", "RecordedRequest", "load_script", "steps_from_json"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedRequest:
+    """One request the fake server received (headers with lower-case names)."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+
+    @cached_property
+    def model_request(self) -> ModelRequest:
+        """The body read back into our types."""
+        return request_from_api(self.body)
+
+
+@dataclass(kw_only=True)
+class _Action:
+    reply: Reply | None = None
+    fault: Fault | None = None
+    status: int = 200
+    message: str = ""
+    tool_ids: list[str] = field(default_factory=list)
+
+
+class FakeMessagesServer:
+    """Serves ``POST /v1/messages`` from ``script`` in order: a :class:`Reply` is answered
+    (streamed as SSE when the request says ``stream: true``), a responder callable gets the
+    request as a :class:`ModelRequest` and returns the reply, a :class:`Fault` answers an
+    error status ``times`` times (with ``retry-after-ms`` so SDK retries are quick) or cuts
+    the next reply's stream after ``cut_after`` events without consuming it. When the
+    script runs out, ``fallback`` answers, else a 500 says so.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[Step] | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        fallback: Responder | None = None,
+        retry_after_ms: int = 10,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.fallback = fallback
+        self.retry_after_ms = retry_after_ms
+        self.requests: list[RecordedRequest] = []
+        self._steps: collections.deque[Step] = collections.deque(script or ())
+        self._fault_uses = 0
+        self._served = 0
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("FakeMessagesServer is not running; call start() or use `with`")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def remaining(self) -> int:
+        """Steps of the script not yet used up."""
+        with self._lock:
+            return len(self._steps)
+
+    def push(self, *steps: Step) -> None:
+        """Append steps to the script (also while serving)."""
+        with self._lock:
+            self._steps.extend(steps)
+
+    def start(self) -> FakeMessagesServer:
+        if self._httpd is not None:
+            return self
+        httpd = _HTTPServer((self.host, self.port), _Handler)
+        httpd.fake = self
+        self.port = httpd.server_address[1]
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+            name=f"FakeMessagesServer:{self.port}",
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.close_connections()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeMessagesServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        where = f"{self.host}:{self.port}" if self._httpd else "stopped"
+        return f"FakeMessagesServer({where}, {self.remaining} steps left)"
+
+    # ---- the script -----------------------------------------------------------------------
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _next_action(self, body: Mapping[str, Any]) -> _Action:
+        with self._lock:
+            step = self._take_step()
+        if step is None:
+            if self.fallback is None:
+                return _Action(
+                    status=500,
+                    message=f"FakeMessagesServer: the script is exhausted ({self._served} "
+                    "replies served); this request has no reply. Add steps to the script "
+                    "or push() more.",
+                )
+            step = self.fallback
+        if callable(step) and not isinstance(step, Reply | Fault):
+            step = step(request_from_api(body))
+        if isinstance(step, Fault):
+            if step.cut_after is None:
+                return self._fault_action(step)
+            return _Action(fault=step, reply=self._cut_reply(body))
+        if not isinstance(step, Reply):
+            return _Action(
+                status=500,
+                message=f"FakeMessagesServer: a responder returned "
+                f"{type(step).__name__}, expected Reply or Fault",
+            )
+        with self._lock:
+            self._served += 1
+        return _Action(reply=step)
+
+    def _take_step(self) -> Step | None:
+        """The next step, consumed (a Fault only once it has been used ``times`` times)."""
+        if not self._steps:
+            return None
+        step = self._steps[0]
+        if isinstance(step, Fault):
+            self._fault_uses += 1
+            if self._fault_uses >= step.times:
+                self._steps.popleft()
+                self._fault_uses = 0
+            return step
+        return self._steps.popleft()
+
+    def _cut_reply(self, body: Mapping[str, Any]) -> Reply:
+        """The reply a cut stream starts to send: the next one in the script, left there
+        for the retry; a filler when there is none."""
+        with self._lock:
+            following = next((s for s in self._steps if not isinstance(s, Fault)), None)
+        if isinstance(following, Reply):
+            return following
+        if following is not None:
+            answer = following(request_from_api(body))
+            if isinstance(answer, Reply):
+                return answer
+        return Reply(text="This reply is cut off before it ends.")
+
+    def _fault_action(self, fault: Fault) -> _Action:
+        return _Action(fault=fault, status=fault.status or 500, message=fault.message)
+
+    def _new_id(self, prefix: str) -> str:
+        with self._lock:
+            return f"{prefix}_fake_{next(self._ids):04d}"
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeMessagesServer
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Close kept-alive connections so their handler threads end with the server."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for conn in connections:
+            _hang_up(conn)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+    timeout = 60
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read .requests
+        pass
+
+    def do_GET(self) -> None:
+        self._send_json(404, error_body(404, f"FakeMessagesServer: no route GET {self.path}"))
+
+    def do_POST(self) -> None:
+        fake = self.server.fake
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw)
+        except ValueError as err:
+            body = raw.decode("utf-8", errors="replace")
+            problem: str | None = f"the request body is not JSON: {err}"
+        else:
+            problem = check_body(body)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=body))
+        path = self.path.split("?")[0]
+        if path not in ("/v1/messages", "/v1/messages/count_tokens"):
+            self._send_json(404, error_body(404, f"FakeMessagesServer: no route POST {path}"))
+        elif problem is not None:
+            self._send_json(400, error_body(400, problem))
+        elif path.endswith("/count_tokens"):
+            tokens = usage_for(Reply(), body).input_tokens
+            self._send_json(200, {"input_tokens": tokens})
+        else:
+            self._answer(fake, body)
+
+    def _answer(self, fake: FakeMessagesServer, body: Mapping[str, Any]) -> None:
+        action = fake._next_action(body)
+        if action.reply is None:
+            extra = {"retry-after-ms": str(fake.retry_after_ms)} if action.fault else {}
+            self._send_json(action.status, error_body(action.status, action.message), extra)
+            return
+        reply = action.reply
+        ids = [c.id or fake._new_id("toolu") for c in reply.calls]
+        args = {
+            "msg_id": fake._new_id("msg"),
+            "model": str(body["model"]),
+            "tool_ids": ids,
+            "usage": usage_for(reply, body),
+        }
+        cut = action.fault.cut_after if action.fault else None
+        try:
+            if body.get("stream"):
+                self._stream(stream_events(reply, **args), reply.chunk_delay, cut)
+            else:
+                self._send_json(200, message_json(reply, **args), cut=cut is not None)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away (an interrupted turn)
+
+    def _stream(
+        self, events: Iterable[tuple[str, Mapping[str, Any]]], delay: float, cut: int | None
+    ) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("request-id", "req_fake")
+        self.end_headers()
+        for n, (name, data) in enumerate(events):
+            if cut is not None and n >= cut:
+                self._cut()
+                return
+            if delay and n:
+                time.sleep(delay)
+            chunk = encode_event(name, data)
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _send_json(
+        self,
+        status: int,
+        data: Mapping[str, Any],
+        headers: Mapping[str, str] | None = None,
+        *,
+        cut: bool = False,
+    ) -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.send_header("request-id", "req_fake")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if cut:
+            self.wfile.write(payload[: len(payload) // 2])
+            self._cut()
+        else:
+            self.wfile.write(payload)
+
+    def _cut(self) -> None:
+        """Drop the connection mid-body, as a failing network or proxy would."""
+        self.wfile.flush()
+        self.close_connection = True
+        _hang_up(self.connection)
+
+
+def _hang_up(conn: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        conn.shutdown(socket.SHUT_RDWR)
+
+
+# ---- scripts from files, and the command line ----------------------------------------------
+
+
+def steps_from_json(items: Iterable[Mapping[str, Any]]) -> list[Step]:
+    """Steps from plain data: ``{"text": ..., "calls": [{"name": ..., "arguments": {...}}
+    or {"name": ..., "raw": "..."}], "stop_reason": ..., "usage": {...}, "chunk_delay": ...}``
+    or ``{"fault": {"status": 529, "times": 2}}`` / ``{"fault": {"cut_after": 5}}``."""
+    steps: list[Step] = []
+    for i, item in enumerate(items):
+        if "fault" in item:
+            steps.append(Fault(**item["fault"]))
+            continue
+        unknown = set(item) - {"text", "calls", "stop_reason", "usage", "chunk_delay"}
+        if unknown:
+            raise ValueError(f"script step {i}: unknown keys {sorted(unknown)}")
+        calls = tuple(
+            ScriptedCall(
+                name=c["name"], arguments=c.get("arguments", {}), raw=c.get("raw"), id=c.get("id")
+            )
+            for c in item.get("calls", ())
+        )
+        usage = Usage(**item["usage"]) if "usage" in item else None
+        steps.append(
+            Reply(
+                text=item.get("text", ""),
+                calls=calls,
+                stop_reason=item.get("stop_reason"),
+                usage=usage,
+                chunk_delay=float(item.get("chunk_delay", 0.0)),
+            )
+        )
+    return steps
+
+
+def load_script(path: str) -> list[Step]:
+    """A script from a ``.json`` file (a list of steps as :func:`steps_from_json` reads) or
+    a ``.py`` file that defines ``SCRIPT``, a list of steps."""
+    if path.endswith(".py"):
+        script = runpy.run_path(path).get("SCRIPT")
+        if script is None:
+            raise ValueError(f"{path}: define SCRIPT = [reply(...), ...]")
+        return list(script)
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of steps")
+    return steps_from_json(data)
+
+
+def _echo(request: ModelRequest) -> Reply:
+    last = request.messages[-1].text if request.messages else ""
+    return Reply(text=f"(fake model) You said: {last}" if last else "(fake model) Hello.")
+
+
+def main(argv: Sequence[str] | None = None, *, ready: Callable[[str], None] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m nb_tools.testing.server",
+        description="Serve a fake Anthropic Messages API on loopback from a script.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    parser.add_argument("--script", help="a .json list of steps or a .py file defining SCRIPT")
+    parser.add_argument(
+        "--no-echo", action="store_true", help="answer 500 once the script runs out"
+    )
+    options = parser.parse_args(argv)
+    script = load_script(options.script) if options.script else []
+    fallback = None if options.no_echo else _echo
+    server = FakeMessagesServer(script, host=options.host, port=options.port, fallback=fallback)
+    with server:
+        print(f"ANTHROPIC_BASE_URL={server.base_url}", flush=True)
+        if ready is not None:
+            ready(server.base_url)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
