@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.model import ToolSpec
-from nb_tools.tool._names import split_mcp_name, validate_name
+from nb_tools.tool._names import MCP_NAME_PREFIX, validate_name
 from nb_tools.tool._types import Info, Tool
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def strict_validator(schema: Schema) -> Callable[[str | bytes], Any]:
 
 
 def _check_name(name: str) -> None:
-    validate_name(name, mcp=split_mcp_name(name) is not None)
+    validate_name(name, mcp=name.startswith(MCP_NAME_PREFIX))
 
 
 class Registry:
