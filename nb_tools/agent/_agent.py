@@ -1,0 +1,533 @@
+"""The tool loop: ask the model, decide on and run its tool calls, send the results back,
+until the model stops, the turn limit is reached, an API error ends the run, or the user
+stops it. The conversation is kept; the next run continues it."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+import time
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from nb_tools.agent._approval import (
+    ApprovalRequest,
+    Approver,
+    Decision,
+    Permission,
+    Policy,
+    ask,
+    check_policy,
+    decide,
+    denial_text,
+    is_protected_call,
+)
+from nb_tools.agent._events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    Event,
+    ModelFailed,
+    RunFinished,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+    TurnStarted,
+    UsageUpdated,
+)
+from nb_tools.agent._schedule import CallPlan, Tracker, plan, run_approved
+from nb_tools.model import (
+    Message,
+    ModelError,
+    ModelRequest,
+    Provider,
+    ResponseEvent,
+    TextBlock,
+    TextDeltaEvent,
+    ToolResult,
+    ToolResultBlock,
+    Usage,
+)
+from nb_tools.tool import Executor, Middleware, Registry, Tool, default_registry, progress_sink
+from nb_tools.tool._progress import Progress
+
+EventHandler: TypeAlias = Callable[[Event], "Awaitable[None] | None"]
+
+STOPPED_TEXT = "stopped by the user before this call finished; it did not run"
+CUT_OFF_TEXT = (
+    "cut off: the user stopped the run while this call was running; it may have partially "
+    "run (check its effects before calling it again)"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult:
+    """How a run ended. ``text`` is the last assistant text of the run, ``messages`` the
+    whole conversation after it, ``usage`` this run's tokens. ``stop_reason`` is the
+    model's ("end_turn", "max_tokens", "stop_sequence", "refusal", …) or the loop's:
+    "max_turns", "stopped" (cancelled), "error" (see ``error``)."""
+
+    text: str
+    messages: tuple[Message, ...]
+    usage: Usage
+    stop_reason: str
+    error: str | None = None
+    turns: int = 0
+
+
+class Agent:
+    """A conversation with a model that can call tools.
+
+    ``model``: a :class:`~nb_tools.model.Provider`, or a model name (``None``: the Anthropic
+    provider's default) for which ``AnthropicProvider`` is created on the first run.
+    ``tools``: a ``Registry`` or tools; ``None`` reads :func:`default_registry` at each run.
+    ``approval``: "ask" (``approver`` decides; none configured means deny), "auto",
+    "deny" or "read-only". ``permission``: a rule ``(call, info) -> Decision | None``
+    consulted before the policy. ``on_event`` receives every event (sync or async).
+    """
+
+    def __init__(
+        self,
+        model: str | Provider | None = None,
+        *,
+        tools: Registry | Iterable[Tool] | None = None,
+        system: str | None = None,
+        approval: Policy = "ask",
+        approver: Approver | None = None,
+        permission: Permission | None = None,
+        max_turns: int = 25,
+        max_tokens: int = 8192,
+        middlewares: Sequence[Middleware] = (),
+        on_event: EventHandler | None = None,
+    ) -> None:
+        if max_turns < 1:
+            raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
+        self.approval: Policy = check_policy(approval)
+        self._model_name: str | None = model if isinstance(model, str) else None
+        self._provider: Provider | None = None if model is None or isinstance(model, str) else model
+        if tools is None or isinstance(tools, Registry):
+            self._tools: Registry | None = tools
+        else:
+            self._tools = Registry(*tools)
+        self.system = system
+        self.approver = approver
+        self.permission = permission
+        self.max_turns = max_turns
+        self.max_tokens = max_tokens
+        self.middlewares: tuple[Middleware, ...] = tuple(middlewares)
+        self.on_event = on_event
+        self.always_allow: set[str] = set()
+        """Tool names the user chose to always allow for this session ("Always allow")."""
+        self.last_result: RunResult | None = None
+        self._messages: list[Message] = []
+        self._usage = Usage()
+        self._running = False
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        return tuple(self._messages)
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by every run of this agent so far."""
+        return self._usage
+
+    @property
+    def tools(self) -> Registry:
+        return self._tools if self._tools is not None else default_registry()
+
+    @property
+    def provider(self) -> Provider:
+        """The provider, created on first use when the agent was given a model name."""
+        if self._provider is None:
+            from nb_tools.model.anthropic import AnthropicProvider
+
+            self._provider = (
+                AnthropicProvider(self._model_name) if self._model_name else AnthropicProvider()
+            )
+        return self._provider
+
+    def reset(self) -> None:
+        """Forget the conversation (usage and "always allow" choices are kept)."""
+        if self._running:
+            raise RuntimeError("Agent.reset: a run is in progress; stop it first")
+        self._messages.clear()
+        self.last_result = None
+
+    # -- running -------------------------------------------------------------------------
+
+    async def run(self, prompt: str, *, on_event: EventHandler | None = None) -> RunResult:
+        """Send ``prompt`` and run the tool loop until the model stops. Cancelling the task
+        stops the run: calls in flight are cancelled, every call left is answered as
+        stopped (or cut off), ``RunFinished`` is emitted, ``last_result`` is set, and the
+        ``CancelledError`` propagates. An empty prompt continues the conversation as it is
+        (e.g. after "max_turns")."""
+        handlers = [h for h in (self.on_event, on_event) if h is not None]
+        return await _Run(self, prompt, handlers).go()
+
+    async def events(self, prompt: str) -> AsyncIterator[Event]:
+        """The events of a run of ``prompt`` as an async iterator, ending with
+        ``RunFinished``. Closing the iterator early stops the run (use
+        ``contextlib.aclosing`` to close it at once when you ``break``)."""
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        task = asyncio.ensure_future(self.run(prompt, on_event=queue.put_nowait))
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    if queue.empty():  # the run ended without RunFinished: re-raise its error
+                        task.result()
+                        return
+                    continue
+                event = getter.result()
+                yield event
+                if isinstance(event, RunFinished):
+                    break
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    def run_sync(self, prompt: str, *, on_event: EventHandler | None = None) -> RunResult:
+        """``run`` from synchronous code. Inside a running event loop (a Jupyter cell) the
+        run goes on a fresh loop in a worker thread (event handlers and the approver are
+        then called on that thread); KeyboardInterrupt stops it."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(prompt, on_event=on_event))
+        box: dict[str, Any] = {}
+        ready = threading.Event()
+
+        def worker() -> None:
+            loop = asyncio.new_event_loop()
+            try:
+                task = loop.create_task(self.run(prompt, on_event=on_event))
+                box["loop"], box["task"] = loop, task
+                ready.set()
+                box["result"] = loop.run_until_complete(task)
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+            finally:
+                ready.set()
+                loop.close()
+
+        thread = threading.Thread(target=worker, name="nb_tools-agent-run", daemon=True)
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(0.1)
+        except KeyboardInterrupt:
+            ready.wait()
+            if "task" in box:
+                box["loop"].call_soon_threadsafe(box["task"].cancel)
+            thread.join()
+            raise
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+
+class _Run:
+    """One run: the loop's state, so a stop can finish the conversation properly."""
+
+    def __init__(self, agent: Agent, prompt: str, handlers: list[EventHandler]) -> None:
+        self.agent = agent
+        self.prompt = prompt
+        self.handlers = handlers
+        self.usage = Usage()
+        self.turns = 0
+        self.text = ""  # the run's last assistant text
+        self.partial: list[str] = []  # text streamed in the current turn
+        self.pending: list[CallPlan] = []  # calls of the last assistant message, unanswered
+        self.tracker = Tracker()
+        self.reported: set[str] = set()
+        self.loop = asyncio.get_running_loop()
+        self.loop_thread = threading.get_ident()
+        self.background: set[asyncio.Future[Any]] = set()
+
+    # -- events --------------------------------------------------------------------------
+
+    async def emit(self, event: Event) -> None:
+        for handler in self.handlers:
+            try:
+                out = handler(event)
+                if inspect.isawaitable(out):
+                    await out
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                _warn_handler(handler, event, exc)
+
+    def emit_soon(self, event: Event) -> None:
+        """Emit from synchronous code, possibly on another thread (tool progress)."""
+        if threading.get_ident() != self.loop_thread:
+            self.loop.call_soon_threadsafe(self.emit_soon, event)
+            return
+        for handler in self.handlers:
+            try:
+                out = handler(event)
+                if inspect.isawaitable(out):
+                    task = asyncio.ensure_future(out)
+                    self.background.add(task)
+                    task.add_done_callback(self._background_done)
+            except Exception as exc:
+                _warn_handler(handler, event, exc)
+
+    def _background_done(self, task: asyncio.Future[Any]) -> None:
+        self.background.discard(task)
+        exc = None if task.cancelled() else task.exception()
+        if exc is not None:
+            _warn_handler("an async handler", "ToolProgress", exc)
+
+    def on_progress(self, call_id: str, progress: Progress) -> None:
+        self.emit_soon(ToolProgress(call_id=call_id, progress=progress))
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def go(self) -> RunResult:
+        agent = self.agent
+        if agent._running:
+            raise RuntimeError(
+                "Agent.run: this agent is already running; await or cancel that run first "
+                "(or use a second Agent)"
+            )
+        agent._running = True
+        try:
+            try:
+                result = await self._loop()
+            except asyncio.CancelledError:
+                result, events = self._stop()  # the conversation is valid again here
+                agent.last_result = result
+                for event in events:
+                    await self.emit(event)
+                await self._finish(result)
+                raise
+            agent.last_result = result
+            await self._finish(result)
+            return result
+        finally:
+            agent._running = False
+
+    async def _finish(self, result: RunResult) -> None:
+        if self.background:  # async handlers of progress events
+            await asyncio.wait(set(self.background), timeout=1.0)
+        await self.emit(RunFinished(result=result))
+
+    def _result(self, stop_reason: str, error: str | None = None) -> RunResult:
+        return RunResult(
+            text=self.text,
+            messages=tuple(self.agent._messages),
+            usage=self.usage,
+            stop_reason=stop_reason,
+            error=error,
+            turns=self.turns,
+        )
+
+    async def _loop(self) -> RunResult:
+        agent = self.agent
+        provider = agent.provider
+        registry = agent.tools
+        executor = Executor(registry, *agent.middlewares)
+        _append_user_text(agent._messages, self.prompt)
+        while True:
+            self.turns += 1
+            await self.emit(TurnStarted(turn=self.turns))
+            request = ModelRequest(
+                system=agent.system or "",
+                messages=tuple(agent._messages),
+                tools=tuple(registry.specs()),
+                max_tokens=agent.max_tokens,
+            )
+            try:
+                response = await self._stream(provider, request)
+            except ModelError as exc:
+                return await self._failed(str(exc), exc.status)
+            except Exception as exc:  # a provider bug must not lose the conversation
+                return await self._failed(f"{type(exc).__name__}: {exc}", None)
+            # No await from here until the calls are pending: a stop must find every
+            # tool_use of the appended message in ``pending``.
+            self.partial = []
+            message = response.message
+            if message.content:
+                agent._messages.append(message)
+                if message.text:
+                    self.text = message.text
+            self.tracker = Tracker()
+            self.reported = set()
+            self.pending = [plan(registry, c) for c in message.tool_calls]
+            self.usage = self.usage + response.usage
+            agent._usage = agent._usage + response.usage
+            await self.emit(UsageUpdated(turn=self.turns, usage=response.usage, total=self.usage))
+            if not self.pending:
+                return self._result(response.stop_reason)
+            await self._run_calls(executor)
+            if self.turns >= agent.max_turns:
+                return self._result("max_turns")
+
+    async def _failed(self, message: str, status: int | None) -> RunResult:
+        self.partial = []
+        await self.emit(ModelFailed(message=message, status=status))
+        return self._result("error", message)
+
+    async def _stream(self, provider: Provider, request: ModelRequest) -> ResponseEvent:
+        response: ResponseEvent | None = None
+        stream = provider.stream(request)
+        try:
+            async for event in stream:
+                if isinstance(event, TextDeltaEvent):
+                    self.partial.append(event.text)
+                    await self.emit(TextDelta(text=event.text))
+                elif isinstance(event, ResponseEvent):
+                    response = event
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if response is None:
+            raise ModelError(
+                f"{type(provider).__name__}: the stream ended without a final response"
+            )
+        return response
+
+    # -- tool calls ----------------------------------------------------------------------
+
+    async def _run_calls(self, executor: Executor) -> None:
+        approved: list[CallPlan] = []
+        for p in self.pending:
+            await self.emit(ToolCallStarted(call=p.call, info=p.info, preview=p.preview,
+                                            needs_approval=p.needs_approval))
+            decision = await self._decide(p)
+            if decision is None or decision.approved:
+                approved.append(p)
+                continue
+            result = ToolResult(
+                tool_use_id=p.call.id,
+                content=denial_text(decision),
+                is_error=True,
+                metadata={"status": "denied", "by": decision.by},
+            )
+            self.tracker.results[p.call.id] = result
+            await self._report(p, result, 0.0, "denied")
+
+        async def finished(p: CallPlan, result: ToolResult, duration: float) -> None:
+            await self._report(p, result, duration, "error" if result.is_error else "ok")
+
+        with progress_sink(self.on_progress):
+            await run_approved(executor, approved, self.tracker, finished)
+        self._answer_pending()
+
+    async def _report(self, p: CallPlan, result: ToolResult, duration: float, status: str) -> None:
+        self.reported.add(p.call.id)
+        await self.emit(ToolCallFinished(call=p.call, result=result, duration=duration,
+                                         status=status))
+
+    async def _decide(self, p: CallPlan) -> Decision | None:
+        """``None``: the call needs no approval and runs."""
+        agent = self.agent
+        decision: Decision | None = None
+        if agent.permission is not None:
+            answer: Any = agent.permission(p.call, p.info)
+            decision = await answer if inspect.isawaitable(answer) else answer
+        if decision is None:
+            protected = p.valid and is_protected_call(p.tool, p.call.arguments)
+            if not (p.needs_approval or protected):
+                return None
+            decision = decide(
+                agent.approval,
+                read_only=p.read_only,
+                protected=protected,
+                always_allowed=p.call.name in agent.always_allow,
+                has_approver=agent.approver is not None,
+            )
+            if decision is None and agent.approver is not None:
+                request = ApprovalRequest(call=p.call, info=p.info, preview=p.preview,
+                                          arguments=p.arguments, protected=protected)
+                await self.emit(ApprovalRequested(call=p.call, info=p.info, preview=p.preview))
+                decision = await ask(agent.approver, request)
+                if decision.approved and decision.remember:
+                    agent.always_allow.add(p.call.name)
+        if decision is None:  # unreachable: decide() answers when there is no approver
+            decision = Decision(approved=False, by="policy:ask", message="no approver")
+        await self.emit(ApprovalDecided(call_id=p.call.id, approved=decision.approved,
+                                        by=decision.by, message=decision.message))
+        return decision
+
+    def _answer_pending(self) -> list[tuple[CallPlan, ToolResult, str]]:
+        """Append the user message answering every pending call (a stop answers the calls
+        without a result); return the answers made up here, for their events."""
+        made: list[tuple[CallPlan, ToolResult, str]] = []
+        blocks = []
+        for p in self.pending:
+            result = self.tracker.results.get(p.call.id)
+            if result is None:
+                started = p.call.id in self.tracker.started
+                status = "cut_off" if started and not p.read_only else "stopped"
+                result = ToolResult(
+                    tool_use_id=p.call.id,
+                    content=CUT_OFF_TEXT if status == "cut_off" else STOPPED_TEXT,
+                    is_error=True,
+                    metadata={"status": status},
+                )
+                made.append((p, result, status))
+            elif p.call.id not in self.reported:
+                made.append((p, result, "error" if result.is_error else "ok"))
+            blocks.append(ToolResultBlock(result=result))
+        if self.pending:
+            self.agent._messages.append(Message(role="user", content=tuple(blocks)))
+        self.pending = []
+        return made
+
+    # -- stop ----------------------------------------------------------------------------
+
+    def _stop(self) -> tuple[RunResult, list[Event]]:
+        """Leave the conversation valid after a cancellation (no await in here); return
+        the result and the events still to emit."""
+        messages = self.agent._messages
+        partial = "".join(self.partial)
+        if partial:  # a reply cut mid-stream: keep its text, drop its unfinished calls
+            messages.append(Message(role="assistant", content=(TextBlock(text=partial),)))
+            self.text = partial
+        self.partial = []
+        now = time.perf_counter()
+        events: list[Event] = [
+            ToolCallFinished(call=p.call, result=result, status=status,
+                             duration=now - self.tracker.started.get(p.call.id, now))
+            for p, result, status in self._answer_pending()
+        ]
+        return self._result("stopped"), events
+
+
+def _append_user_text(messages: list[Message], text: str) -> None:
+    """Add the prompt keeping roles alternating: after a user message (tool results, or a
+    prompt whose request failed) the text joins that message."""
+    if not text.strip():
+        if messages and messages[-1].role == "user":
+            return
+        raise ValueError(
+            "Agent.run: the prompt is empty and there is nothing to continue; pass some text"
+        )
+    block = TextBlock(text=text)
+    if messages and messages[-1].role == "user":
+        last = messages[-1]
+        messages[-1] = Message(role="user", content=(*last.content, block))
+    else:
+        messages.append(Message(role="user", content=(block,)))
+
+
+def _warn_handler(handler: object, event: object, exc: BaseException | None) -> None:
+    what = type(event).__name__ if event is not None else "an event"
+    warnings.warn(
+        f"nb_tools: the event handler {handler!r} raised {type(exc).__name__}: {exc} while "
+        f"handling {what}; the run goes on",
+        RuntimeWarning,
+        stacklevel=3,
+    )

@@ -1,0 +1,47 @@
+"""Offline doubles for users and tests: ``ScriptedModel`` (in-process) and
+``FakeMessagesServer`` (the Messages API on loopback: real HTTP, SSE streaming), both
+driven by the same script format (``reply``, ``call``, ``Fault``), plus
+``block_real_models`` to make sure a test never reaches a real model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nb_tools.testing._script import Fault, Reply, Responder, ScriptedCall, Step, call, reply
+from nb_tools.testing._scripted import ScriptedModel, conversation_problems
+
+if TYPE_CHECKING:
+    from nb_tools.testing._guard import block_real_models
+    from nb_tools.testing.server import FakeMessagesServer
+
+# Imported on first use: the server pulls in an HTTP stack, and both live in modules of
+# their own.
+_LAZY = {
+    "FakeMessagesServer": "nb_tools.testing.server",
+    "block_real_models": "nb_tools.testing._guard",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nb_tools.testing' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "FakeMessagesServer",
+    "Fault",
+    "Reply",
+    "Responder",
+    "ScriptedCall",
+    "ScriptedModel",
+    "Step",
+    "block_real_models",
+    "call",
+    "conversation_problems",
+    "reply",
+]
