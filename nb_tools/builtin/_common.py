@@ -1,0 +1,37 @@
+"""Small helpers shared by the file tools: argument parsing and error conversion."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from nb_tools.builtin._atomic import WriteFailed
+from nb_tools.tool import Result, Schema, ValidationError
+
+__all__ = ["ToolError", "guarded", "parse_args"]
+
+
+class ToolError(ValueError):
+    """A call the tool refuses or cannot do; the message is for the model."""
+
+
+def parse_args(name: str, schema: Schema, args: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+    """Validate raw JSON arguments (a mapping is accepted for direct calls) and drop the
+    properties that are null (the strict form sends null for "not given")."""
+    raw = json.dumps(args) if isinstance(args, Mapping) else args
+    try:
+        value = schema.validate(raw, strict=True)
+    except ValidationError as exc:
+        raise ToolError(f"{name}: invalid arguments: {exc}") from exc
+    return {k: v for k, v in value.items() if v is not None}
+
+
+def guarded(name: str, fn: Callable[[], Result]) -> Result:
+    """Run ``fn``; the refusals and I/O errors the tools expect become error results."""
+    try:
+        return fn()
+    except (ValueError, WriteFailed) as exc:  # ToolError, WorkspaceError, TextFileError, ...
+        return Result.error(str(exc))
+    except OSError as exc:
+        return Result.error(f"{name}: {exc.strerror or exc}")

@@ -1,0 +1,326 @@
+"""``apply_patch``: the Codex patch format, applied all or nothing inside the workspace.
+
+Differences from Codex, on purpose:
+
+* All or nothing. The patch is applied in memory, operation after operation (so an Update
+  of a file an earlier Add created works), every file is checked, and only then is anything
+  written, as one transaction (``_atomic.write_files``). A failing hunk, a missing file or
+  a path outside the workspace leaves the workspace exactly as it was (Codex's scenario 015
+  expects a partial write; ours expects none).
+* Paths are confined to the workspace (absolute paths inside it are accepted); messages
+  name paths relative to the root.
+* No earlier ``read_file`` is required: the context lines of each hunk prove what the
+  model knows of the file, and a hunk that does not fit is refused anyway. After the write,
+  files the model knew in full (it read them, or the patch added them) are recorded in the
+  read state, so a following ``edit_file`` works without a re-read.
+* A file whose line breaks are all CRLF keeps them (Codex drops ``\\r`` on touched lines);
+  files keep their encoding and BOM. ``*** Move to:`` the file's own path is a plain update
+  (Codex would delete the file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nb_tools.builtin._atomic import write_files
+from nb_tools.builtin._common import ToolError, guarded, parse_args
+from nb_tools.builtin._patch_parse import (
+    AddFile,
+    DeleteFile,
+    Hunk,
+    ParseError,
+    PatchApplyError,
+    UpdateFile,
+    apply_chunks,
+    parse_patch,
+)
+from nb_tools.builtin._readstate import ReadState
+from nb_tools.builtin._textfile import TextFile, TextFileError, load_text
+from nb_tools.builtin._workspace import Workspace
+from nb_tools.model import ToolGrammar
+from nb_tools.tool import Change, Info, Result, Schema
+
+__all__ = ["ApplyPatchTool"]
+
+Args = str | bytes | Mapping[str, Any]
+
+# Codex's freeform grammar for apply_patch (tool_apply_patch.lark), for providers that take one.
+GRAMMAR = r"""start: begin_patch hunk+ end_patch
+begin_patch: "*** Begin Patch" LF
+end_patch: "*** End Patch" LF?
+
+hunk: add_hunk | delete_hunk | update_hunk
+add_hunk: "*** Add File: " filename LF add_line+
+delete_hunk: "*** Delete File: " filename LF
+update_hunk: "*** Update File: " filename LF change_move? change?
+
+filename: /(.+)/
+add_line: "+" /(.*)/ LF -> line
+
+change_move: "*** Move to: " filename LF
+change: (change_context | change_line)+ eof_line?
+change_context: ("@@" | "@@ " /(.+)/) LF
+change_line: ("+" | "-" | " ") /(.*)/ LF
+eof_line: "*** End of File" LF
+
+%import common.LF
+"""
+
+DESCRIPTION = """Edit files with a patch: add, delete, update or move files in one call.
+The patch is all or nothing: if any part fails, no file is changed. Format:
+
+*** Begin Patch
+*** Add File: path/new.py
++every line of the new file, each prefixed with +
+*** Delete File: path/old.py
+*** Update File: path/app.py
+*** Move to: path/renamed.py        (optional)
+@@ def handler():                   (optional: a line just above the change, to locate it)
+ context line (space prefix), about 3 before and after each change
+-removed line
++added line
+*** End of File                     (optional: the change is at the end of the file)
+*** End Patch
+
+Paths are relative to the workspace root. Start each further change in a file with @@."""
+
+
+@dataclass
+class _Entry:
+    """One path's state during in-memory application."""
+
+    path: Path
+    shown: str
+    original: TextFile | None  # on disk before the patch
+    text: str | None  # current content (LF endings for files that were CRLF), None: absent
+    codec: TextFile | None = None  # whose encoding and BOM the new bytes take
+    crlf: bool = False
+    known: bool = False  # the model knows all of it (read it, or added it)
+
+
+@dataclass
+class _Plan:
+    entries: dict[Path, _Entry] = field(default_factory=dict)
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+
+class ApplyPatchTool:
+    """``apply_patch``: the Codex patch format, all or nothing."""
+
+    name = "apply_patch"
+
+    def __init__(self, workspace: Workspace, state: ReadState) -> None:
+        self.workspace = workspace
+        self.state = state
+        self._info = Info(
+            name=self.name,
+            description=DESCRIPTION,
+            parameters=Schema.object(
+                {"input": Schema.string("The whole patch, from *** Begin Patch to *** End Patch")},
+                "input",
+            ),
+            requires_approval=True,
+            grammar=ToolGrammar(syntax="lark", definition=GRAMMAR),
+        )
+
+    def info(self) -> Info:
+        return self._info
+
+    def _patch_text(self, args: Args) -> str:
+        # A freeform (grammar) call sends the patch itself rather than {"input": ...}.
+        if isinstance(args, bytes | str):
+            text = args.decode("utf-8", "replace") if isinstance(args, bytes) else args
+            head = text.lstrip()
+            if head.startswith(("*** Begin Patch", "<<")):
+                return text
+        schema = self._info.parameters
+        if schema is None:  # pragma: no cover - set in __init__
+            raise ToolError("apply_patch: no parameters schema")
+        return str(parse_args(self.name, schema, args)["input"])
+
+    # -- the shared plan -------------------------------------------------------------------
+
+    def _plan(self, args: Args) -> _Plan:
+        text = self._patch_text(args)
+        try:
+            hunks = parse_patch(text)
+        except ParseError as exc:
+            raise ToolError(f"apply_patch: {exc}; nothing was changed") from None
+        if not hunks:
+            raise ToolError(
+                "apply_patch: No files were modified. The patch has no *** Add File, "
+                "*** Delete File or *** Update File section."
+            )
+        plan = _Plan()
+        for hunk in hunks:
+            try:
+                self._apply_hunk(plan, hunk)
+            except (PatchApplyError, TextFileError) as exc:
+                raise ToolError(
+                    f"apply_patch: {exc}\nNothing was changed (a patch applies all or "
+                    f"nothing); fix this part and send the whole patch again."
+                ) from None
+        return plan
+
+    def _entry(self, plan: _Plan, raw: str, *, for_write: bool) -> _Entry:
+        path = self.workspace.resolve(raw, tool=self.name)
+        if path in plan.entries:
+            return plan.entries[path]
+        if for_write:
+            self.workspace.resolve(raw, for_write=True, tool=self.name)
+        shown = self.workspace.display(path)
+        original = None
+        if not path.is_dir():
+            try:
+                original = load_text(path, tool=self.name, shown=shown)
+            except FileNotFoundError:
+                original = None
+        entry = _Entry(path=path, shown=shown, original=original, text=None)
+        if original is not None:
+            entry.codec = original
+            entry.crlf = original.crlf
+            entry.text = original.text.replace("\r\n", "\n") if entry.crlf else original.text
+            stamp = self.state.get(path)
+            entry.known = stamp is not None and self.state.check(
+                path, original.data, tool=self.name, shown=shown) is None
+        plan.entries[path] = entry
+        return entry
+
+    def _apply_hunk(self, plan: _Plan, hunk: Hunk) -> None:
+        if isinstance(hunk, AddFile):
+            entry = self._entry(plan, hunk.path, for_write=True)
+            entry.text, entry.known = hunk.contents, True
+            entry.codec, entry.crlf = None, False  # written as the patch spells it, UTF-8
+            plan.added.append(entry.shown)
+        elif isinstance(hunk, DeleteFile):
+            path = self.workspace.resolve(hunk.path, tool=self.name)
+            shown = self.workspace.display(path)
+            if path.is_dir():
+                raise PatchApplyError(f"Failed to delete file {shown}: it is a directory")
+            entry = self._entry(plan, hunk.path, for_write=False)
+            if entry.text is None:
+                raise PatchApplyError(f"Failed to delete file {shown}: No such file or "
+                                      f"directory")
+            entry.text, entry.known = None, False
+            plan.deleted.append(entry.shown)
+        else:
+            self._apply_update(plan, hunk)
+
+    def _apply_update(self, plan: _Plan, hunk: UpdateFile) -> None:
+        path = self.workspace.resolve(hunk.path, tool=self.name)
+        shown = self.workspace.display(path)
+        if path.is_dir():
+            raise PatchApplyError(f"Failed to read file to update {shown}: Is a directory")
+        src = self._entry(plan, hunk.path, for_write=True)
+        if src.text is None:
+            raise PatchApplyError(
+                f"Failed to read file to update {shown}: No such file or directory"
+            )
+        new_text = apply_chunks(src.text, hunk.chunks, shown)
+        dest = src
+        if hunk.move_path is not None:
+            dest = self._entry(plan, hunk.move_path, for_write=True)
+        if dest is not src:  # a moved file keeps its line endings, encoding and BOM
+            dest.crlf, dest.codec, dest.known = src.crlf, src.codec, src.known
+            src.text, src.known = None, False
+        dest.text = new_text
+        plan.modified.append(dest.shown)
+
+    # -- protocols -------------------------------------------------------------------------
+
+    def preview_files(self, args: Args) -> list[Change]:
+        plan = self._plan(args)
+        return [_change(e) for e in plan.entries.values() if _touched(e)]
+
+    def protected(self, args: Args) -> bool:
+        """Whether the patch names a protected path (``.git/``, ``.env*``, rc files, ...)."""
+        try:
+            hunks = parse_patch(self._patch_text(args))
+        except ValueError:
+            return False
+        paths: list[str] = []
+        for h in hunks:
+            paths.append(h.path)
+            if isinstance(h, UpdateFile) and h.move_path:
+                paths.append(h.move_path)
+        return any(self.workspace.is_protected(p) for p in paths if p)
+
+    def requires_approval_for(self, args: Args) -> bool:
+        return True
+
+    async def call(self, args: Args) -> Result:
+        return await asyncio.to_thread(guarded, self.name, lambda: self._write(args))
+
+    def _write(self, args: Args) -> Result:
+        plan = self._plan(args)
+        ops: list[tuple[Path, bytes | None]] = []
+        written: list[tuple[_Entry, bytes]] = []
+        for entry in plan.entries.values():
+            if not _touched(entry):
+                continue
+            if entry.text is None:
+                ops.append((entry.path, None))
+                continue
+            data = _encode(entry)
+            ops.append((entry.path, data))
+            written.append((entry, data))
+        write_files(ops, workspace=self.workspace, tool=self.name)
+        for entry in plan.entries.values():
+            if entry.text is None:
+                self.state.forget(entry.path)
+        for entry, data in written:
+            if entry.known:
+                self.state.record(entry.path, data)
+            else:
+                self.state.forget(entry.path)
+        lines = ["Success. Updated the following files:"]
+        lines += [f"A {p}" for p in plan.added]
+        lines += [f"M {p}" for p in plan.modified]
+        lines += [f"D {p}" for p in plan.deleted]
+        meta: dict[str, Any] = {
+            "added": plan.added, "modified": plan.modified, "deleted": plan.deleted,
+        }
+        if self.protected(args):
+            meta["protected"] = True
+        return Result(content="\n".join(lines) + "\n", metadata=meta)
+
+
+def _final_text(entry: _Entry) -> str | None:
+    if entry.text is None:
+        return None
+    return entry.text.replace("\n", "\r\n") if entry.crlf else entry.text
+
+
+def _touched(entry: _Entry) -> bool:
+    """Whether the entry differs from disk (an Add then Delete of a new file does not)."""
+    return entry.original is not None or entry.text is not None
+
+
+def _change(entry: _Entry) -> Change:
+    before = entry.original.text if entry.original is not None else None
+    return Change(path=entry.shown, before=before, after=_final_text(entry))
+
+
+def _encode(entry: _Entry) -> bytes:
+    text = _final_text(entry) or ""
+    tf = entry.codec
+    try:
+        return tf.encode(text) if tf is not None else text.encode("utf-8")
+    except UnicodeEncodeError:
+        enc = tf.encoding if tf else "utf-8"
+        raise ToolError(
+            f"apply_patch: the new text of {entry.shown} cannot be encoded as {enc} (the "
+            f"file's encoding); nothing was changed"
+        ) from None
+
+
+def dumps_args(patch: str) -> str:
+    """The JSON arguments of an ``apply_patch`` call (for tests and adapters)."""
+    return json.dumps({"input": patch})
