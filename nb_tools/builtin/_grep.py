@@ -1,0 +1,579 @@
+"""``grep``: regex search over the workspace, with Claude Code's Grep parameters.
+
+ripgrep does the search when its binary is there (see ``_rg``); otherwise a pure-Python
+search gives the same output. Both list files with ripgrep's ignore rules
+(``--no-require-git``: ``.gitignore`` counts outside git repositories too), apply the
+user's glob and type after listing (a positive ``rg -g`` would bring ignored files back,
+so what it brings back is dropped again), skip binary files (a NUL byte), and sort the
+result by path afterwards (``rg --sort path`` would turn off its parallelism).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from nb_tools.builtin._common import ToolError, parse_args
+from nb_tools.builtin._ignore import TYPES, IgnoreChecker, PathFilter, walk_files
+from nb_tools.builtin._rg import find_rg
+from nb_tools.builtin._workspace import Workspace, WorkspaceError
+from nb_tools.tool import Info, Result, Schema
+from nb_tools.tool._progress import progress
+
+__all__ = ["GrepTool"]
+
+MAX_LINE_CHARS = 500
+MAX_COLLECTED_LINES = 100_000
+PROGRESS_EVERY = 1.0  # seconds
+
+_DESCRIPTION = """\
+Search file contents with a regular expression (ripgrep syntax, e.g. "log.*Error", \
+"function\\s+\\w+"). Honours .gitignore/.ignore and skips hidden and binary files. \
+Literal braces need escaping ("interface\\{\\}"). Look-around and backreferences are not \
+supported. Filter files with `glob` ("*.py", "**/*.{ts,tsx}", "!*.min.js") or `type` \
+("py", "js", "rust"). output_mode: "files_with_matches" (default: paths), "content" \
+(matching lines as path:line:text; -A/-B/-C context, -n line numbers, -i ignore case) or \
+"count" (matching lines per file). `multiline` lets . and patterns span lines. Results \
+are sorted by path; head_limit (default 250, 0 = all) and offset page through them. \
+Paths are relative to the workspace root."""
+
+PARAMETERS = Schema.object(
+    {
+        "pattern": Schema.string("The regular expression to search for."),
+        "path": Schema.string("File or folder to search (default: the workspace root)."),
+        "glob": Schema.string('Only files matching this glob, e.g. "*.js", "**/*.{ts,tsx}".'),
+        "type": Schema.string('Only files of this type (ripgrep names: "py", "js", "rust"...).'),
+        "output_mode": Schema.enum(
+            'What to show (default "files_with_matches").',
+            "files_with_matches",
+            "content",
+            "count",
+        ),
+        "-i": Schema.boolean("Case-insensitive search."),
+        "-n": Schema.boolean("Show line numbers (content mode; default true)."),
+        "-A": Schema(type="integer", minimum=0, description="Lines of context after a match."),
+        "-B": Schema(type="integer", minimum=0, description="Lines of context before a match."),
+        "-C": Schema(type="integer", minimum=0, description="Lines of context around a match."),
+        "multiline": Schema.boolean("Let patterns span lines; . matches newlines."),
+        "head_limit": Schema(
+            type="integer", minimum=0, description="Show at most this many (default 250; 0: all)."
+        ),
+        "offset": Schema(type="integer", minimum=0, description="Skip this many first (0)."),
+    },
+    "pattern",
+)
+
+_AUTO: Any = object()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Query:
+    """A parsed grep call, independent of the engine that runs it."""
+
+    pattern: str
+    mode: str
+    ignore_case: bool
+    multiline: bool
+    before: int
+    after: int
+    globs: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+
+
+@dataclass
+class Found:
+    """What a search collected: per file (path relative to the searched folder), its
+    output lines (line number, is a match, text) or its count."""
+
+    lines: dict[str, list[tuple[int, bool, str]]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    collected: int = 0
+    overflow: bool = False
+    cut_off: bool = False
+
+
+_UNSUPPORTED = re.compile(r"\\.|\(\?<?[=!]")
+
+
+def check_pattern(pattern: str) -> None:
+    """Refuse look-around and backreferences up front, the same way with or without rg."""
+    for m in _UNSUPPORTED.finditer(pattern):
+        tok = m.group()
+        if tok.startswith("("):
+            raise ToolError(
+                f"grep: the pattern {pattern!r} uses look-around ({tok}...), which ripgrep's "
+                f"regex engine does not support (this ripgrep has no PCRE2); match the wider "
+                f"text instead, or use -A/-B context and read the lines around the match"
+            )
+        if tok[1] in "123456789":
+            raise ToolError(
+                f"grep: the pattern {pattern!r} uses a backreference ({tok}), which ripgrep's "
+                f"regex engine does not support; search for the literal text instead"
+            )
+
+
+class GrepTool:
+    """The ``grep`` tool. ``rg``: the binary to use, ``None`` for the pure-Python search,
+    or (default) whatever ``find_rg()`` finds."""
+
+    def __init__(self, workspace: Workspace, *, rg: str | None = _AUTO) -> None:
+        self.workspace = workspace
+        self._rg = rg
+        self._info = Info(
+            name="grep", description=_DESCRIPTION, parameters=PARAMETERS, read_only=True
+        )
+
+    def info(self) -> Info:
+        return self._info
+
+    @property
+    def rg(self) -> str | None:
+        return find_rg() if self._rg is _AUTO else self._rg
+
+    async def call(self, args: str | bytes) -> Result:
+        try:
+            a = parse_args("grep", PARAMETERS, args)
+            query, target = self._query(a)
+        except (ToolError, WorkspaceError) as exc:
+            return Result.error(str(exc))
+        head = a.get("head_limit", 250)
+        offset = a.get("offset", 0)
+        show_n = a.get("-n", True)
+        rel_base = self.workspace.display(target.parent if target.is_file() else target)
+        rel_base = "" if rel_base == "." else rel_base + "/"
+        rg = self.rg
+        try:
+            if rg is not None:
+                found = await _run_rg(rg, query, str(target))
+            else:
+                found = await _run_python(query, str(target))
+        except ToolError as exc:
+            return Result.error(str(exc))
+        text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset)
+        return Result(
+            content=text,
+            metadata={"engine": "rg" if rg else "python", "cut_off": found.cut_off},
+        )
+
+    def _query(self, a: dict[str, Any]) -> tuple[Query, Any]:
+        pattern = a["pattern"]
+        check_pattern(pattern)
+        target = self.workspace.resolve(a.get("path") or ".", tool="grep")
+        if not target.exists():
+            raise ToolError(f"grep: {a.get('path')!r} does not exist in the workspace")
+        typ = a.get("type")
+        if typ is not None and typ not in TYPES:
+            raise ToolError(
+                f"grep: unknown file type {typ!r}; use one of {', '.join(sorted(TYPES))}, "
+                f"or a glob such as '*.ext'"
+            )
+        ctx = a.get("-C", 0)
+        query = Query(
+            pattern=pattern,
+            mode=a.get("output_mode", "files_with_matches"),
+            ignore_case=a.get("-i", False),
+            multiline=a.get("multiline", False),
+            before=a.get("-B", ctx),
+            after=a.get("-A", ctx),
+            globs=(a["glob"],) if a.get("glob") else (),
+            types=(typ,) if typ else (),
+        )
+        return query, target
+
+
+# -- output ------------------------------------------------------------------------------
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    return f"{text[:MAX_LINE_CHARS]} [... {len(text) - MAX_LINE_CHARS} more characters]"
+
+
+def _page(items: list[str], head: int, offset: int, what: str) -> tuple[list[str], str]:
+    total = len(items)
+    shown = items[offset : offset + head] if head else items[offset:]
+    if offset == 0 and len(shown) == total:
+        return shown, ""
+    end = offset + len(shown)
+    if not shown:
+        return shown, f"(offset {offset} is past the end: there are {total} {what})"
+    more = f"; pass offset={end} to see more" if end < total else ""
+    return shown, f"(showing {what} {offset + 1}-{end} of {total}{more})"
+
+
+def render(found: Found, q: Query, rel_base: str, *, show_n: bool, head: int, offset: int) -> str:
+    """The text the model sees; the same for both engines."""
+    notes: list[str] = []
+    if q.mode == "files_with_matches":
+        paths = sorted(rel_base + p for p in found.files)
+        shown, note = _page(paths, head, offset, "files")
+        body = f"Found {len(paths)} file{'s' if len(paths) != 1 else ''}"
+        text = (
+            "\n".join([body + (f" {note}" if note else ""), *shown])
+            if paths
+            else ("No files found")
+        )
+    elif q.mode == "count":
+        items = sorted((rel_base + p, n) for p, n in found.counts.items())
+        total = sum(n for _, n in items)
+        lines = [f"{p}:{n}" for p, n in items]
+        shown, note = _page(lines, head, offset, "files")
+        if not items:
+            text = "No matches found"
+        else:
+            text = "\n".join(shown) + (
+                f"\n\nFound {total} matching line{'s' if total != 1 else ''} in "
+                f"{len(items)} file{'s' if len(items) != 1 else ''}"
+            )
+            if note:
+                notes.append(note)
+    else:
+        out: list[str] = []
+        context = q.before > 0 or q.after > 0
+        for path in sorted(found.lines, key=lambda p: rel_base + p):
+            shown_path = rel_base + path
+            prev = -1
+            for ln, is_match, line in found.lines[path]:
+                if context and out and ln != prev + 1:
+                    out.append("--")
+                sep = ":" if is_match else "-"
+                line = _cut(line)
+                out.append(
+                    f"{shown_path}{sep}{ln}{sep}{line}" if show_n else (f"{shown_path}{sep}{line}")
+                )
+                prev = ln
+        shown, note = _page(out, head, offset, "lines")
+        text = "\n".join(shown) if out else "No matches found"
+        if note:
+            notes.append(note)
+    if found.overflow:
+        notes.append(
+            f"(stopped after collecting {MAX_COLLECTED_LINES} result lines: the list is "
+            f"incomplete; narrow the pattern, path or glob)"
+        )
+    if found.cut_off:
+        notes.append("(search cut off: cancelled before it finished; results are partial)")
+    return "\n\n".join([text, *notes]) if notes else text
+
+
+# -- ripgrep -----------------------------------------------------------------------------
+
+_RG_LINE = re.compile(rb"(\d+)([:-])")
+
+
+def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, bool]:
+    """argv, working folder and whether results need the ignore re-check."""
+    argv = [
+        rg, "--no-config", "--no-require-git", "--no-ignore-global", "--no-messages",
+        "--color", "never", "--null", "--no-heading", "--with-filename",
+    ]  # fmt: skip
+    if q.ignore_case:
+        argv.append("-i")
+    if q.multiline:
+        argv += ["-U", "--multiline-dotall"]
+    if q.mode == "files_with_matches":
+        argv.append("-l")
+    elif q.mode == "count":
+        argv.append("-c")
+    else:
+        argv.append("-n")
+        if q.before:
+            argv += ["-B", str(q.before)]
+        if q.after:
+            argv += ["-A", str(q.after)]
+    recheck = False
+    if os.path.isdir(target):
+        cwd = target
+        globs = q.globs or tuple(PathFilter(types=q.types).type_globs)
+        for g in globs:
+            argv += ["-g", g]
+            recheck = recheck or not g.startswith("!")
+        argv += ["-g", "!.git", "-e", q.pattern]
+    else:
+        cwd = os.path.dirname(target)
+        argv += ["-e", q.pattern, "--", os.path.basename(target)]
+    return argv, cwd, recheck
+
+
+async def _run_rg(rg: str, q: Query, target: str) -> Found:
+    if os.path.isfile(target):
+        _refuse_binary(target)
+    argv, cwd, recheck = rg_command(rg, q, target)
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    chunks: list[bytes] = []
+    records = 0
+    cut_off = overflow = False
+    last = time.monotonic()
+    stderr_task = asyncio.ensure_future(proc.stderr.read())
+    try:
+        while True:
+            chunk = await proc.stdout.read(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            records += chunk.count(b"\0")
+            if records > MAX_COLLECTED_LINES:
+                overflow = True
+                break
+            now = time.monotonic()
+            if now - last >= PROGRESS_EVERY:
+                last = now
+                progress(f"grep: {records} results so far\n")
+        if overflow:
+            _kill(proc)
+        await proc.wait()
+    except asyncio.CancelledError:
+        cut_off = True
+        _kill(proc)
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(proc.wait())
+    err = b""
+    if stderr_task.done() or not cut_off:
+        with contextlib.suppress(BaseException):
+            err = await stderr_task
+    else:
+        stderr_task.cancel()
+    if proc.returncode == 2 and not cut_off and not overflow and not chunks:
+        message = err.decode("utf-8", "replace").strip()
+        message = message.removeprefix("rg: ")
+        raise ToolError(f"grep: ripgrep refused the pattern {q.pattern!r}: {message}")
+    found = _parse_rg(b"".join(chunks), q, complete=not (cut_off or overflow))
+    found.cut_off, found.overflow = cut_off, overflow
+    if recheck or q.types:
+        _recheck(found, target, q)
+    return found
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+def _parse_rg(data: bytes, q: Query, *, complete: bool) -> Found:
+    found = Found()
+    if q.mode == "files_with_matches":
+        parts = data.split(b"\0")
+        if not complete:
+            parts = parts[:-1]
+        found.files = [p.decode("utf-8", "replace") for p in parts if p]
+        return found
+    lines = data.split(b"\n")
+    if (lines and lines[-1] == b"") or not complete:
+        lines.pop()
+    if q.mode == "count":
+        for line in lines:
+            path, _, n = line.partition(b"\0")
+            if n:
+                found.counts[path.decode("utf-8", "replace")] = int(n)
+        return found
+    by_path = found.lines
+    match = _RG_LINE.match
+    last_path = b""
+    bucket: list[tuple[int, bool, str]] = []
+    for line in lines:
+        path, sep, rest = line.partition(b"\0")
+        if not sep:
+            continue  # "--" between context groups: rebuilt when rendering
+        m = match(rest)
+        if m is None:
+            continue
+        if path != last_path:
+            last_path = path
+            bucket = by_path.setdefault(path.decode("utf-8", "replace"), [])
+        bucket.append(
+            (int(m.group(1)), m.group(2) == b":", rest[m.end() :].decode("utf-8", "replace"))
+        )
+    found.collected = len(lines)
+    return found
+
+
+def _recheck(found: Found, search_dir: str, q: Query) -> None:
+    """Drop what a positive rg glob let through that the ignore rules exclude, and apply
+    glob + type exactly as the Python engine does."""
+    checker = IgnoreChecker(search_dir)
+    keep_filter = PathFilter(q.globs, q.types)
+
+    def keep(p: str) -> bool:
+        return keep_filter(p) and not checker.ignored(p)
+
+    found.files = [p for p in found.files if keep(p)]
+    found.counts = {p: n for p, n in found.counts.items() if keep(p)}
+    found.lines = {p: v for p, v in found.lines.items() if keep(p)}
+
+
+def _refuse_binary(path: str) -> None:
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            if b"\0" in chunk:
+                raise ToolError(
+                    f"grep: {os.path.basename(path)!r} is a binary file (it holds NUL bytes); "
+                    f"grep searches text files only"
+                )
+
+
+# -- pure Python -------------------------------------------------------------------------
+
+
+async def _run_python(q: Query, target: str) -> Found:
+    try:
+        flags = re.MULTILINE | (re.IGNORECASE if q.ignore_case else 0)
+        rx = re.compile(q.pattern, flags | (re.DOTALL if q.multiline else 0))
+    except re.error as exc:
+        raise ToolError(f"grep: invalid pattern {q.pattern!r}: {exc}") from None
+    if os.path.isfile(target):
+        _refuse_binary(target)
+    found = Found()
+    stop = threading.Event()
+    work = asyncio.ensure_future(asyncio.to_thread(_python_search, rx, q, target, found, stop))
+    last = time.monotonic()
+    try:
+        while not work.done():
+            await asyncio.wait({work}, timeout=0.25)
+            if time.monotonic() - last >= PROGRESS_EVERY and not work.done():
+                last = time.monotonic()
+                progress(f"grep: {found.collected} results so far\n")
+        work.result()
+    except asyncio.CancelledError:
+        stop.set()
+        found.cut_off = True
+    return found
+
+
+def _python_search(
+    rx: re.Pattern[str], q: Query, target: str, found: Found, stop: threading.Event
+) -> None:
+    if os.path.isdir(target):
+        base = target
+        names = walk_files(target, stop)
+        keep = PathFilter(q.globs, q.types)
+        if keep.active:
+            names = [n for n in names if keep(n)]
+        names.sort()
+    else:
+        base, names = os.path.dirname(target), [os.path.basename(target)]
+    search: Callable[[str], Any] = (
+        _first_line if q.mode == "files_with_matches" else (_matching_lines)
+    )
+    for name in names:
+        if stop.is_set():
+            return
+        try:
+            with open(os.path.join(base, name), "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if b"\0" in data:
+            continue
+        text, lossy = _decode(data)
+        if q.mode == "files_with_matches":
+            if search(rx, text, q.multiline) is not None:
+                found.files.append(name)
+                found.collected += 1
+            continue
+        hits = search(rx, text, q.multiline)
+        if not hits:
+            continue
+        if q.mode == "count":
+            found.counts[name] = len(hits)
+            found.collected += 1
+            continue
+        lines = _context_lines(text, hits, q, lossy)
+        found.lines[name] = lines
+        found.collected += len(lines)
+        if found.collected > MAX_COLLECTED_LINES:
+            found.overflow = True
+            return
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", "replace"), False
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape"), True
+
+
+def _iter_hits(rx: re.Pattern[str], text: str, multiline: bool) -> Any:
+    """Yield (first line, last line) of each match, 1-based, as ripgrep reports them:
+    in line mode a match never spans lines (one that does is re-tried line by line)."""
+    n = len(text)
+    phantom = n == 0 or text.endswith("\n")  # no line starts at the very end
+    line = 1
+    pos = 0
+    for m in rx.finditer(text):
+        s, e = m.span()
+        if s == n and phantom:
+            return
+        line += text.count("\n", pos, s)
+        pos = s
+        end_line = line + text.count("\n", s, max(s, e - 1))
+        if multiline or end_line == line:
+            yield line, end_line
+            continue
+        start = text.rfind("\n", 0, s) + 1
+        for k in range(line, end_line + 1):
+            stop = text.find("\n", start)
+            stop = n if stop < 0 else stop
+            if rx.search(text, start, stop) is not None:
+                yield k, k
+            start = stop + 1
+
+
+def _first_line(rx: re.Pattern[str], text: str, multiline: bool) -> int | None:
+    for first, _ in _iter_hits(rx, text, multiline):
+        return first
+    return None
+
+
+def _matching_lines(rx: re.Pattern[str], text: str, multiline: bool) -> list[tuple[int, int]]:
+    """Distinct (start, end) line spans; the count is the number of distinct start lines."""
+    out: list[tuple[int, int]] = []
+    for first, last in _iter_hits(rx, text, multiline):
+        if out and out[-1][0] == first:
+            if last > out[-1][1]:
+                out[-1] = (first, last)
+            continue
+        out.append((first, last))
+    return out
+
+
+def _context_lines(
+    text: str, hits: list[tuple[int, int]], q: Query, lossy: bool
+) -> list[tuple[int, bool, str]]:
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    total = len(lines)
+    matched: set[int] = set()
+    for first, last in hits:
+        matched.update(range(first, last + 1))
+    wanted: set[int] = set(matched)
+    if q.before or q.after:
+        for k in matched:
+            wanted.update(range(max(1, k - q.before), min(total, k + q.after) + 1))
+    out = []
+    for k in sorted(wanted):
+        line = lines[k - 1]
+        if lossy:
+            line = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        out.append((k, k in matched, line))
+    return out
