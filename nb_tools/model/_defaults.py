@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 # Used only when the installed SDK's model list cannot be read.
-FALLBACK_MODEL = "claude-sonnet-4-5"
+FALLBACK_MODEL = "claude-sonnet-4-6"
 
 MODEL_ENV = "NB_TOOLS_MODEL"
 BLOCK_ENV = "NB_TOOLS_BLOCK_REAL_MODELS"
@@ -21,7 +21,8 @@ _VERSION = re.compile(r"^\d{1,2}$")
 
 
 def default_model() -> str:
-    """``$NB_TOOLS_MODEL`` if set, else the newest Sonnet the installed SDK knows."""
+    """``$NB_TOOLS_MODEL`` if set, else the newest Sonnet the installed SDK knows (and does
+    not mark deprecated)."""
     return os.environ.get(MODEL_ENV, "").strip() or _newest_sdk_sonnet()
 
 
@@ -31,7 +32,18 @@ def _newest_sdk_sonnet() -> str:
         from anthropic.types.model_param import ModelParam
     except ImportError:
         return FALLBACK_MODEL
-    return newest_model(_literal_strings(ModelParam), "sonnet") or FALLBACK_MODEL
+    names = set(_literal_strings(ModelParam)) - _deprecated_models()
+    return newest_model(names, "sonnet") or FALLBACK_MODEL
+
+
+def _deprecated_models() -> set[str]:
+    # The SDK's own deprecation table is private (anthropic._data, checked against 2.14);
+    # without it we simply do not filter.
+    try:
+        from anthropic._data import DEPRECATED_MODELS
+    except ImportError:
+        return set()
+    return set(DEPRECATED_MODELS)
 
 
 def newest_model(names: Iterable[str], family: str) -> str | None:

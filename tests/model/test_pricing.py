@@ -1,0 +1,62 @@
+"""Cost of a turn from the per-family price table."""
+
+from __future__ import annotations
+
+import pytest
+
+from nb_tools.model import Usage
+from nb_tools.model._pricing import Price, cost_usd, price_for, with_cost
+
+
+@pytest.mark.parametrize(
+    ("model", "price"),
+    [
+        ("claude-sonnet-4-6", Price(input=3.0, output=15.0)),
+        ("claude-sonnet-4-5-20250929", Price(input=3.0, output=15.0)),
+        ("claude-3-5-sonnet-20241022", Price(input=3.0, output=15.0)),
+        ("claude-sonnet-5-5", Price(input=3.0, output=15.0)),
+        ("claude-opus-4-5", Price(input=5.0, output=25.0)),
+        ("claude-opus-5", Price(input=5.0, output=25.0)),
+        ("claude-opus-4-1-20250805", Price(input=15.0, output=75.0)),
+        ("claude-opus-4-20250514", Price(input=15.0, output=75.0)),
+        ("claude-3-opus-20240229", Price(input=15.0, output=75.0)),
+        ("claude-haiku-4-5", Price(input=1.0, output=5.0)),
+        ("claude-3-5-haiku-20241022", Price(input=0.8, output=4.0)),
+        ("claude-3-haiku-20240307", Price(input=0.25, output=1.25)),
+    ],
+)
+def test_price_by_family_and_version(model: str, price: Price) -> None:
+    assert price_for(model) == price
+
+
+@pytest.mark.parametrize("model", ["claude-fable-5", "claude-mythos-preview", "gpt-4o", ""])
+def test_unknown_family_has_no_price_and_costs_nothing(model: str) -> None:
+    assert price_for(model) is None
+    assert cost_usd(model, Usage(input_tokens=10**6, output_tokens=10**6)) == 0.0
+
+
+def test_cache_prices_follow_the_input_price() -> None:
+    price = Price(input=3.0, output=15.0)
+    assert (price.cache_write, price.cache_read) == (3.75, pytest.approx(0.3))
+
+
+def test_cost_counts_every_kind_of_token() -> None:
+    usage = Usage(
+        input_tokens=2_000_000,
+        output_tokens=1_000_000,
+        cache_creation_input_tokens=1_000_000,
+        cache_read_input_tokens=10_000_000,
+    )
+    # Opus 4.5: 2 x $5 + 1 x $25 + 1 x $6.25 + 10 x $0.50
+    assert cost_usd("claude-opus-4-5", usage) == pytest.approx(46.25)
+    assert with_cost("claude-opus-4-5", usage) == Usage(
+        input_tokens=2_000_000,
+        output_tokens=1_000_000,
+        cache_creation_input_tokens=1_000_000,
+        cache_read_input_tokens=10_000_000,
+        cost_usd=pytest.approx(46.25),  # type: ignore[arg-type]
+    )
+
+
+def test_no_tokens_cost_nothing() -> None:
+    assert cost_usd("claude-sonnet-4-6", Usage()) == 0.0
