@@ -1,0 +1,251 @@
+"""Build a run's transcript (``application/vnd.nbtools.transcript+json``, docs/transcript.md)
+from its events, and render it as plain text.
+
+Pure Python: the jupyter layer displays it, the labextension renders it, scripts print it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from nb_tools.agent._events import (
+    ApprovalDecided,
+    Event,
+    ModelFailed,
+    RunFinished,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+    TurnStarted,
+    UsageUpdated,
+)
+from nb_tools.model import Part, Usage
+
+TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
+TRANSCRIPT_VERSION = 1
+RESULT_MAX_CHARS = 20_000
+PROGRESS_MAX_CHARS = 2_000
+PART_MAX_BYTES = 4_000_000
+
+
+def usage_dict(usage: Usage | None) -> dict[str, Any]:
+    u = usage or Usage()
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_creation_input_tokens": u.cache_creation_input_tokens,
+        "cache_read_input_tokens": u.cache_read_input_tokens,
+        "cost_usd": round(u.cost_usd, 6),
+    }
+
+
+def part_dict(part: Part) -> dict[str, Any]:
+    """A ``Part`` as the transcript stores it (base64 data; too-large data is dropped)."""
+    out: dict[str, Any] = {"kind": part.kind, "media_type": part.media_type}
+    if part.title:
+        out["title"] = part.title
+    if len(part.data) <= PART_MAX_BYTES:
+        out["data"] = base64.b64encode(part.data).decode("ascii")
+    else:
+        out["data"] = None
+        out["note"] = f"{len(part.data)} bytes, not stored"
+    return out
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n… [{cut} characters cut] …\n{text[-half:]}"
+
+
+class TranscriptRecorder:
+    """Collects one run's events into the transcript dict. Call it with each event
+    (it is an ``on_event`` callback); :meth:`to_dict` at any time gives the transcript so
+    far (tool calls still running show ``"status": "pending"``)."""
+
+    def __init__(self, prompt: str | None = None, *, model: str = "") -> None:
+        self.model = model
+        self.items: list[dict[str, Any]] = []
+        self.stop_reason: str | None = None
+        self.error: str | None = None
+        self.turns = 0
+        self.usage: Usage = Usage()
+        self._tools: dict[str, dict[str, Any]] = {}
+        self._text_open = False
+        if prompt:
+            self.items.append({"kind": "user", "text": prompt})
+
+    def __call__(self, event: Event) -> None:
+        self.record(event)
+
+    def record(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            if not self._text_open or not self.items or self.items[-1]["kind"] != "assistant":
+                self.items.append({"kind": "assistant", "text": ""})
+                self._text_open = True
+            self.items[-1]["text"] += event.text
+        elif isinstance(event, TurnStarted):
+            self.turns = max(self.turns, event.turn)
+            self._text_open = False
+        elif isinstance(event, ToolCallStarted):
+            self._text_open = False
+            self._tool_item(event.call.id, event.call.name, event.call.arguments)
+            if event.preview:
+                self._tools[event.call.id]["diffs"] = [
+                    {"path": c.path, "kind": c.kind, "diff": c.diff()} for c in event.preview
+                ]
+        elif isinstance(event, ToolProgress):
+            item = self._tools.get(event.call_id)
+            if item is not None and event.progress.text:
+                item["progress"] = _clip(
+                    (item["progress"] or "") + event.progress.text, PROGRESS_MAX_CHARS
+                )
+        elif isinstance(event, ApprovalDecided):
+            item = self._tools.get(event.call_id)
+            if item is not None:
+                item["approval"] = {
+                    "approved": event.approved,
+                    "by": event.by,
+                    "message": event.message,
+                }
+        elif isinstance(event, ToolCallFinished):
+            self._text_open = False
+            item = self._tool_item(event.call.id, event.call.name, event.call.arguments)
+            item["status"] = event.status
+            item["result"] = _clip(event.result.content, RESULT_MAX_CHARS)
+            item["parts"] = [part_dict(p) for p in event.result.parts]
+            item["duration"] = round(event.duration, 6)
+        elif isinstance(event, UsageUpdated):
+            self.usage = event.total
+            self.turns = max(self.turns, event.turn)
+        elif isinstance(event, ModelFailed):
+            self.error = event.message
+        elif isinstance(event, RunFinished):
+            result = event.result
+            self.stop_reason = getattr(result, "stop_reason", None) or self.stop_reason
+            usage = getattr(result, "usage", None)
+            if isinstance(usage, Usage):
+                self.usage = usage
+            turns = getattr(result, "turns", None)
+            if isinstance(turns, int):
+                self.turns = max(self.turns, turns)
+            error = getattr(result, "error", None)
+            if error and not self.error:
+                self.error = str(error)
+
+    def _tool_item(self, call_id: str, name: str, arguments: str) -> dict[str, Any]:
+        item = self._tools.get(call_id)
+        if item is None:
+            item = {
+                "kind": "tool",
+                "id": call_id,
+                "name": name,
+                "arguments": arguments,
+                "status": "pending",
+                "result": None,
+                "parts": [],
+                "duration": None,
+                "diffs": [],
+                "progress": None,
+                "approval": None,
+            }
+            self._tools[call_id] = item
+            self.items.append(item)
+        return item
+
+    def finish(self, stop_reason: str, error: str | None = None) -> None:
+        """Close a run that ended without a ``RunFinished`` (e.g. an internal error)."""
+        if self.stop_reason is None:
+            self.stop_reason = stop_reason
+        if error and not self.error:
+            self.error = error
+
+    def summary(self) -> dict[str, Any]:
+        """The transcript without its items (for a live footer)."""
+        return {
+            "version": TRANSCRIPT_VERSION,
+            "model": self.model,
+            "stop_reason": self.stop_reason,
+            "error": self.error,
+            "turns": self.turns,
+            "usage": usage_dict(self.usage),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The transcript (a deep copy: later events do not change it)."""
+        d = self.summary()
+        d["items"] = json.loads(json.dumps(self.items))
+        return {k: d[k] for k in ("version", "model", "stop_reason", "error", "turns",
+                                  "items", "usage")}
+
+
+def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:
+    """``3 turns · 1,204 in / 310 out tokens · 800 cached · $0.0061``."""
+    bits = []
+    if turns is not None:
+        bits.append(f"{turns} turn{'s' if turns != 1 else ''}")
+    bits.append(
+        f"{usage.get('input_tokens', 0):,} in / {usage.get('output_tokens', 0):,} out tokens"
+    )
+    cached = usage.get("cache_read_input_tokens", 0)
+    bits.append(f"{cached:,} cached")
+    bits.append(f"${usage.get('cost_usd', 0.0):.4f}")
+    return " · ".join(bits)
+
+
+def tool_status_line(item: Mapping[str, Any]) -> str:
+    duration = item.get("duration")
+    took = f" ({duration:.2f} s)" if isinstance(duration, int | float) else ""
+    return f"{item.get('name')} → {item.get('status')}{took}"
+
+
+def pretty_arguments(raw: str) -> str:
+    """The raw argument text, indented when it parses as JSON (else as sent)."""
+    try:
+        return json.dumps(json.loads(raw), indent=2, ensure_ascii=False)
+    except (ValueError, TypeError):
+        return raw
+
+
+def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
+    """The transcript as plain text (the ``text/plain`` fallback)."""
+    out: list[str] = []
+    for item in d.get("items", []):
+        kind = item.get("kind")
+        if kind == "user":
+            out.append(f"User: {item.get('text', '')}")
+        elif kind == "assistant":
+            out.append(f"Assistant: {item.get('text', '')}")
+        elif kind == "tool":
+            out.append(f"[tool] {item.get('name')}({item.get('arguments', '')})")
+            approval = item.get("approval")
+            if approval:
+                verb = "approved" if approval.get("approved") else "denied"
+                note = f": {approval['message']}" if approval.get("message") else ""
+                out.append(f"  {verb} by {approval.get('by')}{note}")
+            for diff in item.get("diffs") or []:
+                out.extend("  " + line for line in diff.get("diff", "").splitlines())
+            took = item.get("duration")
+            took_text = f" in {took:.2f} s" if isinstance(took, int | float) else ""
+            out.append(f"  → {item.get('status')}{took_text}")
+            result = item.get("result") or ""
+            lines = result.splitlines()
+            for line in lines[:max_result_lines]:
+                out.append(f"  | {line}")
+            if len(lines) > max_result_lines:
+                out.append(f"  | … {len(lines) - max_result_lines} more lines")
+            for part in item.get("parts") or []:
+                out.append(f"  [{part.get('kind')} {part.get('media_type')}]")
+    footer = f"[{d.get('stop_reason') or 'running'}] " + usage_line(
+        d.get("usage", {}), d.get("turns")
+    )
+    if d.get("error"):
+        footer += f"\nError: {d['error']}"
+    out.append(footer)
+    return "\n".join(out)

@@ -1,0 +1,91 @@
+"""The notebook layer: ``%load_ext nb_tools``, ``%%agent``, the live widgets, ``%tools`` and
+transcripts. The only package that imports IPython and ipywidgets (the widgets only when a
+run first shows them, so loading the extension stays instant)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nb_tools.agent._transcript import TRANSCRIPT_MIME
+from nb_tools.jupyter._session import get_session, reset_session
+from nb_tools.jupyter._transform import agent_cell_transformer
+
+if TYPE_CHECKING:
+    from nb_tools.agent import RunResult
+    from nb_tools.model import Provider
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext nb_tools``: the magics and the ``%%agent`` cell transformer."""
+    from nb_tools.jupyter._magics import AgentMagics
+
+    ipython.register_magics(AgentMagics)
+    cleanup = ipython.input_transformers_cleanup
+    if agent_cell_transformer not in cleanup:
+        cleanup.append(agent_cell_transformer)
+    get_session()
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext nb_tools``: remove the magics and the transformer, drop the session."""
+    cleanup = ipython.input_transformers_cleanup
+    while agent_cell_transformer in cleanup:
+        cleanup.remove(agent_cell_transformer)
+    magics = ipython.magics_manager.magics
+    for kind, name in (("line", "agent"), ("cell", "agent"), ("line", "tools")):
+        magics[kind].pop(name, None)
+    reset_session()
+
+
+async def run_agent(prompt: str, **options: Any) -> RunResult:
+    """``await nb_tools.run_agent("...")``: what ``%%agent`` does, from Python. Options:
+    ``model``, ``approval``, ``max_turns``, ``new``, ``system``, ``tools``, ``builtins``,
+    ``show``."""
+    from nb_tools.jupyter._runner import run_agent as run
+
+    return await run(prompt, **options)
+
+
+async def run_cell_magic_async(line: str, cell: str) -> None:
+    """What a rewritten ``%%agent`` cell awaits."""
+    from nb_tools.jupyter._magics import run_magic
+
+    await run_magic(line, cell)
+
+
+async def run_line_magic_async(line: str) -> None:
+    """What a rewritten ``%agent ...`` line awaits."""
+    from nb_tools.jupyter._magics import run_magic
+
+    await run_magic(line, None)
+
+
+def use_model(model: Provider | str | None) -> None:
+    """Set the model of the session's next runs: a Provider (e.g. ``ScriptedModel``), a
+    Claude model name, "demo" (the offline demo model), or ``None`` for the default."""
+    get_session().model = model
+
+
+def save_transcript(path: Any, *, runs: Any = None, title: str | None = None) -> Any:
+    """Write this session's runs (or the given transcript dicts) as a new ``.ipynb``."""
+    from nb_tools.jupyter._save import save_transcript as save
+
+    return save(path, runs=runs, title=title)
+
+
+def transcripts() -> list[dict[str, Any]]:
+    """The transcripts of this session's runs, oldest first."""
+    return list(get_session().transcripts)
+
+
+__all__ = [
+    "TRANSCRIPT_MIME",
+    "load_ipython_extension",
+    "run_agent",
+    "run_cell_magic_async",
+    "run_line_magic_async",
+    "save_transcript",
+    "transcripts",
+    "unload_ipython_extension",
+    "use_model",
+]

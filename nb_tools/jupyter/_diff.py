@@ -1,0 +1,45 @@
+"""A unified diff as coloured HTML, using JupyterLab's CSS variables (with fallbacks) so it
+reads in light and dark themes and outside JupyterLab."""
+
+from __future__ import annotations
+
+from html import escape
+
+_ADD = "color:var(--jp-success-color0,#1a7f37);background:var(--jp-success-color3,#e6ffec)"
+_DEL = "color:var(--jp-error-color0,#cf222e);background:var(--jp-error-color3,#ffebe9)"
+_HUNK = "color:var(--jp-info-color0,#0969da)"
+_HEAD = "color:var(--jp-content-font-color2,#57606a);font-weight:bold"
+_CTX = "color:var(--jp-content-font-color1,#1f2328)"
+PRE_STYLE = (
+    "margin:2px 0;padding:4px 6px;overflow-x:auto;white-space:pre;"
+    "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px);"
+    "background:var(--jp-layout-color2,#f6f8fa);border-radius:3px"
+)
+MAX_DIFF_LINES = 400
+
+
+def _style(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return _HEAD
+    if line.startswith("+"):
+        return _ADD
+    if line.startswith("-"):
+        return _DEL
+    if line.startswith("@@"):
+        return _HUNK
+    return _CTX
+
+
+def diff_html(diff: str, *, max_lines: int = MAX_DIFF_LINES) -> str:
+    """``diff`` (unified format) as a ``<pre>`` with one coloured ``<span>`` per line."""
+    lines = diff.splitlines()
+    shown = lines[:max_lines]
+    body = "".join(
+        f'<span style="display:block;{_style(line)}">{escape(line) or " "}</span>'
+        for line in shown
+    )
+    if len(lines) > max_lines:
+        body += (
+            f'<span style="display:block;{_HEAD}">… {len(lines) - max_lines} more lines</span>'
+        )
+    return f'<pre class="nbtools-diff" style="{PRE_STYLE}">{body}</pre>'

@@ -1,0 +1,133 @@
+"""``%tools``: the registry inspector (one row per tool with its flags, call count, last
+duration, JSON Schema and strict schema; toggles to hide a tool from the model and to
+change its approval for the session) and ``%tools --json`` (the specs the model sees)."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from nb_tools.jupyter._diff import PRE_STYLE
+from nb_tools.jupyter._session import Session, get_session
+
+_APPROVAL_CHOICES = (
+    ("approval: the tool's own", "default"),
+    ("approval: always ask", "ask"),
+    ("approval: never ask", "never"),
+)
+_MUTED = "color:var(--jp-content-font-color2,#57606a)"
+
+
+def specs_json(session: Session | None = None) -> str:
+    s = session or get_session()
+    return json.dumps(
+        [
+            {"name": sp.name, "description": sp.description,
+             "input_schema": dict(sp.input_schema), **({"strict": True} if sp.strict else {})}
+            for sp in s.registry.specs()
+        ],
+        indent=2,
+        ensure_ascii=False,
+    )
+
+
+def print_specs() -> None:
+    print(specs_json())
+
+
+def _flag(value: bool) -> str:
+    return "✓" if value else "–"
+
+
+def row_html(session: Session, name: str) -> str:
+    entry = session.registry.entry(name)
+    if entry is None:
+        return f"<b>{escape(name)}</b> (removed)"
+    info = entry.info
+    stats = session.stats.get(name)
+    approval = session.approval.get(name, info.requires_approval)
+    chosen = " (session)" if name in session.approval else ""
+    last = f"{stats.last_duration:.3f} s" if stats and stats.last_duration is not None else "–"
+    hidden = " · <i>hidden</i>" if session.registry.is_hidden(name) else ""
+    schema = json.dumps(dict(entry.spec.input_schema), indent=2, ensure_ascii=False)
+    if info.parameters is not None:
+        strict = json.dumps(json.loads(info.parameters.strict_json()), indent=2)
+    else:
+        strict = "(raw parameters: sent as given, not validated)"
+    summary = info.description.splitlines()[0] if info.description else ""
+    return (
+        f"<div><b>{escape(name)}</b>{hidden} — {escape(summary)}</div>"
+        f'<div style="{_MUTED}">read-only {_flag(info.read_only)} · concurrent '
+        f"{_flag(info.concurrent)} · approval {_flag(approval)}{chosen} · calls "
+        f"{stats.calls if stats else 0} · last {last}</div>"
+        f'<details><summary style="cursor:pointer;{_MUTED}">JSON Schema</summary>'
+        f'<pre style="{PRE_STYLE}">{escape(schema)}</pre></details>'
+        f'<details><summary style="cursor:pointer;{_MUTED}">strict schema</summary>'
+        f'<pre style="{PRE_STYLE}">{escape(strict)}</pre></details>'
+    )
+
+
+class Inspector:
+    """The widget: a row per tool, with a visibility toggle and an approval choice."""
+
+    def __init__(self, session: Session | None = None) -> None:
+        import ipywidgets as widgets
+
+        self.session = session or get_session()
+        self.rows: dict[str, Any] = {}
+        self.visible: dict[str, Any] = {}
+        self.approval: dict[str, Any] = {}
+        reg = self.session.registry
+        children = []
+        names = [t.info().name for t in reg.list()]
+        header = widgets.HTML(
+            f"<b>{len(names)} tool(s)</b>, {reg.visible_count()} visible to the model"
+            if names else "No tools yet: decorate a function with <code>@tool</code>."
+        )
+        self.header = header
+        children.append(header)
+        for name in names:
+            html = widgets.HTML(row_html(self.session, name),
+                                layout=widgets.Layout(width="70%"))
+            visible = widgets.Checkbox(value=not reg.is_hidden(name), description="visible",
+                                       indent=False, layout=widgets.Layout(width="90px"))
+            choice = self.session.approval.get(name)
+            approval = widgets.Dropdown(
+                options=_APPROVAL_CHOICES,
+                value="default" if choice is None else ("ask" if choice else "never"),
+                layout=widgets.Layout(width="220px"),
+            )
+            visible.observe(lambda ch, n=name: self.set_visible(n, ch["new"]), names="value")
+            approval.observe(lambda ch, n=name: self.set_approval(n, ch["new"]), names="value")
+            self.rows[name], self.visible[name], self.approval[name] = html, visible, approval
+            children.append(widgets.HBox([html, visible, approval]))
+        self.widget = widgets.VBox(children)
+
+    def set_visible(self, name: str, visible: bool) -> None:
+        reg = self.session.registry
+        if visible:
+            reg.unhide(name)
+        else:
+            reg.hide(name)
+        self._refresh(name)
+
+    def set_approval(self, name: str, choice: str) -> None:
+        if choice == "default":
+            self.session.approval.pop(name, None)
+        else:
+            self.session.approval[name] = choice == "ask"
+        self._refresh(name)
+
+    def _refresh(self, name: str) -> None:
+        self.rows[name].value = row_html(self.session, name)
+        reg = self.session.registry
+        self.header.value = f"<b>{len(reg)} tool(s)</b>, {reg.visible_count()} visible to the model"
+
+
+def show_inspector() -> Inspector:
+    from IPython.display import display
+
+    inspector = Inspector()
+    display(inspector.widget)
+    return inspector

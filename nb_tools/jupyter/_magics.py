@@ -1,0 +1,104 @@
+"""``%%agent`` / ``%agent`` and ``%tools``, with ``@magic_arguments`` help (``%agent?``).
+
+The ``%%agent`` magic itself runs only when the input transformer did not rewrite the cell
+(e.g. ``get_ipython().run_cell_magic(...)``); it then starts the run as a background task,
+which is shown but does not hold the cell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+POLICIES = ("ask", "auto", "deny", "read-only")
+
+
+@magics_class
+class AgentMagics(Magics):
+    @magic_arguments()
+    @argument("--model", help="Claude model name, or 'demo' for the offline demo model "
+              "(default: $NB_TOOLS_MODEL, else the newest Sonnet; offline: the demo)")
+    @argument("--approval", choices=POLICIES, default=None,
+              help="who approves calls that need it: ask (buttons in the cell), auto, deny, "
+              "read-only (default: $NB_TOOLS_APPROVAL, else ask)")
+    @argument("--max-turns", type=int, default=None, help="stop after this many model turns")
+    @argument("--new", action="store_true", help="start a new conversation")
+    @argument("--system", default=None, help="system prompt (kept for later runs)")
+    @argument("--tools", default=None,
+              help="comma-separated tool names: only these tools of the session registry")
+    @argument("--builtins", action="store_true",
+              help="add the built-in coding tools rooted at the notebook's folder")
+    @argument("prompt", nargs="*", help="the request (%%agent: the cell body)")
+    @line_cell_magic
+    def agent(self, line: str, cell: str | None = None) -> None:
+        """Run the model's tool loop in this cell: ``%%agent [options]`` + the request."""
+        coro = run_magic(line, cell)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(coro)
+            return
+        task = loop.create_task(coro)
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+
+    @magic_arguments()
+    @argument("--json", action="store_true", help="print the tool specs the model will see")
+    @line_magic
+    def tools(self, line: str) -> Any:
+        """Show the session's tool registry: ``%tools`` (inspector) or ``%tools --json``."""
+        args = parse_argstring(self.tools, line)
+        from nb_tools.jupyter._inspector import print_specs, show_inspector
+
+        if args.json:
+            print_specs()
+            return None
+        show_inspector()
+        return None
+
+
+_background: set[asyncio.Task[Any]] = set()
+
+
+def parse(line: str) -> argparse.Namespace:
+    """The ``%%agent`` options of ``line``; raises ``UsageError`` with the problem."""
+    try:
+        return parse_argstring(AgentMagics.agent, line)
+    except UsageError:
+        raise
+    except SystemExit as exc:  # argparse on --help and some errors
+        raise UsageError(f"%agent: bad options {line!r}") from exc
+    except ValueError as exc:  # e.g. unbalanced quotes
+        raise UsageError(f"%agent: cannot parse {line!r}: {exc}") from exc
+
+
+def run_magic(line: str, cell: str | None) -> Any:
+    """The coroutine running ``%%agent line`` + ``cell``."""
+    from nb_tools.jupyter._runner import run_agent
+
+    args = parse(line)
+    words = " ".join(args.prompt)
+    prompt = words if cell is None else "\n".join(x for x in (words, cell.strip()) if x)
+    names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else None
+
+    async def go() -> None:
+        try:
+            await run_agent(
+                prompt,
+                model=args.model,
+                approval=args.approval,
+                max_turns=args.max_turns,
+                new=args.new,
+                system=args.system,
+                tools=names,
+                builtins=args.builtins,
+            )
+        except (KeyError, ValueError) as exc:
+            raise UsageError(str(exc).strip("'\"")) from None
+
+    return go()

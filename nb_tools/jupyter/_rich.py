@@ -1,0 +1,57 @@
+"""Show a tool's rich return value (a matplotlib figure, a PIL image, a DataFrame, anything
+with ``_repr_*_``) in the cell. The model got its converted form (an image part or a text
+table, see ``nb_tools.tool._results``); the original object is in ``metadata["value"]``."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any
+
+from IPython.display import Image, display
+
+from nb_tools.model import ToolResult
+
+_REPR_METHODS = (
+    "_repr_mimebundle_",
+    "_repr_html_",
+    "_repr_markdown_",
+    "_repr_svg_",
+    "_repr_png_",
+    "_repr_jpeg_",
+    "_repr_latex_",
+)
+
+
+def is_figure(value: Any) -> bool:
+    return hasattr(value, "savefig") and hasattr(value, "canvas")
+
+
+def is_rich(value: Any) -> bool:
+    """Whether ``value`` has a display richer than its text (plain data does not)."""
+    if value is None or isinstance(value, str | bytes | int | float | bool | dict | list | tuple):
+        return False
+    if isinstance(value, type):
+        return False
+    return is_figure(value) or any(callable(getattr(value, m, None)) for m in _REPR_METHODS)
+
+
+def show_rich(result: ToolResult) -> bool:
+    """Display the rich value behind ``result`` in the cell; ``True`` if something showed.
+    A matplotlib figure is shown from the PNG the model got (whatever the backend) and
+    closed, so the inline backend does not show it a second time at the end of the cell."""
+    value = result.metadata.get("value") if result.metadata else None
+    if not is_rich(value):
+        return False
+    if is_figure(value):
+        png = next((p.data for p in result.parts if p.media_type == "image/png"), None)
+        if png is None:
+            return False
+        display(Image(data=png))
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:
+            with contextlib.suppress(Exception):  # a figure not managed by pyplot
+                pyplot.close(value)
+        return True
+    display(value)
+    return True

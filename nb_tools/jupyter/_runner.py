@@ -1,0 +1,210 @@
+"""Run the session's agent for one prompt in the cell: resolve the model, show the live
+view, wait (waking every 0.25 s so Interrupt acts) and end with the transcript."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from nb_tools.agent._approval import check_policy
+from nb_tools.agent._transcript import TranscriptRecorder
+from nb_tools.jupyter._session import DEMO_MODEL, Session, get_session, has_credentials
+from nb_tools.model import Provider
+from nb_tools.tool import Registry
+
+if TYPE_CHECKING:
+    from nb_tools.agent import Agent, RunResult
+
+APPROVAL_ENV = "NB_TOOLS_APPROVAL"
+WAKE_SECONDS = 0.25
+SETTLE_SECONDS = 10.0
+"""How long a stopped run may take to answer its calls and emit ``RunFinished``."""
+
+
+def default_approval() -> str:
+    return os.environ.get(APPROVAL_ENV, "").strip() or "ask"
+
+
+def resolve_model(session: Session, name: str | None) -> tuple[object, Provider | str | None]:
+    """``(key, model)`` for ``Agent(model=...)``: ``--model`` wins, then ``use_model()``,
+    then Claude when credentials (or a base URL) are set, else the offline demo model."""
+    choice: Provider | str | None = name or session.model
+    if isinstance(choice, str) and choice.strip() == DEMO_MODEL:
+        choice = None
+        demo = True
+    else:
+        demo = choice is None and not has_credentials()
+    if demo:
+        from nb_tools.jupyter._demo import DemoModel
+
+        return ("demo", DemoModel())
+    if choice is None:
+        return ("anthropic-default", None)
+    if isinstance(choice, str):
+        return (("anthropic", choice), choice)
+    return (("provider", id(choice)), choice)
+
+
+def agent_for(session: Session, model: str | None) -> Agent:
+    """The session's agent for ``model``; a different model gets a new agent that keeps
+    the conversation and the "always allow" choices."""
+    from nb_tools.agent import Agent
+
+    key, provider = resolve_model(session, model)
+    old = session.agent
+    if old is not None and session.agent_model_key == key:
+        return old
+    agent = Agent(provider, tools=session.run_tools)
+    if old is not None:
+        # Agent has no public way to seed a conversation (checked against the Agent of
+        # this commit); carrying it over keeps "the next cell continues" true across
+        # a --model switch.
+        agent._messages = list(old.messages)
+        agent.always_allow |= old.always_allow
+    session.agent = agent
+    session.agent_model_key = key
+    return agent
+
+
+def builtin_registry() -> Registry:
+    """The built-in coding tools rooted at the kernel's working folder (the notebook's)."""
+    try:
+        from nb_tools.builtin import builtin_tools
+    except ImportError as exc:
+        raise RuntimeError(
+            f"--builtins: the built-in tools are not available ({exc}); run without "
+            "--builtins or update nb_tools"
+        ) from exc
+    tools = builtin_tools(root=os.getcwd())
+    return tools if isinstance(tools, Registry) else Registry(*tools)
+
+
+def in_kernel() -> bool:
+    ip = sys.modules.get("IPython")
+    if ip is None:
+        return False
+    shell = ip.get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+async def run_agent(
+    prompt: str,
+    *,
+    model: str | Provider | None = None,
+    approval: str | None = None,
+    max_turns: int | None = None,
+    new: bool = False,
+    system: str | None = None,
+    tools: list[str] | None = None,
+    builtins: bool = False,
+    show: bool | None = None,
+) -> RunResult:
+    """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
+    live widgets and ending with the transcript. ``await nb_tools.run_agent("...")``.
+
+    ``model``: a Claude model name, a Provider, or "demo"; default: ``use_model()``'s,
+    else Claude when ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL is set, else the offline demo.
+    ``approval``: "ask" (buttons in the cell), "auto", "deny", "read-only"; default
+    ``$NB_TOOLS_APPROVAL`` or "ask". ``new``: start a new conversation. ``tools``: only
+    these tools of the session registry. ``builtins``: add the built-in coding tools.
+    """
+    session = get_session()
+    if session.running is not None:
+        raise RuntimeError(
+            "nb_tools: another agent run is in progress in this kernel; stop it (Stop "
+            "button or Interrupt) before starting a new one"
+        )
+    policy = check_policy(approval or default_approval())
+    if isinstance(model, str) or model is None:
+        agent = agent_for(session, model)
+    else:
+        saved, session.model = session.model, model
+        try:
+            agent = agent_for(session, None)
+        finally:
+            session.model = saved
+    extra = builtin_registry() if builtins else None
+    session.refresh_tools(tools, extra)
+    if new:
+        session.reset()
+    agent.approval = policy
+    if max_turns is not None:
+        if max_turns < 1:
+            raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
+        agent.max_turns = max_turns
+    if system is not None:
+        agent.system = system
+    show = in_kernel() if show is None else show
+    recorder = TranscriptRecorder(prompt, model=agent.provider.model)
+    if show:
+        return await _run_shown(session, agent, prompt, recorder)
+    return await _run_quiet(session, agent, prompt, recorder)
+
+
+async def _run_quiet(session: Session, agent: Agent, prompt: str,
+                     recorder: TranscriptRecorder) -> RunResult:
+    def handler(event: Any) -> None:
+        recorder.record(event)
+        session.record(event)
+
+    try:
+        return await agent.run(prompt, on_event=handler)
+    finally:
+        session.transcripts.append(recorder.to_dict())
+
+
+async def _run_shown(session: Session, agent: Agent, prompt: str,
+                     recorder: TranscriptRecorder) -> RunResult:
+    from nb_tools.jupyter._view import RunView
+
+    loop = asyncio.get_running_loop()
+    task: asyncio.Future[RunResult] | None = None
+
+    def stop() -> None:
+        if task is not None:
+            loop.call_soon_threadsafe(task.cancel)
+
+    view = RunView(recorder, on_stop=stop, loop=loop)
+
+    def handler(event: Any) -> None:
+        session.record(event)
+        view.on_event(event)
+
+    previous_approver = agent.approver
+    agent.approver = view.ask if agent.approval != "deny" else None
+    session.running = view
+    view.show()
+    failure: BaseException | None = None
+    try:
+        task = asyncio.ensure_future(agent.run(prompt, on_event=handler))
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=WAKE_SECONDS)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Interrupt: stop the run cleanly (it answers its calls and emits RunFinished);
+            # the cell then ends with the transcript instead of a traceback.
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait({task}, timeout=SETTLE_SECONDS)
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            failure = task.exception()
+            recorder.finish("error", f"{type(failure).__name__}: {failure}")
+        else:
+            recorder.finish("stopped")
+    finally:
+        agent.approver = previous_approver
+        session.running = None
+        transcript = recorder.to_dict()
+        session.transcripts.append(transcript)
+        view.finish(transcript)
+    if failure is not None:
+        raise failure
+    if task.cancelled() or not task.done():
+        result = agent.last_result
+        if result is None:
+            raise RuntimeError("nb_tools: the run was stopped before it started")
+        return result
+    return task.result()

@@ -1,0 +1,118 @@
+"""The notebook's agent state: one conversation that ``%%agent`` cells continue, the model,
+per-tool call statistics and the session's approval/visibility choices from ``%tools``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from nb_tools.agent._events import Event, ToolCallFinished
+from nb_tools.model import Provider
+from nb_tools.tool import Info, Registry, Tool, default_registry
+
+DEMO_MODEL = "demo"
+"""``--model demo`` / ``use_model("demo")``: the offline demo model."""
+
+
+@dataclass
+class ToolStats:
+    calls: int = 0
+    errors: int = 0
+    last_duration: float | None = None
+
+
+class ApprovalOverride:
+    """A tool seen through a session choice about approval (``%tools``): ``info()`` says
+    ``requires_approval=required``; everything else is the tool's own (its call, preview,
+    fast validated path), except a per-argument approval vote, which the choice replaces."""
+
+    def __init__(self, tool: Tool, required: bool) -> None:
+        self._tool = tool
+        self._required = required
+
+    def info(self) -> Info:
+        from dataclasses import replace
+
+        return replace(self._tool.info(), requires_approval=self._required)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "requires_approval_for":
+            raise AttributeError(name)
+        return getattr(self._tool, name)
+
+
+class Session:
+    """State shared by the cells of one kernel."""
+
+    def __init__(self) -> None:
+        self.agent: Any = None  # nb_tools.agent.Agent, created on the first run
+        self.agent_model_key: object = None
+        self.model: Provider | str | None = None  # set by use_model()
+        self.stats: dict[str, ToolStats] = {}
+        self.approval: dict[str, bool] = {}  # tool name -> requires approval (session choice)
+        self.transcripts: list[dict[str, Any]] = []
+        self.run_tools = Registry()
+        self.running: Any = None  # the RunView of the run in progress
+        self.demo_notice_shown = False
+
+    # -- tools -------------------------------------------------------------------------
+
+    @property
+    def registry(self) -> Registry:
+        """The registry ``@tool`` registers into (the session's registry)."""
+        return default_registry()
+
+    def refresh_tools(
+        self, names: list[str] | None = None, extra: Registry | None = None
+    ) -> Registry:
+        """Fill :attr:`run_tools` (the registry the agent sees) from the session registry:
+        only ``names`` when given, plus ``extra`` (built-ins), with the session's approval
+        choices applied and hidden tools kept hidden."""
+        base = self.registry.subset(*names) if names else self.registry.clone()
+        reg = self.run_tools
+        reg.remove(*reg.names())
+        sources = [base] + ([extra] if extra is not None else [])
+        for source in sources:
+            for tool in source.list():
+                name = tool.info().name
+                if name in self.approval:
+                    tool = ApprovalOverride(tool, self.approval[name])
+                reg.add(tool)
+                if source.is_hidden(name):
+                    reg.hide(name)
+        return reg
+
+    def record(self, event: Event) -> None:
+        """An event consumer keeping call counts and durations for ``%tools``."""
+        if isinstance(event, ToolCallFinished) and event.status in ("ok", "error", "cut_off"):
+            stats = self.stats.setdefault(event.call.name, ToolStats())
+            stats.calls += 1
+            stats.last_duration = event.duration
+            if event.status != "ok":
+                stats.errors += 1
+
+    def reset(self) -> None:
+        """Forget the conversation (``--new``)."""
+        if self.agent is not None:
+            self.agent.reset()
+
+
+def has_credentials() -> bool:
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+_session: Session | None = None
+
+
+def get_session() -> Session:
+    global _session
+    if _session is None:
+        _session = Session()
+    return _session
+
+
+def reset_session() -> None:
+    """Drop all session state (``%unload_ext``)."""
+    global _session
+    _session = None

@@ -1,0 +1,32 @@
+"""A magic cannot ``await``, so an ``%%agent`` cell is rewritten before IPython compiles it
+into an awaited call of the runner; IPython then runs the cell as an async cell, and it
+stays running (processing widget clicks) until the run ends. A top-level ``%agent ...``
+line is rewritten the same way."""
+
+from __future__ import annotations
+
+import re
+
+_RUNNER = '__import__("nb_tools.jupyter", fromlist=["_"])'
+_LINE = re.compile(r"^%agent(?:\s(.*))?$")
+
+
+def agent_cell_transformer(lines: list[str]) -> list[str]:
+    """An IPython cleanup transformer (``input_transformers_cleanup``)."""
+    if not lines:
+        return lines
+    first = lines[0].rstrip("\r\n")
+    if first == "%%agent" or first.startswith(("%%agent ", "%%agent\t")):
+        line = first[len("%%agent"):].strip()
+        body = "".join(lines[1:])
+        return [f"await {_RUNNER}.run_cell_magic_async({line!r}, {body!r})\n"]
+    if not any(_LINE.match(x.rstrip("\r\n")) for x in lines):
+        return lines
+    out = []
+    for x in lines:
+        m = _LINE.match(x.rstrip("\r\n"))
+        if m is None:
+            out.append(x)
+        else:
+            out.append(f"await {_RUNNER}.run_line_magic_async({(m.group(1) or '').strip()!r})\n")
+    return out

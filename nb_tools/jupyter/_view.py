@@ -1,0 +1,261 @@
+"""The live view of one run: streamed text, a card per tool call, approval cards, progress,
+a Stop button and a usage footer, all in one ``VBox`` shown under one display id. At the
+end it is replaced by the transcript bundle and every widget is closed, so the saved
+notebook holds no widget views."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+from IPython.display import DisplayHandle, display
+from ipywidgets.widgets.widget_string import HTMLStyle
+
+from nb_tools.agent._approval import ApprovalRequest, Decision
+from nb_tools.agent._events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    Event,
+    ModelFailed,
+    RunFinished,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+    TurnStarted,
+    UsageUpdated,
+)
+from nb_tools.agent._transcript import TranscriptRecorder
+from nb_tools.jupyter._approval_card import ApprovalCard
+from nb_tools.jupyter._display import (
+    footer_html,
+    text_html,
+    tool_item_html,
+    transcript_bundle,
+)
+from nb_tools.jupyter._rich import show_rich
+from nb_tools.jupyter._throttle import Throttle
+
+PROGRESS_INTERVAL = 0.25
+
+
+def close_tree(*roots: Any) -> None:
+    """Close widgets with their children, layouts and styles (each is a model in the
+    frontend; closing only the top one would leave the others open)."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        w = stack.pop()
+        if not isinstance(w, widgets.Widget) or id(w) in seen:
+            continue
+        seen.add(id(w))
+        for attr in ("children", "layout", "style"):
+            value = getattr(w, attr, None) if attr in w.keys else None
+            if isinstance(value, tuple | list):
+                stack.extend(value)
+            elif value is not None:
+                stack.append(value)
+        w.close()
+
+
+class _Card:
+    """A tool call's card: one HTML widget (plus a progress bar when a fraction comes)."""
+
+    def __init__(self, view: RunView, item: dict[str, Any], status: str) -> None:
+        self.view = view
+        self.item = item
+        self.status = status
+        self.html = widgets.HTML(layout=view.layout, style=view.html_style)
+        self.bar: widgets.IntProgress | None = None
+        self.fraction: float | None = None
+        self.approval: ApprovalCard | None = None
+        self.throttle = Throttle(self.render, loop=view.loop,
+                                 interval=lambda _age: PROGRESS_INTERVAL)
+        self.render()
+
+    def render(self) -> None:
+        done = self.item.get("status") not in (None, "pending")
+        self.html.value = tool_item_html(self.item, status=None if done else self.status)
+        if self.bar is not None and self.fraction is not None:
+            self.bar.value = round(self.fraction * 100)
+
+    def progress(self, fraction: float | None) -> None:
+        if fraction is not None:
+            self.fraction = fraction
+            if self.bar is None:
+                self.bar = widgets.IntProgress(min=0, max=100, layout=self.view.layout)
+                self.view.refresh()
+        self.throttle.poke()
+
+    def widgets(self) -> list[widgets.Widget]:
+        out: list[widgets.Widget] = [self.html]
+        if self.bar is not None:
+            out.append(self.bar)
+        if self.approval is not None:
+            out.append(self.approval.widget)
+        return out
+
+
+class RunView:
+    """Widgets for one run, driven by its events (:meth:`on_event`)."""
+
+    def __init__(
+        self,
+        recorder: TranscriptRecorder,
+        *,
+        on_stop: Callable[[], None] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        self.recorder = recorder
+        self.loop = loop
+        self.layout = widgets.Layout()
+        self.html_style = HTMLStyle()
+        self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
+        self.stop_button = widgets.Button(description="Stop", icon="stop",
+                                          button_style="warning",
+                                          tooltip="Stop the run (as Interrupt does)")
+        self._on_stop = on_stop
+        self.stop_button.on_click(lambda _b: self.stop())
+        self.box = widgets.VBox(layout=self.layout)
+        self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
+        self._cards: dict[str, _Card] = {}
+        self._text: widgets.HTML | None = None
+        self._text_item: dict[str, Any] | None = None
+        self._text_throttle = Throttle(self._render_text, loop=loop)
+        self.handle: DisplayHandle | None = None
+        self.stopped_by_button = False
+        self.closed = False
+        self._render_footer()
+        self.refresh()
+
+    # -- showing ---------------------------------------------------------------------
+
+    def show(self) -> None:
+        self.handle = display(self.box, display_id=True)
+
+    def refresh(self) -> None:
+        children: list[widgets.Widget] = []
+        for entry in self._entries:
+            children.extend(entry.widgets() if isinstance(entry, _Card | _Standalone) else [entry])
+        children += [self.footer, self.stop_button]
+        if tuple(children) != tuple(self.box.children):
+            self.box.children = children
+
+    def _render_text(self) -> None:
+        if self._text is not None and self._text_item is not None:
+            self._text.value = text_html(self._text_item["text"])
+
+    def _render_footer(self) -> None:
+        self.footer.value = footer_html(self.recorder.summary(), live=True)
+
+    def stop(self) -> None:
+        """The Stop button: cancel the run (the runner shows the transcript)."""
+        self.stopped_by_button = True
+        self.stop_button.disabled = True
+        self.stop_button.description = "Stopping…"
+        if self._on_stop is not None:
+            self._on_stop()
+
+    # -- events ----------------------------------------------------------------------
+
+    def on_event(self, event: Event) -> None:
+        rec = self.recorder
+        rec.record(event)
+        if isinstance(event, TextDelta):
+            item = rec.items[-1]
+            if item is not self._text_item:
+                self._text_throttle.flush()
+                self._text_item = item
+                self._text = widgets.HTML(layout=self.layout, style=self.html_style)
+                self._entries.append(self._text)
+                self.refresh()
+            self._text_throttle.poke()
+        elif isinstance(event, TurnStarted):
+            self._text_throttle.flush()
+        elif isinstance(event, ToolCallStarted):
+            self._text_throttle.flush()
+            item = rec.items[-1]
+            status = "waiting for approval" if event.needs_approval else "running"
+            card = _Card(self, item, status)
+            self._cards[event.call.id] = card
+            self._entries.append(card)
+            self.refresh()
+        elif isinstance(event, ApprovalRequested):
+            card = self._cards.get(event.call.id)
+            if card is not None:
+                card.status = "waiting"
+                card.render()
+        elif isinstance(event, ApprovalDecided):
+            card = self._cards.get(event.call_id)
+            if card is not None:
+                card.status = "running" if event.approved else "denied"
+                card.render()
+        elif isinstance(event, ToolProgress):
+            card = self._cards.get(event.call_id)
+            if card is not None:
+                card.progress(event.progress.fraction)
+        elif isinstance(event, ToolCallFinished):
+            card = self._cards.get(event.call.id)
+            if card is not None:
+                card.throttle.cancel()
+                if card.bar is not None and event.status == "ok":
+                    card.fraction = 1.0
+                card.render()
+            if event.status == "ok":
+                show_rich(event.result)
+        elif isinstance(event, UsageUpdated | ModelFailed):
+            self._render_footer()
+        elif isinstance(event, RunFinished):
+            self._text_throttle.flush()
+            self._render_footer()
+
+    # -- approval --------------------------------------------------------------------
+
+    async def ask(self, request: ApprovalRequest) -> Decision:
+        """The approver: show an approval card under the call's card and wait."""
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        card = ApprovalCard(request, loop=self.loop, layout=self.layout)
+        owner = self._cards.get(request.call.id)
+        if owner is not None:
+            owner.approval = card
+        else:
+            self._entries.append(_Standalone(card.widget))
+        self.refresh()
+        return await card.wait()
+
+    def approval_cards(self) -> list[ApprovalCard]:
+        return [c.approval for c in self._cards.values() if c.approval is not None]
+
+    # -- the end ---------------------------------------------------------------------
+
+    def finish(self, transcript: dict[str, Any]) -> None:
+        """Replace the live widgets by the transcript bundle and close them."""
+        if self.closed:
+            return
+        self.closed = True
+        self._text_throttle.cancel()
+        for card in self._cards.values():
+            card.throttle.cancel()
+            if card.approval is not None:
+                card.approval.cancel()
+        bundle = transcript_bundle(transcript)
+        if self.handle is not None:
+            self.handle.update(bundle, raw=True)
+        else:
+            display(bundle, raw=True)
+        with contextlib.suppress(Exception):
+            close_tree(self.box)
+
+
+class _Standalone:
+    """An approval card for a call that has no card (should not happen; kept visible)."""
+
+    def __init__(self, widget: widgets.Widget) -> None:
+        self.widget = widget
+
+    def widgets(self) -> list[widgets.Widget]:
+        return [self.widget]
