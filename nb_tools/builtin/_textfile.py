@@ -64,11 +64,17 @@ def decode(data: bytes) -> tuple[str, str, bytes] | None:
         pass
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data).best()
+    matches = from_bytes(data)
+    best = matches.best()
     if best is None or best.encoding is None:
         return None
+    encoding = best.encoding
+    # On a tie (short texts often tie), prefer the most common legacy code page.
+    for m in matches:
+        if m.encoding == "cp1252" and m.chaos <= best.chaos and m.coherence >= best.coherence:
+            encoding = "cp1252"
     try:
-        return data.decode(best.encoding), best.encoding, b""
+        return data.decode(encoding), encoding, b""
     except (UnicodeDecodeError, LookupError):
         return None
 
