@@ -565,11 +565,11 @@ def _class_doc(tp: type) -> tuple[str, dict[str, str]]:
 def _union_converter(mapped: list[tuple[Schema, Converter | None]]) -> Converter | None:
     if all(c is None for _, c in mapped):
         return None
-    branches = [(s._validator(False), c) for s, c in mapped]
+    branches = [(s.is_valid, c) for s, c in mapped]
 
     def convert(v: Any) -> Any:
-        for check, c in branches:
-            if not check(v):
+        for is_valid, c in branches:
+            if is_valid(v):
                 return v if c is None else c(v)
         return v
 

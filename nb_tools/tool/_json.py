@@ -20,6 +20,7 @@ from nb_tools.tool._types import ValidationError
 __all__ = ["json_type", "loads_ijson", "pointer", "pointer_token"]
 
 _WS = " \t\n\r"
+_WS_CHARS = frozenset(_WS)
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -141,8 +142,12 @@ def loads_ijson(raw: str | bytes | bytearray | memoryview) -> Any:
     """Parse ``raw`` as an I-JSON message, raising ``ValidationError`` for anything else:
     invalid JSON, trailing data, invalid UTF-8, a BOM, duplicate member names, lone
     surrogate escapes, NaN/Infinity and nesting too deep for the parser."""
-    if isinstance(raw, str):
+    if type(raw) is str:
         text = raw
+        if not text.isascii():
+            _check_str(text)
+    elif isinstance(raw, str):
+        text = str(raw)
         _check_str(text)
     elif isinstance(raw, bytes | bytearray | memoryview):
         text = _decode_bytes(bytes(raw))
@@ -150,7 +155,7 @@ def loads_ijson(raw: str | bytes | bytearray | memoryview) -> Any:
         raise TypeError(f"loads_ijson: expected str or bytes, got {type(raw).__name__}")
 
     start = 0
-    if text[:1] in (" ", "\t", "\n", "\r"):
+    if text[:1] in _WS_CHARS:
         start = len(text) - len(text.lstrip(_WS))
     try:
         value, end = _scan_fast(text, start)
@@ -167,7 +172,7 @@ def loads_ijson(raw: str | bytes | bytearray | memoryview) -> Any:
         rest = text[end:]
         if rest.strip(_WS):
             raise _syntax_problem(text, "Extra data", end + len(rest) - len(rest.lstrip(_WS)))
-    if "\\ud" in text or "\\uD" in text:
+    if "\\u" in text and ("\\ud" in text or "\\uD" in text):
         problems = _walk(value)
         if problems:
             raise ValidationError(problems)

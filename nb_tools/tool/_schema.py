@@ -211,35 +211,58 @@ class Schema:
         ``strict=True`` optional object properties also accept null, as the strict form
         (``strict_json()``) makes the model send them.
         """
-        check = self._validator(strict)
+        cache = self.__dict__.get(_CACHE)
+        fast = cache.get(strict) if cache is not None else None
+        if fast is None:
+            fast = self._compile(strict)
         value = loads_ijson(raw)
-        problems = check(value)
-        if problems:
-            from nb_tools.tool._validate import raise_problems
-
-            raise_problems(problems)
+        if not fast(value):
+            self._explain(value, strict)
         return value
 
     def validate_value(self, value: Any, *, strict: bool = False) -> Any:
         """Check an already-parsed JSON value (``json.loads`` output); returns it."""
-        problems = self._validator(strict)(value)
-        if problems:
-            from nb_tools.tool._validate import raise_problems
-
-            raise_problems(problems)
+        cache = self.__dict__.get(_CACHE)
+        fast = cache.get(strict) if cache is not None else None
+        if fast is None:
+            fast = self._compile(strict)
+        if not fast(value):
+            self._explain(value, strict)
         return value
 
-    def _validator(self, strict: bool) -> Any:
+    def is_valid(self, value: Any, *, strict: bool = False) -> bool:
+        """Whether an already-parsed JSON value satisfies the schema (no explanation)."""
+        cache = self.__dict__.get(_CACHE)
+        fast = cache.get(strict) if cache is not None else None
+        if fast is None:
+            fast = self._compile(strict)
+        return bool(fast(value))
+
+    def _compile(self, strict: bool) -> Any:
+        from nb_tools.tool._codegen import generate
+
         cache = self.__dict__.get(_CACHE)
         if cache is None:
             cache = {}
             object.__setattr__(self, _CACHE, cache)
-        check = cache.get(strict)
-        if check is None:
-            from nb_tools.tool._validate import compile_schema
+        fast = cache[strict] = generate(self, null_optional=strict)
+        return fast
 
-            check = cache[strict] = compile_schema(self, null_optional=strict)
-        return check
+    def _explain(self, value: Any, strict: bool) -> None:
+        """Raise ``ValidationError`` naming every problem in ``value`` (slow path)."""
+        from nb_tools.tool._validate import compile_schema, raise_problems
+
+        cache = self.__dict__.get(_CACHE)
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, _CACHE, cache)
+        key = ("explain", strict)
+        check = cache.get(key)
+        if check is None:
+            check = cache[key] = compile_schema(self, null_optional=strict)
+        problems = check(value)
+        if problems:
+            raise_problems(problems)
 
 
 def _enum_builder(cls: type[Schema], desc: str, *values: Any) -> Schema:

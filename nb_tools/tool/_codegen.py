@@ -1,0 +1,197 @@
+"""Generate a straight-line ``is_valid(value) -> bool`` for a ``Schema``.
+
+Validation is on the hot path of every tool call, and almost every call is valid. The
+closures in :mod:`nb_tools.tool._validate` collect every problem with its path, which costs a
+function call per node; this module emits one Python function per schema (inline type and
+keyword checks, loops over items, dictionary lookups for properties) that only answers
+yes or no. ``Schema.validate`` runs it first and falls back to the closures to explain a
+failure. The two must agree; the property tests check that they do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from nb_tools.tool._schema import Schema
+
+__all__ = ["generate"]
+
+_MISSING = object()
+_MAX_DEPTH = 6  # nested blocks per generated function (CPython allows 20)
+
+_TYPE_EXPR = {
+    "null": "{v} is None",
+    "boolean": "type({v}) is bool",
+    "string": "type({v}) is str",
+    "array": "type({v}) is list",
+    "object": "type({v}) is dict",
+    "number": "(type({v}) is int or type({v}) is float)",
+    "integer": "(type({v}) is int or (type({v}) is float and {v}.is_integer()))",
+}
+
+
+def _enum_key(v: Any) -> tuple[str, Any]:
+    t = type(v)
+    if t is str:
+        return ("s", v)
+    if t is bool:
+        return ("b", v)
+    if t is int or t is float:
+        return ("n", v)
+    if t is list or t is dict:
+        return ("c", None)  # containers are compared separately; never a scalar key
+    return ("z", v)
+
+
+class _Gen:
+    def __init__(self, null_optional: bool) -> None:
+        self.null_optional = null_optional
+        self.ns: dict[str, Any] = {"_M": _MISSING, "_ek": _enum_key}
+        self.counter = 0
+
+    def name(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def const(self, prefix: str, value: Any) -> str:
+        n = self.name(prefix)
+        self.ns[n] = value
+        return n
+
+    def function(self, s: Schema) -> str:
+        """Emit a function for ``s`` into the namespace and return its name."""
+        fname = self.name("f")
+        lines: list[str] = [f"def {fname}(v):"]
+        self.node(s, "v", lines, 1, 0)
+        lines.append("    return True")
+        code = "\n".join(lines)
+        exec(compile(code, f"<schema {fname}>", "exec"), self.ns)
+        return fname
+
+    def node(self, s: Schema, v: str, out: list[str], ind: int, depth: int) -> None:
+        pad = "    " * ind
+        if depth >= _MAX_DEPTH:
+            fname = self.function(s)
+            out.append(f"{pad}if not {fname}({v}): return False")
+            return
+        names: list[str] | None
+        names = None if s.type is None else ([s.type] if isinstance(s.type, str) else s.type)
+        if names is not None:
+            cond = " or ".join(_TYPE_EXPR[n].format(v=v) for n in names)
+            out.append(f"{pad}if not ({cond}): return False")
+        allowed = set(names) if names is not None else set(_TYPE_EXPR)
+        if "number" in allowed:
+            allowed.add("integer")
+        only = len(allowed) == 1 or allowed == {"integer", "number"}
+
+        def block(kind_expr: str, emit: Callable[[str, int], None]) -> None:
+            if only:
+                emit(pad, ind)
+            else:
+                out.append(f"{pad}if {kind_expr}:")
+                emit(pad + "    ", ind + 1)
+
+        if "string" in allowed and (s.min_length is not None or s.max_length is not None
+                                    or s.pattern is not None):
+            block(f"type({v}) is str", lambda p, i: self.string(s, v, out, p))
+        if allowed & {"integer", "number"} and any(
+            x is not None for x in (s.minimum, s.maximum, s.exclusive_minimum,
+                                    s.exclusive_maximum)
+        ):
+            block(f"(type({v}) is int or type({v}) is float)",
+                  lambda p, i: self.number(s, v, out, p))
+        if "array" in allowed and (s.items is not None or s.min_items is not None
+                                   or s.max_items is not None):
+            block(f"type({v}) is list", lambda p, i: self.array(s, v, out, i, depth))
+        if "object" in allowed and (s.required or s.properties
+                                    or s.additional_properties is False):
+            block(f"type({v}) is dict", lambda p, i: self.object(s, v, out, i, depth))
+        if s.enum is not None:
+            self.enum(s.enum, v, out, pad)
+        if s.any_of is not None:
+            fns = [self.function(b) for b in s.any_of]
+            out.append(f"{pad}if not ({' or '.join(f'{f}({v})' for f in fns)}): return False")
+
+    def string(self, s: Schema, v: str, out: list[str], pad: str) -> None:
+        lo, hi = s.min_length, s.max_length
+        if lo is not None and hi is not None:
+            out.append(f"{pad}if not ({lo} <= len({v}) <= {hi}): return False")
+        elif lo is not None:
+            out.append(f"{pad}if len({v}) < {lo}: return False")
+        elif hi is not None:
+            out.append(f"{pad}if len({v}) > {hi}: return False")
+        if s.pattern is not None:
+            search = self.const("p", re.compile(s.pattern).search)
+            out.append(f"{pad}if {search}({v}) is None: return False")
+
+    def number(self, s: Schema, v: str, out: list[str], pad: str) -> None:
+        for value, op in ((s.minimum, "<"), (s.maximum, ">"), (s.exclusive_minimum, "<="),
+                          (s.exclusive_maximum, ">=")):
+            if value is not None:
+                out.append(f"{pad}if {v} {op} {self.const('n', value)}: return False")
+
+    def array(self, s: Schema, v: str, out: list[str], ind: int, depth: int) -> None:
+        pad = "    " * ind
+        if s.min_items is not None:
+            out.append(f"{pad}if len({v}) < {s.min_items}: return False")
+        if s.max_items is not None:
+            out.append(f"{pad}if len({v}) > {s.max_items}: return False")
+        if s.items is not None and _constrains(s.items):
+            x = self.name("x")
+            out.append(f"{pad}for {x} in {v}:")
+            self.node(s.items, x, out, ind + 1, depth + 1)
+
+    def object(self, s: Schema, v: str, out: list[str], ind: int, depth: int) -> None:
+        pad = "    " * ind
+        required = list(dict.fromkeys(s.required or ()))
+        if required:
+            out.append(f"{pad}if not {v}.keys() >= {self.const('r', frozenset(required))}: "
+                       "return False")
+        props = s.properties or {}
+        if s.additional_properties is False:
+            out.append(f"{pad}if not {v}.keys() <= {self.const('k', frozenset(props))}: "
+                       "return False")
+        for key, sub in props.items():
+            if not _constrains(sub):
+                continue
+            x = self.name("x")
+            nullable = self.null_optional and key not in required
+            out.append(f"{pad}{x} = {v}.get({key!r}, _M)")
+            cond = f"{x} is not _M" + (f" and {x} is not None" if nullable else "")
+            out.append(f"{pad}if {cond}:")
+            self.node(sub, x, out, ind + 1, depth + 1)
+
+    def enum(self, values: list[Any], v: str, out: list[str], pad: str) -> None:
+        from nb_tools.tool._validate import json_equal
+
+        scalars = frozenset(_enum_key(x) for x in values if type(x) not in (list, dict))
+        containers = [x for x in values if type(x) in (list, dict)]
+        if not containers and all(type(x) is str for x in values):
+            strs = self.const("e", frozenset(values))
+            out.append(f"{pad}if type({v}) is not str or {v} not in {strs}: return False")
+            return
+        keys = self.const("e", scalars)
+        if not containers:
+            out.append(f"{pad}if _ek({v}) not in {keys}: return False")
+            return
+        c = self.const("c", containers)
+        eq = self.const("q", json_equal)
+        out.append(f"{pad}if (_ek({v}) not in {keys}) if type({v}) not in (list, dict) else "
+                   f"not any({eq}({v}, y) for y in {c}): return False")
+
+
+def _constrains(s: Schema) -> bool:
+    return any(getattr(s, f) is not None for f in (
+        "type", "enum", "any_of", "minimum", "maximum", "exclusive_minimum",
+        "exclusive_maximum", "min_length", "max_length", "pattern", "min_items",
+        "max_items", "items", "properties", "required")) or s.additional_properties is False
+
+
+def generate(s: Schema, *, null_optional: bool = False) -> Callable[[Any], bool]:
+    """A function that tells whether a parsed JSON value satisfies ``s``."""
+    gen = _Gen(null_optional)
+    fname = gen.function(s)
+    fn: Callable[[Any], bool] = gen.ns[fname]
+    return fn
