@@ -1,0 +1,182 @@
+"""One MCP server connection, owned by a private event loop on a daemon thread.
+
+The ``mcp`` SDK ties a session to the task that entered it (anyio cancel scopes), while a
+notebook calls tools from whichever cell or loop runs the agent. So the session lives in a
+task of its own loop, and every request is submitted to that loop; cancelling the caller
+cancels the request there, and the SDK tells the server. If the connection ends (the
+server process died, the HTTP endpoint went away), every pending and later request fails
+at once with ``ConnectionClosed`` instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class ConnectionClosed(RuntimeError):
+    """The MCP server is not connected (it exited, or the handle was closed)."""
+
+
+class Connection:
+    """A live session with one MCP server: stdio (``command``) or streamable HTTP (``url``)."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        url: str | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        if (command is None) == (url is None):
+            raise ValueError(f"MCP server {name!r}: give either command=[...] or url=..., not both")
+        if command is not None and not command:
+            raise ValueError(f"MCP server {name!r}: command is empty")
+        self.name = name
+        self.command = list(command) if command is not None else None
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.url = url
+        self.timeout = timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._client: Any = None
+        self._stop: asyncio.Event | None = None
+        self._done: concurrent.futures.Future[None] | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None and self._done is not None and not self._done.done()
+
+    async def open(self) -> None:
+        """Start the server (or reach the URL) and finish the MCP handshake."""
+        if self.connected:
+            return
+        self._error = None
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(
+            target=loop.run_forever, name=f"nb_tools-mcp-{self.name}", daemon=True
+        )
+        self._thread.start()
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._done = asyncio.run_coroutine_threadsafe(self._serve(ready), loop)
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(ready), self.timeout)
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _serve(self, ready: concurrent.futures.Future[None]) -> None:
+        from mcp import Client, StdioServerParameters
+
+        if self.command is not None:
+            from mcp.client.stdio import get_default_environment
+
+            env = get_default_environment()
+            if self.env:
+                env.update(self.env)
+            target: Any = StdioServerParameters(
+                command=self.command[0], args=self.command[1:], env=env, cwd=self.cwd
+            )
+        else:
+            target = self.url
+        self._stop = asyncio.Event()
+        try:
+            async with Client(target) as client:
+                self._client = client
+                ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as exc:
+            self._error = exc
+            if not ready.done():
+                ready.set_exception(
+                    ConnectionError(
+                        f"MCP server {self.name!r}: could not connect: {_describe(exc)}"
+                    )
+                )
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._client = None
+
+    async def request(self, make: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
+        """Run ``make(client)`` on the connection's loop; fail fast if the connection ends."""
+        loop, done, client = self._loop, self._done, self._client
+        stopped = self._stop is not None and self._stop.is_set()
+        if loop is None or done is None or client is None or done.done() or stopped:
+            raise ConnectionClosed(self._closed_message())
+        inner = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(make(client), loop))
+        ended = asyncio.wrap_future(done)
+        try:
+            finished, _ = await asyncio.wait({inner, ended}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            inner.cancel()
+            raise
+        if inner in finished:
+            try:
+                return inner.result()
+            except Exception as exc:
+                if "connection closed" in str(exc).lower():
+                    self._error = exc
+                    self._end()
+                    raise ConnectionClosed(self._closed_message()) from exc
+                raise
+        inner.cancel()
+        raise ConnectionClosed(self._closed_message())
+
+    def _end(self) -> None:
+        """Let the session task finish after the transport broke."""
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(stop.set)
+
+    def _closed_message(self) -> str:
+        why = f": {_describe(self._error)}" if self._error else ""
+        return (
+            f"MCP server {self.name!r} is not connected{why}; "
+            "reconnect it (handle.reconnect() or %mcp add)"
+        )
+
+    async def close(self) -> None:
+        """Disconnect (stopping a stdio server) and end the thread."""
+        loop, thread, done = self._loop, self._thread, self._done
+        if loop is None:
+            return
+        stop = self._stop
+        if stop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(stop.set)
+        if done is not None:
+            try:
+                await asyncio.wait_for(asyncio.wrap_future(done), 10)
+            except BaseException:
+                done.cancel()
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            await asyncio.to_thread(thread.join, 5)
+        if not loop.is_running() and not loop.is_closed():
+            loop.close()
+        self._loop = self._thread = self._done = None
+        self._client = None
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown error"
+    inner = getattr(exc, "exceptions", None)
+    if inner:  # an ExceptionGroup from anyio: name the first real cause
+        return _describe(inner[0])
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
