@@ -75,6 +75,11 @@ class FunctionTool:
         self._fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
         self._approver = approver
+        self._defaults = {
+            p.name: p.default
+            for p in inspect.signature(fn).parameters.values()
+            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        }
         self._preview = preview
         self._info = Info(
             name=tool_name,
@@ -139,7 +144,12 @@ class FunctionTool:
             raise ValidationError([f"/: {exc}"]) from exc
 
     def _parse(self, args: str | bytes) -> dict[str, Any]:
-        return self._kwargs(self._validate(args or "{}"))
+        """The arguments as the function would see them, defaults filled in (what
+        approvers and previews decide on)."""
+        kwargs = self._kwargs(self._validate(args or "{}"))
+        for key, default in self._defaults.items():
+            kwargs.setdefault(key, default)
+        return kwargs
 
 
 class _ApprovingTool(FunctionTool):

@@ -8,15 +8,12 @@ results. Only cancellation (and ``KeyboardInterrupt``/``SystemExit``) propagates
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import inspect
 import threading
 import time
-import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool._middleware import Middleware, Next, chain
@@ -24,6 +21,12 @@ from nb_tools.tool._progress import _call_id
 from nb_tools.tool._registry import Registry, make_entry
 from nb_tools.tool._results import to_result
 from nb_tools.tool._types import Call, Result, Tool, ToolPanic, ValidationError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+# asyncio, concurrent.futures and traceback are imported where they are used: together they
+# are most of what ``import nb_tools`` would cost outside a kernel (which has them loaded).
 
 T = TypeVar("T")
 
@@ -38,6 +41,8 @@ _pool_lock = threading.Lock()
 def _thread_pool() -> ThreadPoolExecutor:
     global _pool
     if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
         with _pool_lock:
             if _pool is None:
                 _pool = ThreadPoolExecutor(THREAD_POOL_SIZE, thread_name_prefix="nb_tools-tool")
@@ -47,6 +52,8 @@ def _thread_pool() -> ThreadPoolExecutor:
 async def run_in_thread(fn: Callable[..., T], *args: Any) -> T:
     """Run a blocking ``fn(*args)`` on nb_tools' tool thread pool, in a copy of the current
     context (so ``progress()`` inside it reaches the caller's sink)."""
+    import asyncio
+
     ctx = contextvars.copy_context()
     return await asyncio.get_running_loop().run_in_executor(_thread_pool(), ctx.run, fn, *args)
 
@@ -87,6 +94,8 @@ def _panic_result(name: str, exc: BaseException) -> Result:
     if isinstance(exc, ToolPanic):
         panic = exc
     else:
+        import traceback
+
         tb = "".join(traceback.format_exception(exc))
         panic = ToolPanic(f"{name} raised {type(exc).__name__}: {exc}", traceback=tb, cause=exc)
     return Result(
@@ -224,6 +233,8 @@ class Executor:
         return results
 
     async def _gather(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        import asyncio
+
         tasks = [asyncio.ensure_future(self.execute(c)) for c in calls]
         try:
             return list(await asyncio.gather(*tasks))
@@ -238,6 +249,8 @@ class Executor:
     def execute_sync(self, call: ToolCall) -> ToolResult:
         """Run one call from synchronous code. Inside a running event loop (a Jupyter
         cell) the call runs on a fresh loop in a helper thread while this thread waits."""
+        import asyncio
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:

@@ -25,10 +25,8 @@ import datetime
 import enum
 import io
 import json
-import uuid
+import sys
 from collections.abc import Callable
-from decimal import Decimal
-from pathlib import PurePath
 from typing import Any
 
 from nb_tools.model import Part
@@ -56,14 +54,14 @@ def to_result(value: Any) -> Result:
         return Result()
     if isinstance(value, str):
         return Result(content=str(value))
-    if isinstance(value, dict | list | int | float | bool):
-        return _json_result(value)
-    if isinstance(value, bytes | bytearray | memoryview):
-        return _bytes_result(bytes(value), value)
     if isinstance(value, Part):
         return Result(parts=[value], metadata={"value": value})
     if isinstance(value, list | tuple) and value and all(isinstance(p, Part) for p in value):
         return Result(parts=list(value), metadata={"value": value})
+    if isinstance(value, dict | list | int | float | bool):
+        return _json_result(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return _bytes_result(bytes(value), value)
     for convert in _RICH:
         result = convert(value)
         if result is not None:
@@ -194,7 +192,7 @@ def _default(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, datetime.timedelta):
         return value.total_seconds()
-    if isinstance(value, Decimal | uuid.UUID | PurePath):
+    if any(_is_instance(value, *where) for where in _STR_TYPES):
         return str(value)
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode("ascii")
@@ -202,6 +200,16 @@ def _default(value: Any) -> Any:
     if callable(tolist):
         return tolist()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+_STR_TYPES = (("decimal", "Decimal"), ("uuid", "UUID"), ("pathlib", "PurePath"))
+
+
+def _is_instance(value: Any, module: str, name: str) -> bool:
+    """``isinstance(value, module.name)`` without importing ``module``: if it is not
+    loaded, ``value`` cannot be one of its instances."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(value, getattr(loaded, name))
 
 
 def to_json(value: Any) -> str:
