@@ -174,6 +174,7 @@ class NotebookReadTool(_FileTool):
         if otype == "stream":
             text = out.get("text", "")
             text = "".join(text) if isinstance(text, list) else str(text)
+            text = text[:-1] if text.endswith("\n") else text
             return (f'<output type="stream" name="{out.get("name", "stdout")}">\n'
                     f"{_cut(text)}\n</output>")
         if otype == "error":

@@ -171,7 +171,7 @@ class Schema:
         out: dict[str, Any] = {}
         for key, name in _KEYWORDS.items():
             value = getattr(self, name)
-            if value is None or value is UNSET:
+            if value is UNSET or (value is None and name != "default"):
                 continue
             if name == "properties":
                 value = {k: v.to_dict() for k, v in value.items()}

@@ -312,7 +312,8 @@ def _any_of_check(branches: list[Check]) -> Check:
                 return None
             results.append(r)
         # Prefer the branch whose type matched: its problems are the useful ones.
-        typed = [r for r in results if not all(m.startswith("expected ") for _, m in r)]
+        typed = [r for r in results
+                 if not (len(r) == 1 and r[0][0] == "" and r[0][1].startswith("expected "))]
         if len(typed) == 1:
             return typed[0]
         alts = "; ".join(f"({i + 1}) " + ", ".join(f"{p or '/'} {m}" if p else m for p, m in r)
