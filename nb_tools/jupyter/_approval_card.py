@@ -34,6 +34,7 @@ class ApprovalCard:
         self.request = request
         self._loop = loop
         self.future: asyncio.Future[Decision] = loop.create_future()
+        layout = layout if layout is not None else widgets.Layout()
         name = escape(request.call.name)
         why = " (it touches a protected path)" if request.protected else ""
         preview = " Its changes are shown above." if request.preview else ""
@@ -44,14 +45,16 @@ class ApprovalCard:
         style = widgets.ButtonStyle()
         self.approve = widgets.Button(
             description="Approve", button_style="success", icon="check", style=style,
+            layout=layout,
             tooltip=f"Run this {request.call.name} call",
         )
         self.deny = widgets.Button(
             description="Deny", button_style="danger", icon="times", style=style,
+            layout=layout,
             tooltip="Refuse this call; the model is told it was denied (with your message)",
         )
         self.always = widgets.Button(
-            description="Always allow", button_style="info", style=style,
+            description="Always allow", button_style="info", style=style, layout=layout,
             tooltip=f"Run {request.call.name} without asking for the rest of this session",
         )
         self.message = widgets.Text(
@@ -63,8 +66,9 @@ class ApprovalCard:
             Decision(approved=False, by="user", message=self.message.value.strip() or None)))
         self.always.on_click(lambda _b: self.decide(
             Decision(approved=True, by="user", remember=True)))
-        self.buttons = widgets.HBox([self.approve, self.deny, self.always, self.message])
-        self.widget = widgets.VBox([self.prompt, self.buttons])
+        self.buttons = widgets.HBox([self.approve, self.deny, self.always, self.message],
+                                    layout=layout)
+        self.widget = widgets.VBox([self.prompt, self.buttons], layout=layout)
 
     @property
     def decided(self) -> bool:

@@ -8,7 +8,8 @@ import contextlib
 import sys
 from typing import Any
 
-from IPython.display import Image, display
+from IPython import get_ipython
+from IPython.display import Image
 
 from nb_tools.model import ToolResult
 
@@ -36,22 +37,25 @@ def is_rich(value: Any) -> bool:
     return is_figure(value) or any(callable(getattr(value, m, None)) for m in _REPR_METHODS)
 
 
-def show_rich(result: ToolResult) -> bool:
-    """Display the rich value behind ``result`` in the cell; ``True`` if something showed.
-    A matplotlib figure is shown from the PNG the model got (whatever the backend) and
-    closed, so the inline backend does not show it a second time at the end of the cell."""
+def rich_bundle(result: ToolResult) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The ``(data, metadata)`` display bundle of the rich value behind ``result``, or
+    ``None`` when there is nothing richer than the text the model got. A matplotlib figure
+    is shown from the PNG the model got (whatever the backend) and closed, so the inline
+    backend does not show it a second time at the end of the cell."""
     value = result.metadata.get("value") if result.metadata else None
     if not is_rich(value):
-        return False
+        return None
     if is_figure(value):
         png = next((p.data for p in result.parts if p.media_type == "image/png"), None)
         if png is None:
-            return False
-        display(Image(data=png))
+            return None
         pyplot = sys.modules.get("matplotlib.pyplot")
         if pyplot is not None:
             with contextlib.suppress(Exception):  # a figure not managed by pyplot
                 pyplot.close(value)
-        return True
-    display(value)
-    return True
+        value = Image(data=png)
+    shell = get_ipython()  # type: ignore[no-untyped-call]
+    if shell is None:
+        return None
+    data, metadata = shell.display_formatter.format(value)
+    return (data, metadata) if data else None

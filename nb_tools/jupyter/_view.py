@@ -36,7 +36,7 @@ from nb_tools.jupyter._display import (
     tool_item_html,
     transcript_bundle,
 )
-from nb_tools.jupyter._rich import show_rich
+from nb_tools.jupyter._rich import rich_bundle
 from nb_tools.jupyter._throttle import Throttle
 
 PROGRESS_INTERVAL = 0.25
@@ -114,7 +114,7 @@ class RunView:
         self.layout = widgets.Layout()
         self.html_style = HTMLStyle()
         self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
-        self.stop_button = widgets.Button(description="Stop", icon="stop",
+        self.stop_button = widgets.Button(description="Stop", icon="stop", layout=self.layout,
                                           button_style="warning",
                                           tooltip="Stop the run (as Interrupt does)")
         self._on_stop = on_stop
@@ -126,6 +126,7 @@ class RunView:
         self._text_item: dict[str, Any] | None = None
         self._text_throttle = Throttle(self._render_text, loop=loop)
         self.handle: DisplayHandle | None = None
+        self._rich: list[tuple[DisplayHandle, dict[str, Any]]] = []
         self.stopped_by_button = False
         self.closed = False
         self._render_footer()
@@ -205,12 +206,22 @@ class RunView:
                     card.fraction = 1.0
                 card.render()
             if event.status == "ok":
-                show_rich(event.result)
+                self._show_rich(event.result)
         elif isinstance(event, UsageUpdated | ModelFailed):
             self._render_footer()
         elif isinstance(event, RunFinished):
             self._text_throttle.flush()
             self._render_footer()
+
+    def _show_rich(self, result: Any) -> None:
+        """Show a tool's rich value (figure, DataFrame, …) as an output of the cell."""
+        bundle = rich_bundle(result)
+        if bundle is None:
+            return
+        data, metadata = bundle
+        handle = display(data, metadata=metadata, raw=True, display_id=True)
+        if handle is not None:
+            self._rich.append((handle, {"data": data, "metadata": metadata}))
 
     # -- approval --------------------------------------------------------------------
 
@@ -242,11 +253,16 @@ class RunView:
             card.throttle.cancel()
             if card.approval is not None:
                 card.approval.cancel()
-        bundle = transcript_bundle(transcript)
-        if self.handle is not None:
-            self.handle.update(bundle, raw=True)
+        # The transcript goes last: the outputs shown during the run (the live view, then
+        # rich values) each move up one place and the transcript takes the last one.
+        shown = [{"data": transcript_bundle(transcript), "metadata": {}}]
+        if self.handle is None:
+            display(shown[0]["data"], raw=True)
         else:
-            display(bundle, raw=True)
+            slots = [self.handle] + [h for h, _ in self._rich]
+            contents = [b for _, b in self._rich] + shown
+            for slot, content in zip(slots, contents, strict=True):
+                slot.update(content["data"], metadata=content["metadata"], raw=True)
         with contextlib.suppress(Exception):
             close_tree(self.box)
 

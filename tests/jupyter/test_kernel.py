@@ -1,0 +1,263 @@
+"""%load_ext nb_tools and %%agent in a real kernel against the fake Messages API server:
+clicks sent the way JupyterLab sends them, Interrupt, Stop, transcripts."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from kernel_helpers import TRANSCRIPT, WIDGET_VIEW, Execution, Kernel, clicker
+
+from nb_tools.testing import call, reply
+
+pytestmark = pytest.mark.kernel
+
+SETUP = '''
+%load_ext nb_tools
+import asyncio, sys
+from nb_tools import tool, progress
+
+ran = []
+
+@tool(requires_approval=True)
+def book_table(restaurant: str, people: int) -> str:
+    """Book a table.
+
+    Args:
+        restaurant: Name of the restaurant.
+        people: How many guests.
+    """
+    ran.append((restaurant, people))
+    return f"Booked {restaurant} for {people}"
+
+@tool
+async def slow_job(steps: int) -> str:
+    """A long job that reports progress."""
+    for i in range(steps):
+        progress(f"step {i}\\n", fraction=i / steps)
+        await asyncio.sleep(0.2)
+    ran.append(("slow", steps))
+    return "slow done"
+'''
+
+
+@pytest.fixture(scope="module")
+def ready(kernel: Kernel) -> Kernel:
+    kernel.ok(SETUP)
+    return kernel
+
+
+def final_state(ex: Execution) -> dict:
+    """The last display output must be the transcript; no widget view may remain."""
+    assert not ex.errors, ex.errors[0].get("traceback")
+    assert ex.displays, "no display output"
+    for out in ex.displays:
+        assert WIDGET_VIEW not in out["data"], "a widget view was left in the outputs"
+    last = ex.displays[-1]["data"]
+    assert TRANSCRIPT in last and "text/html" in last and "text/plain" in last
+    return last[TRANSCRIPT]
+
+
+def tool_results(server, index: int = -1) -> list[dict]:
+    """The tool_result blocks of the last user message of a recorded request."""
+    body = server.requests[index].body
+    return [b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+
+
+def result_text(block: dict) -> str:
+    content = block["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(c.get("text", "") for c in content)
+
+
+def test_load_ext_is_light_and_registers_magics(kernel: Kernel) -> None:
+    ex = kernel.ok(
+        "%load_ext nb_tools\n"
+        "import sys\n"
+        "ip = get_ipython()\n"
+        "print(sorted(n for n in ('anthropic', 'ipywidgets') if n in sys.modules))\n"
+        "print('agent' in ip.magics_manager.magics['cell'], "
+        "'agent' in ip.magics_manager.magics['line'], 'tools' in ip.magics_manager.magics['line'])"
+    )
+    assert ex.stdout.splitlines() == ["[]", "True True True"]
+
+
+def test_approve_runs_the_tool_and_the_model_gets_its_result(ready: Kernel, server) -> None:
+    server.push(reply("Booking.", call("book_table", restaurant="Chez Panisse", people=4)),
+                reply("Your table is booked."))
+    n = len(server.requests)
+    ex = ready.run("%%agent --new\nBook a table for 4 at Chez Panisse", on_message=clicker("Approve"))
+    transcript = final_state(ex)
+    assert ex.buttons("Approve") and ex.buttons("Deny") and ex.buttons("Always allow")
+    assert len(server.requests) == n + 2
+    [block] = tool_results(server)
+    assert result_text(block) == "Booked Chez Panisse for 4"
+    assert not block.get("is_error")
+    tool = next(i for i in transcript["items"] if i["kind"] == "tool")
+    assert tool["status"] == "ok"
+    assert tool["approval"] == {"approved": True, "by": "user", "message": None}
+    assert transcript["stop_reason"] == "end_turn"
+    assert transcript["items"][-1] == {"kind": "assistant", "text": "Your table is booked."}
+    assert ready.ok("print(ran)").stdout.strip() == "[('Chez Panisse', 4)]"
+    # every widget the run opened was closed
+    opened = {m["content"]["comm_id"] for m in ex.of_type("comm_open")}
+    closed = {m["content"]["comm_id"] for m in ex.of_type("comm_close")}
+    assert opened and opened <= closed
+
+
+def test_deny_with_a_message_does_not_run_the_tool(ready: Kernel, server) -> None:
+    ready.ok("ran.clear()")
+    server.push(reply("Booking.", call("book_table", restaurant="Nopa", people=12)),
+                reply("Understood, I did not book."))
+    state: dict = {}
+
+    def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
+        if msg["msg_type"] != "comm_open" or "sent" in state:
+            return
+        s = msg["content"]["data"]["state"]
+        if s.get("_model_name") == "ButtonModel" and s.get("description") == "Deny":
+            state["deny"] = msg["content"]["comm_id"]
+        if s.get("_model_name") == "TextModel" and "deny" in state:
+            k.set_state(msg["content"]["comm_id"], {"value": "too many people"})
+            k.click(state["deny"])
+            state["sent"] = True
+
+    ex = ready.run("%%agent\nBook for 12 at Nopa", on_message=on_message)
+    transcript = final_state(ex)
+    [block] = tool_results(server)
+    assert block["is_error"] is True
+    assert result_text(block) == (
+        "The user denied this call. Message from the user: too many people")
+    tool = next(i for i in transcript["items"] if i["kind"] == "tool")
+    assert tool["status"] == "denied"
+    assert tool["approval"] == {"approved": False, "by": "user", "message": "too many people"}
+    assert ready.ok("print(ran)").stdout.strip() == "[]"
+
+
+def test_always_allow_skips_the_next_approval(ready: Kernel, server) -> None:
+    ready.ok("ran.clear()")
+    server.push(reply("", call("book_table", restaurant="A", people=1)),
+                reply("", call("book_table", restaurant="B", people=2)),
+                reply("Both booked."))
+    ex = ready.run("%%agent\nBook two", on_message=clicker("Always allow"))
+    transcript = final_state(ex)
+    assert len(ex.buttons("Always allow")) == 1  # asked once only
+    approvals = [i["approval"]["by"] for i in transcript["items"] if i["kind"] == "tool"]
+    assert approvals == ["user", "always-allow"]
+    assert ready.ok("print(ran)").stdout.strip() == "[('A', 1), ('B', 2)]"
+
+
+def test_interrupt_during_a_tool_keeps_the_kernel_and_the_conversation(
+    ready: Kernel, server
+) -> None:
+    server.push(reply("Working.", call("slow_job", steps=300)))
+    started: dict = {}
+
+    def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
+        # the tool card reports progress: the slow tool is running, interrupt now
+        if (msg["msg_type"] == "comm_msg" and "interrupted" not in started
+                and "step 1" in json.dumps(msg["content"])):
+            started["interrupted"] = time.monotonic()
+            k.km.interrupt_kernel()
+
+    ex = ready.run("%%agent\nRun the slow job", on_message=on_message, timeout=30)
+    assert "interrupted" in started
+    transcript = final_state(ex)
+    assert transcript["stop_reason"] == "stopped"
+    tool = next(i for i in transcript["items"] if i["kind"] == "tool")
+    assert tool["status"] in ("cut_off", "stopped")
+    assert ready.ok("print(1 + 1)").stdout.strip() == "2"
+    # the next run continues the conversation; the model sees the cut-off call answered
+    server.push(reply("OK, I stopped."))
+    ex = ready.ok("%%agent\nWhat happened?")
+    final_state(ex)
+    messages = server.requests[-1].body["messages"]
+    answers = [b for m in messages if m["role"] == "user" for b in m["content"]
+               if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert "cut off" in result_text(answers[-1]) or "stopped" in result_text(answers[-1])
+    assert messages[-1]["content"][-1]["text"] == "What happened?"
+
+
+def test_stop_button_stops_the_run(ready: Kernel, server) -> None:
+    server.push(reply("Working.", call("slow_job", steps=300)))
+    state: dict = {}
+
+    def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
+        if msg["msg_type"] == "comm_open":
+            s = msg["content"]["data"]["state"]
+            if s.get("_model_name") == "ButtonModel" and s.get("description") == "Stop":
+                state["stop"] = msg["content"]["comm_id"]
+        if (msg["msg_type"] == "comm_msg" and "stop" in state and "clicked" not in state
+                and "step 1" in json.dumps(msg["content"])):
+            state["clicked"] = True
+            k.click(state["stop"])
+
+    ex = ready.run("%%agent\nRun the slow job", on_message=on_message, timeout=30)
+    assert state.get("clicked")
+    transcript = final_state(ex)
+    assert transcript["stop_reason"] == "stopped"
+    server.push(reply("Fine."))
+    final_state(ready.ok("%%agent\nnever mind"))
+
+
+def test_line_magic_and_python_api(ready: Kernel, server) -> None:
+    server.push(reply("Hello from the line magic."))
+    transcript = final_state(ready.ok("%agent --approval deny say hello"))
+    assert transcript["items"][0] == {"kind": "user", "text": "say hello"}
+    server.push(reply("Hello from Python."))
+    ex = ready.ok("import nb_tools\nr = await nb_tools.run_agent('hi', show=False)\n"
+                  "print(r.text, r.stop_reason)")
+    assert ex.stdout.strip() == "Hello from Python. end_turn"
+
+
+def test_policy_from_the_environment_and_options(ready: Kernel, server) -> None:
+    ready.ok("ran.clear()\nimport os\nos.environ['NB_TOOLS_APPROVAL'] = 'auto'")
+    server.push(reply("", call("book_table", restaurant="C", people=3)), reply("Done."))
+    ex = ready.ok("%%agent --max-turns 5 --system 'Be brief.' --tools book_table\nbook C")
+    transcript = final_state(ex)
+    assert not ex.buttons("Approve")
+    body = server.requests[-1].body
+    assert [t["name"] for t in body["tools"]] == ["book_table"]
+    assert "Be brief." in json.dumps(body.get("system"))
+    assert [i["approval"]["by"] for i in transcript["items"] if i["kind"] == "tool"] == [
+        "policy:auto"]
+    ready.ok("del os.environ['NB_TOOLS_APPROVAL']")
+
+
+def test_bad_options_are_usage_errors(ready: Kernel) -> None:
+    ex = ready.run("%%agent --tools nope\nhi")
+    stderr = "".join(o.get("text", "") for o in ex.outputs if o.get("name") == "stderr")
+    assert stderr.startswith("UsageError: unknown tool 'nope'"), stderr
+    assert ex.displays == []
+
+
+def test_rich_result_shows_in_the_cell(ready: Kernel, server) -> None:
+    pytest.importorskip("pandas")
+    ready.ok(
+        "import pandas as pd\n"
+        "@tool(read_only=True)\n"
+        "def sales() -> object:\n"
+        "    '''Monthly sales.'''\n"
+        "    return pd.DataFrame({'month': ['jan', 'feb'], 'units': [3, 5]})\n"
+    )
+    server.push(reply("", call("sales")), reply("Feb sold more."))
+    ex = ready.ok("%%agent --approval auto\nsales?")
+    final_state(ex)
+    tables = [o for o in ex.displays if "<table" in o["data"].get("text/html", "")
+              and TRANSCRIPT not in o["data"]]
+    assert len(tables) == 1
+    [block] = tool_results(server)
+    assert "units" in result_text(block) and "feb" in result_text(block)
+
+
+def test_tools_magic(ready: Kernel) -> None:
+    ex = ready.ok("%tools --json")
+    specs = json.loads(ex.stdout)
+    assert "book_table" in [s["name"] for s in specs]
+    book = next(s for s in specs if s["name"] == "book_table")
+    assert book["input_schema"]["required"] == ["restaurant", "people"]
+    ex = ready.ok("%tools")
+    models = [m["content"]["data"]["state"]["_model_name"] for m in ex.of_type("comm_open")]
+    assert "CheckboxModel" in models and "DropdownModel" in models
