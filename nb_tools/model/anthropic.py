@@ -170,6 +170,12 @@ class AnthropicProvider:
             ) from err
         except (httpx2.HTTPError, json.JSONDecodeError) as err:
             raise _cut_error(f"{type(err).__name__}: {err}") from err
+        except anthropic.APIError as err:
+            raise ModelError(
+                f"Anthropic API sent a response nb_tools could not read ({err}); "
+                "run the turn again",
+                retryable=True,
+            ) from err
         if not turn.stopped:
             raise _cut_error("the stream ended before message_stop")
         yield ResponseEvent(

@@ -71,8 +71,11 @@ class FakeMessagesServer:
     """Serves ``POST /v1/messages`` from ``script`` in order: a :class:`Reply` is answered
     (streamed as SSE when the request says ``stream: true``), a responder callable gets the
     request as a :class:`ModelRequest` and returns the reply, a :class:`Fault` answers an
-    error status ``times`` times (with ``retry-after-ms`` so SDK retries are quick) or cuts
-    the next reply's stream after ``cut_after`` events without consuming it. When the
+    error status ``times`` times (with ``retry-after-ms`` so SDK retries are quick), or,
+    with ``cut_after``, breaks the next reply's stream after that many events without
+    consuming the reply: the connection drops (no ``status``), an ``event: error`` of that
+    status follows (``status`` >= 400, as when the API overloads mid-stream), or the stream
+    just ends before ``message_stop`` (``status=200``). When the
     script runs out, ``fallback`` answers, else a 500 says so.
     """
 
@@ -297,7 +300,10 @@ class _Handler(BaseHTTPRequestHandler):
         cut = action.fault.cut_after if action.fault else None
         try:
             if body.get("stream"):
-                self._stream(stream_events(reply, **args), reply.chunk_delay, cut)
+                events = stream_events(reply, **args)
+                if action.fault and cut is not None:
+                    events, cut = _break(events, action.fault, cut)
+                self._stream(events, reply.chunk_delay, cut)
             else:
                 self._send_json(200, message_json(reply, **args), cut=cut is not None)
         except (BrokenPipeError, ConnectionResetError):
@@ -350,6 +356,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
         _hang_up(self.connection)
+
+
+def _break(
+    events: list[tuple[str, dict[str, Any]]], fault: Fault, after: int
+) -> tuple[list[tuple[str, dict[str, Any]]], int | None]:
+    """The events of a stream that ``fault`` breaks after ``after`` events, and where to
+    drop the connection (None: end the response normally)."""
+    if fault.status is None:
+        return events, after
+    if fault.status >= 400:
+        return [*events[:after], ("error", error_body(fault.status, fault.message))], None
+    return events[:after], None
 
 
 def _hang_up(conn: socket.socket) -> None:

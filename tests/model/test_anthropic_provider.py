@@ -352,6 +352,31 @@ async def test_cut_stream_is_a_retryable_error_and_the_turn_can_be_rerun(
     assert srv.remaining == 0
 
 
+async def test_error_event_mid_stream_is_a_model_error(srv: FakeMessagesServer) -> None:
+    srv.push(Fault(cut_after=4, status=529, message="Overloaded"), reply("one two three"))
+    received: list[ModelEvent] = []
+    with pytest.raises(ModelError) as caught:
+        async for event in provider_for(srv).stream(ask()):
+            received.append(event)
+    assert received == [TextDeltaEvent(text="one ")]
+    assert (caught.value.status, caught.value.retryable) == (529, True)
+    assert str(caught.value) == (
+        "Anthropic API stream failed mid-way with overloaded_error (529): Overloaded; "
+        "run the turn again"
+    )
+    assert len(srv.requests) == 1  # the SDK does not retry an error inside a stream
+
+
+async def test_stream_ending_before_message_stop_is_a_model_error(
+    srv: FakeMessagesServer,
+) -> None:
+    srv.push(Fault(cut_after=6, status=200), reply("one two three"))
+    with pytest.raises(ModelError) as caught:
+        await collect(provider_for(srv), ask())
+    assert caught.value.retryable
+    assert "the stream ended before message_stop" in str(caught.value)
+
+
 async def test_unreachable_endpoint_is_a_retryable_error() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
