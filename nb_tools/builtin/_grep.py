@@ -11,7 +11,6 @@ result by path afterwards (``rg --sort path`` would turn off its parallelism).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
 import threading
@@ -22,7 +21,7 @@ from typing import Any
 
 from nb_tools.builtin._common import ToolError, parse_args
 from nb_tools.builtin._ignore import TYPES, IgnoreChecker, PathFilter, walk_files
-from nb_tools.builtin._rg import find_rg
+from nb_tools.builtin._rg import find_rg, run_rg
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
 from nb_tools.tool import Info, Result, Schema
 from nb_tools.tool._progress import progress
@@ -308,61 +307,31 @@ async def _run_rg(rg: str, q: Query, target: str) -> Found:
     if os.path.isfile(target):
         _refuse_binary(target)
     argv, cwd, recheck = rg_command(rg, q, target)
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    chunks: list[bytes] = []
     records = 0
-    cut_off = overflow = False
+    overflow = False
     last = time.monotonic()
-    stderr_task = asyncio.ensure_future(proc.stderr.read())
-    try:
-        while True:
-            chunk = await proc.stdout.read(1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            records += chunk.count(b"\0")
-            if records > MAX_COLLECTED_LINES:
-                overflow = True
-                break
-            now = time.monotonic()
-            if now - last >= PROGRESS_EVERY:
-                last = now
-                progress(f"grep: {records} results so far\n")
-        if overflow:
-            _kill(proc)
-        await proc.wait()
-    except asyncio.CancelledError:
-        cut_off = True
-        _kill(proc)
-        with contextlib.suppress(BaseException):
-            await asyncio.shield(proc.wait())
-    err = b""
-    if stderr_task.done() or not cut_off:
-        with contextlib.suppress(BaseException):
-            err = await stderr_task
-    else:
-        stderr_task.cancel()
-    if proc.returncode == 2 and not cut_off and not overflow and not chunks:
-        message = err.decode("utf-8", "replace").strip()
-        message = message.removeprefix("rg: ")
+
+    def on_chunk(chunk: bytes) -> bool:
+        nonlocal records, overflow, last
+        records += chunk.count(b"\0")
+        if records > MAX_COLLECTED_LINES:
+            overflow = True
+            return False
+        now = time.monotonic()
+        if now - last >= PROGRESS_EVERY:
+            last = now
+            progress(f"grep: {records} results so far\n")
+        return True
+
+    data, err, code, cut_off = await run_rg(argv, cwd, on_chunk=on_chunk)
+    if code == 2 and not cut_off and not overflow and not data:
+        message = err.decode("utf-8", "replace").strip().removeprefix("rg: ")
         raise ToolError(f"grep: ripgrep refused the pattern {q.pattern!r}: {message}")
-    found = _parse_rg(b"".join(chunks), q, complete=not (cut_off or overflow))
+    found = _parse_rg(data, q, complete=not (cut_off or overflow))
     found.cut_off, found.overflow = cut_off, overflow
     if recheck or q.types:
         _recheck(found, target, q)
     return found
-
-
-def _kill(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
 
 
 def _parse_rg(data: bytes, q: Query, *, complete: bool) -> Found:

@@ -7,12 +7,15 @@ forces that binary, ``none`` disables ripgrep (the pure-Python search is used).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import os
 import shutil
 import sysconfig
+from collections.abc import Callable
 
-__all__ = ["ENV_VAR", "find_rg"]
+__all__ = ["ENV_VAR", "find_rg", "run_rg"]
 
 ENV_VAR = "NB_TOOLS_RG"
 
@@ -43,3 +46,52 @@ def _find(override: str) -> str | None:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return shutil.which(exe)
+
+
+async def run_rg(
+    argv: list[str], cwd: str, *, on_chunk: Callable[[bytes], bool] | None = None
+) -> tuple[bytes, bytes, int | None, bool]:
+    """Run rg and collect its output: (stdout, stderr, exit code, cut off).
+
+    ``on_chunk`` sees each piece of stdout and returns False to stop early. A cancelled
+    call kills rg and returns what it had with ``cut off`` true instead of raising.
+    """
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = proc.stdout, proc.stderr
+    if out is None or err is None:  # pragma: no cover - PIPE always gives streams
+        raise RuntimeError("rg: no output pipes")
+    chunks: list[bytes] = []
+    stderr_task = asyncio.ensure_future(err.read())
+    cut_off = False
+    try:
+        while chunk := await out.read(1 << 16):
+            chunks.append(chunk)
+            if on_chunk is not None and not on_chunk(chunk):
+                _kill(proc)
+                break
+        await proc.wait()
+    except asyncio.CancelledError:
+        cut_off = True
+        _kill(proc)
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(proc.wait())
+    errors = b""
+    if stderr_task.done():
+        errors = stderr_task.result()
+    elif not cut_off:
+        with contextlib.suppress(BaseException):
+            errors = await asyncio.wait_for(stderr_task, 5)
+    else:
+        stderr_task.cancel()
+    return b"".join(chunks), errors, proc.returncode, cut_off
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()

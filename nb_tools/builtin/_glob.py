@@ -1,0 +1,146 @@
+"""``glob``: find files by name pattern, newest first.
+
+Files are listed with ripgrep's rules (``rg --files --no-require-git`` when ``rg`` is
+there, the pure-Python walker of ``_ignore`` otherwise: the same list), then the pattern
+is applied (ripgrep ``-g`` semantics, relative to the searched folder), then the matches
+are sorted by modification time, newest first (as Claude Code's Glob does: recently
+touched files are the likely ones), ties by path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any
+
+from nb_tools.builtin._common import ToolError, parse_args
+from nb_tools.builtin._ignore import IgnoreChecker, PathFilter, walk_files
+from nb_tools.builtin._rg import find_rg, run_rg
+from nb_tools.builtin._workspace import Workspace, WorkspaceError
+from nb_tools.tool import Info, Result, Schema
+
+__all__ = ["GlobTool"]
+
+_DESCRIPTION = """\
+Find files by name with a glob pattern ("**/*.py", "src/**/*.{ts,tsx}", "*.md"; a pattern \
+without "/" matches the file name at any depth). Honours .gitignore/.ignore and skips \
+hidden files. Returns paths relative to the workspace root, most recently modified first; \
+at most `limit` (default 100)."""
+
+PARAMETERS = Schema.object(
+    {
+        "pattern": Schema.string("The glob to match file paths against."),
+        "path": Schema.string("Folder to search in (default: the workspace root)."),
+        "limit": Schema(
+            type="integer", minimum=1, description="Return at most this many paths (100)."
+        ),
+    },
+    "pattern",
+)
+
+_AUTO: Any = object()
+
+
+class GlobTool:
+    """The ``glob`` tool. ``rg``: the binary to use, ``None`` for the Python walker, or
+    (default) whatever ``find_rg()`` finds."""
+
+    def __init__(self, workspace: Workspace, *, rg: str | None = _AUTO) -> None:
+        self.workspace = workspace
+        self._rg = rg
+        self._info = Info(
+            name="glob", description=_DESCRIPTION, parameters=PARAMETERS, read_only=True
+        )
+
+    def info(self) -> Info:
+        return self._info
+
+    @property
+    def rg(self) -> str | None:
+        return find_rg() if self._rg is _AUTO else self._rg
+
+    async def call(self, args: str | bytes) -> Result:
+        try:
+            a = parse_args("glob", PARAMETERS, args)
+            pattern = a["pattern"].strip()
+            if not pattern:
+                raise ToolError("glob: the pattern is empty; pass e.g. '**/*.py'")
+            target = self.workspace.resolve(a.get("path") or ".", tool="glob")
+            if not target.is_dir():
+                what = "does not exist" if not target.exists() else "is a file, not a folder"
+                raise ToolError(f"glob: {a.get('path')!r} {what}; pass a folder as path")
+        except (ToolError, WorkspaceError) as exc:
+            return Result.error(str(exc))
+        limit = a.get("limit", 100)
+        rg = self.rg
+        search_dir = str(target)
+        if rg is not None:
+            names, cut_off = await _list_rg(rg, search_dir, pattern)
+        else:
+            names, cut_off = await _list_python(search_dir, pattern)
+        base = self.workspace.display(target)
+        base = "" if base == "." else base + "/"
+        ordered = await asyncio.to_thread(_by_mtime, search_dir, names)
+        total = len(ordered)
+        shown = [base + n for n in ordered[:limit]]
+        text = "\n".join(shown) if shown else "No files found"
+        notes = []
+        if total > limit:
+            notes.append(
+                f"(showing the {limit} most recently modified of {total} matching files; "
+                f"narrow the pattern or path, or pass a larger limit)"
+            )
+        if cut_off:
+            notes.append("(listing cut off: cancelled before it finished; results are partial)")
+        if notes:
+            text += "\n\n" + "\n".join(notes)
+        return Result(
+            content=text,
+            metadata={"engine": "rg" if rg else "python", "total": total, "cut_off": cut_off},
+        )
+
+
+def _by_mtime(search_dir: str, names: list[str]) -> list[str]:
+    keyed = []
+    for n in names:
+        try:
+            mtime = os.stat(os.path.join(search_dir, n)).st_mtime_ns
+        except OSError:
+            continue  # gone since it was listed
+        keyed.append((-mtime, n))
+    keyed.sort()
+    return [n for _, n in keyed]
+
+
+async def _list_rg(rg: str, search_dir: str, pattern: str) -> tuple[list[str], bool]:
+    argv = [
+        rg, "--files", "--no-config", "--no-require-git", "--no-ignore-global",
+        "--no-messages", "--null", "-g", pattern, "-g", "!.git",
+    ]  # fmt: skip
+    data, _err, _code, cut_off = await run_rg(argv, search_dir)
+    parts = data.split(b"\0")
+    parts.pop()  # after the last NUL: empty, or a partial name when cut off
+    names = [p.decode("utf-8", "surrogateescape") for p in parts]
+    keep = PathFilter([pattern])
+    if pattern.startswith("!"):
+        return [n for n in names if keep(n)], cut_off
+    checker = IgnoreChecker(search_dir)  # a positive -g brings back ignored files
+    return [n for n in names if keep(n) and not checker.ignored(n)], cut_off
+
+
+async def _list_python(search_dir: str, pattern: str) -> tuple[list[str], bool]:
+    stop = threading.Event()
+    keep = PathFilter([pattern])
+    box: list[str] = []
+
+    def work() -> None:
+        box.extend(n for n in walk_files(search_dir, stop) if keep(n))
+
+    task = asyncio.ensure_future(asyncio.to_thread(work))
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        stop.set()
+        return list(box), True
+    return box, False
