@@ -180,7 +180,9 @@ class TextEditorTool:
             depth = os.path.relpath(dirpath, base).count(os.sep) + (dirpath != base)
             dirnames[:] = sorted(d for d in dirnames
                                  if not d.startswith(".") and d not in _SKIP_DIRS)
-            for name in [*(d + "/" for d in dirnames), *sorted(filenames)]:
+            for name in dirnames:
+                entries.append(self.workspace.display(os.path.join(dirpath, name)) + "/")
+            for name in sorted(filenames):
                 if not name.startswith("."):
                     entries.append(self.workspace.display(os.path.join(dirpath, name)))
             if depth >= 1:
