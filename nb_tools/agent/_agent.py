@@ -87,6 +87,11 @@ class Agent:
     ``approval``: "ask" (``approver`` decides; none configured means deny), "auto",
     "deny" or "read-only". ``permission``: a rule ``(call, info) -> Decision | None``
     consulted before the policy. ``on_event`` receives every event (sync or async).
+
+    A turn is one model request. ``max_turns`` bounds the turns of one run: when the last
+    allowed turn makes tool calls, they are still decided, run and answered, so the
+    conversation stays valid, and the run ends with "max_turns"; ``run("")`` continues.
+    A turn's approvals are all decided (in call order) before any of its calls runs.
     """
 
     def __init__(
@@ -305,17 +310,23 @@ class _Run:
             try:
                 result = await self._loop()
             except asyncio.CancelledError:
-                result, events = self._stop()  # the conversation is valid again here
-                agent.last_result = result
-                for event in events:
-                    await self.emit(event)
-                await self._finish(result)
+                await self._end_early("stopped")
+                raise
+            except Exception as exc:  # a bug (ours or a hook's): keep the conversation valid
+                await self._end_early("error", f"{type(exc).__name__}: {exc}")
                 raise
             agent.last_result = result
             await self._finish(result)
             return result
         finally:
             agent._running = False
+
+    async def _end_early(self, stop_reason: str, error: str | None = None) -> None:
+        result, events = self._stop(stop_reason, error)  # the conversation is valid here
+        self.agent.last_result = result
+        for event in events:
+            await self.emit(event)
+        await self._finish(result)
 
     async def _finish(self, result: RunResult) -> None:
         if self.background:  # async handlers of progress events
@@ -435,8 +446,16 @@ class _Run:
         agent = self.agent
         decision: Decision | None = None
         if agent.permission is not None:
-            answer: Any = agent.permission(p.call, p.info)
-            decision = await answer if inspect.isawaitable(answer) else answer
+            try:
+                answer: Any = agent.permission(p.call, p.info)
+                decision = await answer if inspect.isawaitable(answer) else answer
+            except Exception as exc:  # fail closed
+                decision = Decision(
+                    approved=False,
+                    by="permission-error",
+                    message=f"the permission rule failed ({type(exc).__name__}: {exc}), so "
+                    "the call was denied",
+                )
         if decision is None:
             protected = p.valid and is_protected_call(p.tool, p.call.arguments)
             if not (p.needs_approval or protected):
@@ -488,7 +507,7 @@ class _Run:
 
     # -- stop ----------------------------------------------------------------------------
 
-    def _stop(self) -> tuple[RunResult, list[Event]]:
+    def _stop(self, stop_reason: str, error: str | None) -> tuple[RunResult, list[Event]]:
         """Leave the conversation valid after a cancellation (no await in here); return
         the result and the events still to emit."""
         messages = self.agent._messages
@@ -503,7 +522,7 @@ class _Run:
                              duration=now - self.tracker.started.get(p.call.id, now))
             for p, result, status in self._answer_pending()
         ]
-        return self._result("stopped"), events
+        return self._result(stop_reason, error), events
 
 
 def _append_user_text(messages: list[Message], text: str) -> None:

@@ -214,3 +214,11 @@ async def test_cancel_in_a_tool_call_then_resume_through_the_sdk(
                        "content": CUT_OFF_TEXT, "is_error": True}
     assert last[1] == {"type": "text", "text": "what now?"}
     assert runs == ["users"]
+
+
+def test_a_model_name_makes_an_anthropic_provider_on_first_use() -> None:
+    agent = Agent("claude-test-model", tools=[])
+    provider = agent.provider
+    assert isinstance(provider, AnthropicProvider)
+    assert provider.model == "claude-test-model"
+    assert agent.provider is provider

@@ -345,3 +345,16 @@ async def test_approvals_are_all_decided_before_any_call_runs() -> None:
     )
     await agent.run("go")
     assert RAN == ["ask a", "ask b", "write 1", "free 1", "write 2"]
+
+
+async def test_a_failing_permission_rule_denies_the_call() -> None:
+    def rule(tc: Any, info: Any) -> Decision | None:
+        raise KeyError("rules file missing")
+
+    agent, model, rec = make([reply("", call("free", x=1, id="f")), reply("ok")],
+                             permission=rule, approval="auto")
+    await agent.run("go")
+    assert RAN == []
+    (decided,) = rec.of(ApprovalDecided)
+    assert (decided.approved, decided.by) == (False, "permission-error")
+    assert "rules file missing" in last_results(model)[0]["content"]
