@@ -104,12 +104,13 @@ def function_schema(
     except (TypeError, ValueError) as e:
         raise SignatureError(fn_name, [f"cannot read the signature: {e}"]) from None
     mapper = _Mapper()
+    hint_target = (fn if inspect.isroutine(fn) or isinstance(fn, type) or not callable(fn)
+                   else type(fn).__call__)
+    hints: dict[str, Any] | None
     try:
-        hints = typing.get_type_hints(target, include_extras=True)
-    except Exception as e:
-        hints = {}
-        mapper.problems.append(f"cannot resolve the annotations ({e}); define the types "
-                               "at module level or import them")
+        hints = typing.get_type_hints(hint_target, include_extras=True)
+    except Exception:
+        hints = None  # resolved one parameter at a time below, to name the bad one
     params = list(sig.parameters.values())
     if params and params[0].name in ("self", "cls") and not inspect.ismethod(fn):
         params = params[1:]
@@ -129,7 +130,14 @@ def function_schema(
                 mapper.problems.append(f"{where}: positional-only parameters cannot be "
                                        "passed by name; remove the '/'")
             continue
-        tp = hints.get(p.name, Any) if p.annotation is not p.empty else Any
+        if p.annotation is p.empty:
+            tp = Any
+        elif hints is not None:
+            tp = hints.get(p.name, Any)
+        else:
+            tp = _resolve(p.annotation, fn, where, mapper)
+            if tp is _NO_RECORD:
+                continue
         default: Any = UNSET if p.default is p.empty else p.default
         fill: Callable[[], Any] | None = None
         extra_meta: list[Any] = []
@@ -173,6 +181,23 @@ class _Field:
     meta: list[Any] = field(default_factory=list)
     fill: Callable[[], Any] | None = None  # computes the default when the key is missing
     required: bool | None = None  # overrides "no default means required"
+
+
+def _resolve(annotation: Any, fn: Any, where: str, mapper: _Mapper) -> Any:
+    """Evaluate a string annotation in the function's module (as get_type_hints would)."""
+    if not isinstance(annotation, str):
+        return annotation
+    target = inspect.unwrap(getattr(fn, "func", fn))
+    target = getattr(target, "__func__", target)
+    if not hasattr(target, "__globals__") and callable(target):
+        target = type(target).__call__
+    namespace = getattr(target, "__globals__", {})
+    try:
+        return eval(annotation, namespace)
+    except Exception as e:
+        mapper.problems.append(f"{where}: cannot resolve the annotation {annotation!r} ({e}); "
+                               "define the type at module level or import it")
+        return _NO_RECORD
 
 
 def _type_name(t: Any) -> str:
@@ -406,7 +431,14 @@ class _Mapper:
         except Exception as e:
             return self.fail(where, f"cannot resolve the annotations of {_type_name(tp)} ({e})")
         desc, docs = _class_doc(tp)
-        required_keys = getattr(tp, "__required_keys__", frozenset(hints))
+        required_keys = set(getattr(tp, "__required_keys__", hints))
+        for k, t in hints.items():
+            # Under PEP 563 the class cannot see Required/NotRequired inside strings.
+            marker = typing.get_origin(t)
+            if marker is typing.NotRequired:
+                required_keys.discard(k)
+            elif marker is typing.Required:
+                required_keys.add(k)
         fs = [_Field(name=k, key=k, tp=t, description=docs.get(k), required=k in required_keys,
                      default=UNSET if k in required_keys else _NO_RECORD)
               for k, t in hints.items()]
@@ -468,10 +500,18 @@ class _Mapper:
             table[f.key] = (f.name, conv, drop)
         schema = Schema(type="object", properties=props, required=required or None,
                         additional_properties=False if closed else None)
-        needs = build is not None or fills or any(
-            c is not None or d or k != n for k, (n, c, d) in table.items())
-        if not needs:
-            return schema, None
+        if build is None and not fills and all(
+                c is None and k == n for k, (n, c, _) in table.items()):
+            drop_keys = frozenset(k for k, (_, _, d) in table.items() if d)
+            if not drop_keys:
+                return schema, None
+
+            def drop_nulls(v: dict[str, Any]) -> Any:
+                if None not in v.values():
+                    return v
+                return {k: x for k, x in v.items() if x is not None or k not in drop_keys}
+
+            return schema, drop_nulls
         get = table.get
 
         def convert(v: dict[str, Any]) -> Any:
