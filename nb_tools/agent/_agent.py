@@ -87,6 +87,7 @@ class Agent:
     ``approval``: "ask" (``approver`` decides; none configured means deny), "auto",
     "deny" or "read-only". ``permission``: a rule ``(call, info) -> Decision | None``
     consulted before the policy. ``on_event`` receives every event (sync or async).
+    ``messages``: a conversation to continue (e.g. another agent's ``messages``).
 
     A turn is one model request. ``max_turns`` bounds the turns of one run: when the last
     allowed turn makes tool calls, they are still decided, run and answered, so the
@@ -107,6 +108,7 @@ class Agent:
         max_tokens: int = 8192,
         middlewares: Sequence[Middleware] = (),
         on_event: EventHandler | None = None,
+        messages: Iterable[Message] = (),
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -127,7 +129,7 @@ class Agent:
         self.always_allow: set[str] = set()
         """Tool names the user chose to always allow for this session ("Always allow")."""
         self.last_result: RunResult | None = None
-        self._messages: list[Message] = []
+        self._messages: list[Message] = list(messages)
         self._usage = Usage()
         self._running = False
 

@@ -430,3 +430,13 @@ def test_conversation_problems_names_what_the_api_would_reject() -> None:
     assert conversation_problems(msgs[1:2]) == [
         "messages.0: the first message must have role 'user'"
     ]
+
+
+async def test_an_agent_can_continue_another_agents_conversation() -> None:
+    first, _, _ = make([reply("one")])
+    await first.run("a")
+    model = ScriptedModel([reply("two")])
+    second = Agent(model, tools=[add], messages=first.messages)
+    await second.run("b")
+    assert wire(model.requests[0].messages) == [user("a"), assistant("one"), user("b")]
+    assert len(first.messages) == 2
