@@ -150,11 +150,10 @@ class AnthropicProvider:
         import anthropic
         import httpx2
 
-        client = self.client
         params = request_params(request, model=self._model, cache=self.cache)
         turn = _Turn()
         try:
-            stream = await client.messages.create(**params, stream=True)
+            stream = await self.client.messages.create(**params, stream=True)
             async with stream:
                 async for event in stream:
                     for out in turn.feed(event):
@@ -175,6 +174,20 @@ class AnthropicProvider:
                 f"Anthropic API sent a response nb_tools could not read ({err}); "
                 "run the turn again",
                 retryable=True,
+            ) from err
+        except anthropic.CredentialsError as err:
+            raise ModelError(
+                f"Anthropic API credentials could not be resolved ({err}); set "
+                "ANTHROPIC_API_KEY, or pass AnthropicProvider(api_key=...)"
+            ) from err
+        except TypeError as err:
+            # SDK 2.14 raises TypeError("Could not resolve authentication method...")
+            # while building a request that has no credentials.
+            if "authentication" not in str(err):
+                raise
+            raise ModelError(
+                "No Anthropic API credentials: set ANTHROPIC_API_KEY, or pass "
+                "AnthropicProvider(api_key=...)"
             ) from err
         if not turn.stopped:
             raise _cut_error("the stream ended before message_stop")

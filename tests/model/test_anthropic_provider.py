@@ -443,6 +443,32 @@ async def test_guard_points_the_environment_away_from_the_real_api() -> None:
         await collect(provider, ask())
 
 
+async def test_missing_credentials_is_a_model_error_that_says_what_to_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Not blocked here, so the provider really tries; the SDK stops before any network
+    # use (the guard's empty config dir holds no profile; `.invalid` never resolves).
+    monkeypatch.delenv("NB_TOOLS_BLOCK_REAL_MODELS")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    provider = AnthropicProvider(MODEL, base_url="https://no-credentials.invalid", max_retries=0)
+    with pytest.raises(ModelError) as caught:
+        await collect(provider, ask())
+    message = str(caught.value)
+    assert message.startswith("Anthropic API credentials could not be resolved (")
+    assert message.endswith("set ANTHROPIC_API_KEY, or pass AnthropicProvider(api_key=...)")
+    assert caught.value.status is None
+    assert not caught.value.retryable
+
+
+def test_loopback_endpoint_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert AnthropicProvider(MODEL, base_url="http://127.0.0.1:1").client.api_key
+    assert (
+        AnthropicProvider(MODEL, base_url="http://127.0.0.1:1", api_key="mine").client.api_key
+        == "mine"
+    )
+
+
 def test_default_model_is_the_newest_sonnet_the_sdk_knows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
