@@ -1,0 +1,138 @@
+"""The live view's logic without a kernel: a real Agent on a ScriptedModel, buttons
+clicked from code (``Button.click()``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from nb_tools.agent import Agent
+from nb_tools.agent._transcript import TRANSCRIPT_MIME, TranscriptRecorder
+from nb_tools.jupyter._view import RunView
+from nb_tools.testing import ScriptedModel, call, reply
+from nb_tools.tool import Registry, tool
+
+pytest.importorskip("ipywidgets")
+
+
+def make_tools(ran: list) -> Registry:
+    @tool(requires_approval=True)
+    def launch(target: str) -> str:
+        """Launch something."""
+        ran.append(target)
+        return f"launched {target}"
+
+    @tool
+    async def wait_forever() -> str:
+        """Never finishes."""
+        await asyncio.sleep(60)
+        return "late"
+
+    return Registry(launch, wait_forever)
+
+
+async def start(script, ran):
+    model = ScriptedModel(script)
+    agent = Agent(model, tools=make_tools(ran))
+    view = RunView(TranscriptRecorder("go", model=model.model), loop=asyncio.get_running_loop(),
+                   on_stop=lambda: task.cancel())
+    agent.approver = view.ask
+    task = asyncio.ensure_future(agent.run("go", on_event=view.on_event))
+    return agent, model, view, task
+
+
+async def first_card(view: RunView):
+    for _ in range(500):
+        cards = view.approval_cards()
+        if cards:
+            return cards[0]
+        await asyncio.sleep(0.01)
+    raise AssertionError("no approval card appeared")
+
+
+async def test_approve_click_runs_the_call_and_disables_the_buttons() -> None:
+    ran: list = []
+    _agent, _model, view, task = await start(
+        [reply("", call("launch", target="moon")), reply("Done.")], ran)
+    card = await first_card(view)
+    assert [b.description for b in (card.approve, card.deny, card.always)] == [
+        "Approve", "Deny", "Always allow"]
+    card.approve.click()
+    result = await task
+    assert ran == ["moon"]
+    assert result.text == "Done."
+    assert card.approve.disabled and card.deny.disabled and card.always.disabled
+    assert "Approved by you" in card.prompt.value
+    tool_item = view.recorder.to_dict()["items"][1]
+    assert tool_item["status"] == "ok" and tool_item["approval"]["by"] == "user"
+    card.deny.click()  # a second decision is ignored
+    assert "Approved by you" in card.prompt.value
+
+
+async def test_deny_click_sends_the_message_to_the_model() -> None:
+    ran: list = []
+    _agent, model, view, task = await start(
+        [reply("", call("launch", target="mars")), reply("OK.")], ran)
+    card = await first_card(view)
+    card.message.value = "not today"
+    card.deny.click()
+    await task
+    assert ran == []
+    answer = model.requests[-1].messages[-1].content[0].result
+    assert answer.is_error
+    assert answer.content == "The user denied this call. Message from the user: not today"
+    assert 'Denied by you: "not today"' in card.prompt.value
+
+
+async def test_always_allow_remembers_the_tool() -> None:
+    ran: list = []
+    agent, _model, view, task = await start(
+        [reply("", call("launch", target="a")), reply("", call("launch", target="b")),
+         reply("Both.")], ran)
+    card = await first_card(view)
+    card.always.click()
+    await task
+    assert ran == ["a", "b"]
+    assert agent.always_allow == {"launch"}
+    assert len(view.approval_cards()) == 1
+
+
+async def test_stop_button_cancels_the_run() -> None:
+    ran: list = []
+    agent, _model, view, task = await start([reply("", call("wait_forever"))], ran)
+    while "wait_forever" not in str([i.get("name") for i in view.recorder.items]):
+        await asyncio.sleep(0.01)
+    view.stop_button.click()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert view.stop_button.disabled and view.stopped_by_button
+    assert agent.last_result is not None and agent.last_result.stop_reason == "stopped"
+    assert view.recorder.to_dict()["items"][-1]["status"] == "cut_off"
+
+
+async def test_streamed_text_is_throttled_and_flushed_at_the_end() -> None:
+    from nb_tools.agent._agent import RunResult
+    from nb_tools.agent._events import RunFinished, TextDelta
+    from nb_tools.model import Usage
+
+    view = RunView(TranscriptRecorder("hi"), loop=asyncio.get_running_loop())
+    updates: list[str] = []
+    view.on_event(TextDelta(text="tok "))
+    assert view._text is not None
+    view._text.observe(lambda ch: updates.append(ch["new"]), names="value")
+    for _ in range(499):
+        view.on_event(TextDelta(text="tok "))
+    view.on_event(RunFinished(result=RunResult(text="", messages=(), usage=Usage(),
+                                               stop_reason="end_turn")))
+    assert 1 <= len(updates) <= 10  # 500 deltas, a handful of widget updates
+    assert updates[-1].count("tok") == 500
+
+
+def test_finish_replaces_the_view_by_the_transcript_and_closes_widgets(capsys) -> None:
+    view = RunView(TranscriptRecorder("hi", model="m"))
+    box, footer, stop = view.box, view.footer, view.stop_button
+    assert box.comm is not None
+    view.finish(view.recorder.to_dict())
+    assert box.comm is None and footer.comm is None and stop.comm is None
+    assert TRANSCRIPT_MIME in capsys.readouterr().out
