@@ -44,9 +44,7 @@ def atomic_write(path: Path, data: bytes, *, workspace: Workspace, tool: str) ->
     write_files([(path, data)], workspace=workspace, tool=tool)
 
 
-def write_files(
-    ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, tool: str
-) -> None:
+def write_files(ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, tool: str) -> None:
     """Write (``bytes``) or delete (``None``) each realpath in ``ops``, all or nothing.
 
     Raises ``WorkspaceError`` if a path is no longer confined, ``WriteFailed`` on an I/O
@@ -64,10 +62,9 @@ def write_files(
         for op in plan:  # last look before anything visible changes
             workspace.recheck(op.path, tool=tool)
         for op in plan:
-            if op.data is None:
+            if op.tmp is None:  # a delete
                 os.unlink(op.path)
             else:
-                assert op.tmp is not None
                 os.replace(op.tmp, op.path)
                 op.tmp = None
             op.done = True

@@ -52,8 +52,10 @@ def format_lines(lines: list[str], first: int) -> tuple[str, int]:
     size = 0
     for i, line in enumerate(lines):
         if len(line) > MAX_LINE_CHARS:
-            line = (f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters, "
-                    f"first {MAX_LINE_CHARS:,} shown]")
+            line = (
+                f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters, "
+                f"first {MAX_LINE_CHARS:,} shown]"
+            )
         entry = f"{first + i:>6}\t{line}"
         if out and size + len(entry) + 1 > MAX_OUTPUT_CHARS:
             return "\n".join(out), i
@@ -120,8 +122,9 @@ class ReadFileTool(_FileTool):
             ),
             parameters=Schema.object(
                 {
-                    "file_path": Schema.string("The file to read (relative to the workspace "
-                                               "root, or absolute inside it)"),
+                    "file_path": Schema.string(
+                        "The file to read (relative to the workspace root, or absolute inside it)"
+                    ),
                     "offset": _int("Line number to start at (1-based)", minimum=0, default=1),
                     "limit": _int("How many lines to show", minimum=1, default=DEFAULT_LIMIT),
                 },
@@ -142,8 +145,9 @@ class ReadFileTool(_FileTool):
         try:
             tf = load_text(path, tool=self.name, shown=shown)
         except FileNotFoundError:
-            raise ToolError(f"{self.name}: {shown} does not exist; use glob to find files"
-                            ) from None
+            raise ToolError(
+                f"{self.name}: {shown} does not exist; use glob to find files"
+            ) from None
         meta: dict[str, Any] = {"path": shown}
         if self.workspace.is_protected(raw):
             meta["protected"] = True
@@ -220,7 +224,7 @@ def _encode(tf: TextFile | None, text: str, tool: str, shown: str) -> bytes:
         return tf.encode(text) if tf else text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ToolError(
-            f"{tool}: the new text has {exc.object[exc.start:exc.end]!r}, which the file's "
+            f"{tool}: the new text has {exc.object[exc.start : exc.end]!r}, which the file's "
             f"encoding ({tf.encoding if tf else 'utf-8'}) cannot hold; keep to characters "
             f"it can encode"
         ) from None
@@ -246,8 +250,9 @@ class WriteFileTool(_Writer):
             ),
             parameters=Schema.object(
                 {
-                    "file_path": Schema.string("The file to write (relative to the workspace "
-                                               "root, or absolute inside it)"),
+                    "file_path": Schema.string(
+                        "The file to write (relative to the workspace root, or absolute inside it)"
+                    ),
                     "content": Schema.string("The complete new content of the file"),
                 },
                 "file_path",
@@ -316,12 +321,14 @@ class EditFileTool(_Writer):
             ),
             parameters=Schema.object(
                 {
-                    "file_path": Schema.string("The file to edit (relative to the workspace "
-                                               "root, or absolute inside it)"),
+                    "file_path": Schema.string(
+                        "The file to edit (relative to the workspace root, or absolute inside it)"
+                    ),
                     "old_string": Schema.string("The exact text to replace"),
                     "new_string": Schema.string("The text to put in its place (must differ)"),
-                    "replace_all": Schema(type="boolean", default=False,
-                                          description="Replace every occurrence"),
+                    "replace_all": Schema(
+                        type="boolean", default=False, description="Replace every occurrence"
+                    ),
                 },
                 "file_path",
                 "old_string",
@@ -339,25 +346,32 @@ class EditFileTool(_Writer):
         shown = self.workspace.display(path)
         protected = self.workspace.is_protected(raw)
         if old == new:
-            raise ToolError(f"{self.name}: old_string and new_string are the same; there is "
-                            f"nothing to change")
+            raise ToolError(
+                f"{self.name}: old_string and new_string are the same; there is nothing to change"
+            )
         tf = self._existing(path, shown)
         if tf is None:
             if old:
-                raise ToolError(f"{self.name}: {shown} does not exist; create it with "
-                                f"write_file")
+                raise ToolError(f"{self.name}: {shown} does not exist; create it with write_file")
             data = _encode(None, new, self.name, shown)
-            return _Plan(path=path, shown=shown, data=data, protected=protected,
-                         change=Change(path=shown, before=None, after=new),
-                         summary=f"Created {shown}")
+            return _Plan(
+                path=path,
+                shown=shown,
+                data=data,
+                protected=protected,
+                change=Change(path=shown, before=None, after=new),
+                summary=f"Created {shown}",
+            )
         crlf = tf.crlf
         text = tf.text.replace("\r\n", "\n") if crlf else tf.text
         if crlf:
             old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
         if not old:
             if text:
-                raise ToolError(f"{self.name}: old_string is empty but {shown} is not; give "
-                                f"the text to replace, or use write_file to replace it all")
+                raise ToolError(
+                    f"{self.name}: old_string is empty but {shown} is not; give "
+                    f"the text to replace, or use write_file to replace it all"
+                )
             result, where = new, [1]
         else:
             where = self._find(text, old, replace_all, shown)
@@ -368,10 +382,18 @@ class EditFileTool(_Writer):
         data = _encode(tf, final, self.name, shown)
         count = len(where)
         lines = ", ".join(map(str, where[:10])) + (", …" if count > 10 else "")
-        summary = (f"Edited {shown}: {count} replacement{'s' if count != 1 else ''} "
-                   f"(line{'s' if count != 1 else ''} {lines})")
-        return _Plan(path=path, shown=shown, data=data, protected=protected,
-                     change=Change(path=shown, before=tf.text, after=final), summary=summary)
+        summary = (
+            f"Edited {shown}: {count} replacement{'s' if count != 1 else ''} "
+            f"(line{'s' if count != 1 else ''} {lines})"
+        )
+        return _Plan(
+            path=path,
+            shown=shown,
+            data=data,
+            protected=protected,
+            change=Change(path=shown, before=tf.text, after=final),
+            summary=summary,
+        )
 
     def _find(self, text: str, old: str, replace_all: bool, shown: str) -> list[int]:
         """Line numbers of the occurrences; raises unless the count suits ``replace_all``."""
@@ -390,14 +412,18 @@ class EditFileTool(_Writer):
         base = f"{self.name}: old_string was not found in {shown}"
         stripped = _LINE_PREFIX.sub("", old)
         if stripped != old and stripped and stripped in text:
-            return (f"{base}; it seems to include read_file line-number prefixes "
-                    f"(number + tab): remove them and retry")
+            return (
+                f"{base}; it seems to include read_file line-number prefixes "
+                f"(number + tab): remove them and retry"
+            )
         loose_old = _loose(old).strip("\n")
         if loose_old:
             pos = _loose(text).find(loose_old)
             if pos != -1:
                 line = _line_of(_loose(text), pos)
-                return (f"{base} exactly, but it matches at line {line} when whitespace and "
-                        f"line endings are ignored; copy the exact text (indentation, tabs, "
-                        f"trailing spaces) from read_file and retry")
+                return (
+                    f"{base} exactly, but it matches at line {line} when whitespace and "
+                    f"line endings are ignored; copy the exact text (indentation, tabs, "
+                    f"trailing spaces) from read_file and retry"
+                )
         return f"{base}; read the file again and copy the exact text to replace"

@@ -93,9 +93,9 @@ def _load(workspace: Workspace, raw: str, tool: str, *, for_write: bool = False)
         raise ToolError(f"{tool}: {shown} does not exist; use glob to find notebooks") from None
     try:
         raw_nb = json.loads(tf.text)
-        nb = nbformat.from_dict(raw_nb)
+        nb = nbformat.from_dict(raw_nb)  # type: ignore[no-untyped-call]
         if nb.get("nbformat") != 4:
-            nb = nbformat.convert(nb, 4)
+            nb = nbformat.convert(nb, 4)  # type: ignore[no-untyped-call]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ToolError(f"{tool}: {shown} is not a readable notebook: {exc}") from None
     if not isinstance(nb.get("cells"), list):
@@ -121,8 +121,9 @@ class NotebookReadTool(_FileTool):
             ),
             parameters=Schema.object(
                 {
-                    "notebook_path": Schema.string("The notebook (relative to the workspace "
-                                                   "root, or absolute inside it)"),
+                    "notebook_path": Schema.string(
+                        "The notebook (relative to the workspace root, or absolute inside it)"
+                    ),
                     "cell_id": Schema.string("Only this cell (an id from a full read)"),
                 },
                 "notebook_path",
@@ -143,10 +144,14 @@ class NotebookReadTool(_FileTool):
         if cell_id is not None:
             indices = [nbk.index_of(cell_id, self.name)]
         lang = nbk.nb.get("metadata", {}).get("language_info", {}).get("name") or (
-            nbk.nb.get("metadata", {}).get("kernelspec", {}).get("language") or "unknown")
+            nbk.nb.get("metadata", {}).get("kernelspec", {}).get("language") or "unknown"
+        )
         n = len(nbk.nb.cells)
-        head = (f"Notebook {nbk.shown}: {n} cell{'s' if n != 1 else ''}, language {lang}"
-                if cell_id is None else f"Notebook {nbk.shown}, cell {cell_id} of {n}:")
+        head = (
+            f"Notebook {nbk.shown}: {n} cell{'s' if n != 1 else ''}, language {lang}"
+            if cell_id is None
+            else f"Notebook {nbk.shown}, cell {cell_id} of {n}:"
+        )
         blocks = [head]
         parts: list[Part] = []
         for i in indices:
@@ -175,12 +180,16 @@ class NotebookReadTool(_FileTool):
             text = out.get("text", "")
             text = "".join(text) if isinstance(text, list) else str(text)
             text = text[:-1] if text.endswith("\n") else text
-            return (f'<output type="stream" name="{out.get("name", "stdout")}">\n'
-                    f"{_cut(text)}\n</output>")
+            return (
+                f'<output type="stream" name="{out.get("name", "stdout")}">\n'
+                f"{_cut(text)}\n</output>"
+            )
         if otype == "error":
             tb = _ANSI.sub("", "\n".join(out.get("traceback", [])))
-            return (f'<output type="error" ename="{out.get("ename", "")}">\n'
-                    f'{out.get("ename", "")}: {out.get("evalue", "")}\n{_cut(tb)}\n</output>')
+            return (
+                f'<output type="error" ename="{out.get("ename", "")}">\n'
+                f"{out.get('ename', '')}: {out.get('evalue', '')}\n{_cut(tb)}\n</output>"
+            )
         data = out.get("data", {})
         body: list[str] = []
         for mime in _IMAGE_TYPES:
@@ -230,8 +239,9 @@ class NotebookEditTool(_FileTool):
     name = "notebook_edit"
     path_key = "notebook_path"
 
-    def __init__(self, workspace: Workspace, state: ReadState, *,
-                 current_notebook: Path | None = None) -> None:
+    def __init__(
+        self, workspace: Workspace, state: ReadState, *, current_notebook: Path | None = None
+    ) -> None:
         super().__init__(workspace, state)
         self.current_notebook = current_notebook
 
@@ -247,14 +257,20 @@ class NotebookEditTool(_FileTool):
             ),
             parameters=Schema.object(
                 {
-                    "notebook_path": Schema.string("The notebook (relative to the workspace "
-                                                   "root, or absolute inside it)"),
-                    "cell_id": Schema.string("The cell to replace or delete, or to insert "
-                                             "after"),
+                    "notebook_path": Schema.string(
+                        "The notebook (relative to the workspace root, or absolute inside it)"
+                    ),
+                    "cell_id": Schema.string("The cell to replace or delete, or to insert after"),
                     "new_source": Schema.string("The new source of the cell"),
-                    "cell_type": Schema.enum("The cell's type", "code", "markdown"),
-                    "edit_mode": Schema(type="string", enum=["replace", "insert", "delete"],
-                                        default="replace", description="What to do"),
+                    "cell_type": Schema(
+                        type="string", enum=["code", "markdown"], description="The cell's type"
+                    ),
+                    "edit_mode": Schema(
+                        type="string",
+                        enum=["replace", "insert", "delete"],
+                        default="replace",
+                        description="What to do",
+                    ),
                 },
                 "notebook_path",
             ),
@@ -309,8 +325,14 @@ class NotebookEditTool(_FileTool):
             nbk = _load(self.workspace, raw, self.name, for_write=True)
         except TextFileError as exc:
             raise ToolError(str(exc)) from None
-        problem = self.state.check(nbk.path, nbk.data, tool=self.name, shown=nbk.shown,
-                                   cells=nbk.fingerprint(), reader="notebook_read")
+        problem = self.state.check(
+            nbk.path,
+            nbk.data,
+            tool=self.name,
+            shown=nbk.shown,
+            cells=nbk.fingerprint(),
+            reader="notebook_read",
+        )
         if problem:
             raise ToolError(problem)
         nb = copy.deepcopy(nbk.nb)
@@ -319,13 +341,15 @@ class NotebookEditTool(_FileTool):
             raise ToolError(f"{self.name}: new_source is required for edit_mode={mode}")
         if mode == "insert":
             if cell_type is None:
-                raise ToolError(f"{self.name}: cell_type (code or markdown) is required for "
-                                f"edit_mode=insert")
+                raise ToolError(
+                    f"{self.name}: cell_type (code or markdown) is required for edit_mode=insert"
+                )
             at = 0 if cell_id is None else nbk.index_of(cell_id, self.name) + 1
             new_id = _new_id(nbk.data, parsed, set(ids))
-            maker = nbformat.v4.new_code_cell if cell_type == "code" else \
-                nbformat.v4.new_markdown_cell
-            cell = maker(source=source)
+            if cell_type == "code":
+                cell = nbformat.v4.new_code_cell(source=source)  # type: ignore[no-untyped-call]
+            else:
+                cell = nbformat.v4.new_markdown_cell(source=source)  # type: ignore[no-untyped-call]
             cell["id"] = new_id
             nb.cells.insert(at, cell)
             ids.insert(at, new_id)
@@ -348,9 +372,13 @@ class NotebookEditTool(_FileTool):
                 summary = f"Replaced the source of cell {cell_id} in {nbk.shown}"
         data = _serialise(nb, ids, self.name)
         return _Plan(
-            path=nbk.path, shown=nbk.shown, data=data, summary=summary,
+            path=nbk.path,
+            shown=nbk.shown,
+            data=data,
+            summary=summary,
             change=Change(path=f"{nbk.shown}#{target}", before=before, after=after),
-            fingerprint=_fingerprint(nb, ids), protected=self.workspace.is_protected(raw),
+            fingerprint=_fingerprint(nb, ids),
+            protected=self.workspace.is_protected(raw),
         )
 
 
@@ -388,10 +416,9 @@ def _serialise(nb: Any, ids: list[str], tool: str) -> bytes:
         nbformat.validate(nb)
     except nbformat.ValidationError as exc:
         raise ToolError(
-            f"{tool}: the edited notebook would not be valid ({exc.message}); nothing was "
-            f"changed"
+            f"{tool}: the edited notebook would not be valid ({exc.message}); nothing was changed"
         ) from None
-    text = nbformat.writes(nb)
+    text: str = nbformat.writes(nb)  # type: ignore[no-untyped-call]
     if not text.endswith("\n"):
         text += "\n"
     return text.encode("utf-8")

@@ -188,8 +188,10 @@ class ApplyPatchTool:
             entry.crlf = original.crlf
             entry.text = original.text.replace("\r\n", "\n") if entry.crlf else original.text
             stamp = self.state.get(path)
-            entry.known = stamp is not None and self.state.check(
-                path, original.data, tool=self.name, shown=shown) is None
+            entry.known = (
+                stamp is not None
+                and self.state.check(path, original.data, tool=self.name, shown=shown) is None
+            )
         plan.entries[path] = entry
         return entry
 
@@ -206,8 +208,7 @@ class ApplyPatchTool:
                 raise PatchApplyError(f"Failed to delete file {shown}: it is a directory")
             entry = self._entry(plan, hunk.path, for_write=False)
             if entry.text is None:
-                raise PatchApplyError(f"Failed to delete file {shown}: No such file or "
-                                      f"directory")
+                raise PatchApplyError(f"Failed to delete file {shown}: No such file or directory")
             entry.text, entry.known = None, False
             plan.deleted.append(entry.shown)
         else:
@@ -285,7 +286,9 @@ class ApplyPatchTool:
         lines += [f"M {p}" for p in plan.modified]
         lines += [f"D {p}" for p in plan.deleted]
         meta: dict[str, Any] = {
-            "added": plan.added, "modified": plan.modified, "deleted": plan.deleted,
+            "added": plan.added,
+            "modified": plan.modified,
+            "deleted": plan.deleted,
         }
         if self.protected(args):
             meta["protected"] = True

@@ -128,7 +128,7 @@ def parse_patch(text: str, *, lenient: bool = True) -> list[Hunk]:
     remaining = lines[1:-1]
     line_number = 2
     if remaining and remaining[0].strip().startswith(ENV_ID):
-        if not remaining[0].strip()[len(ENV_ID):].strip():
+        if not remaining[0].strip()[len(ENV_ID) :].strip():
             raise ParseError("apply_patch environment_id cannot be empty")
         remaining = remaining[1:]
         line_number += 1
@@ -149,16 +149,16 @@ def parse_one_hunk(lines: list[str], line_number: int) -> tuple[Hunk, int]:
             if not line.startswith("+"):
                 break
             contents.append(line[1:] + "\n")
-        return AddFile(path=first[len(ADD):], contents="".join(contents)), 1 + len(contents)
+        return AddFile(path=first[len(ADD) :], contents="".join(contents)), 1 + len(contents)
     if first.startswith(DELETE):
-        return DeleteFile(path=first[len(DELETE):]), 1
+        return DeleteFile(path=first[len(DELETE) :]), 1
     if first.startswith(UPDATE):
-        path = first[len(UPDATE):]
+        path = first[len(UPDATE) :]
         rest = lines[1:]
         used = 1
         move_path = None
         if rest and rest[0].startswith(MOVE):
-            move_path = rest[0][len(MOVE):]
+            move_path = rest[0][len(MOVE) :]
             rest = rest[1:]
             used += 1
         chunks: list[Chunk] = []
@@ -239,8 +239,9 @@ def parse_update_chunk(
 
 _PUNCT = str.maketrans(
     {
-        **dict.fromkeys(["\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2015", "\u2212"],
-                        "-"),
+        **dict.fromkeys(
+            ["\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2015", "\u2212"], "-"
+        ),
         **dict.fromkeys(["\u2018", "\u2019", "\u201a", "\u201b"], "'"),
         **dict.fromkeys(["\u201c", "\u201d", "\u201e", "\u201f"], '"'),
         **dict.fromkeys(
@@ -288,9 +289,7 @@ def apply_chunks(text: str, chunks: list[Chunk], shown: str) -> str:
         if chunk.change_context is not None:
             found = seek_sequence(lines, [chunk.change_context], index, False)
             if found is None:
-                raise PatchApplyError(
-                    f"Failed to find context '{chunk.change_context}' in {shown}"
-                )
+                raise PatchApplyError(f"Failed to find context '{chunk.change_context}' in {shown}")
             index = found + 1
         if not chunk.old_lines:
             at = len(lines) - 1 if lines and lines[-1] == "" else len(lines)

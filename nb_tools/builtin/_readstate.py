@@ -42,8 +42,9 @@ class ReadState:
         self._stamps: dict[Path, Stamp] = {}
         self._lock = threading.Lock()
 
-    def record(self, path: Path, data: bytes, *, mtime_ns: int | None = None,
-               cells: str | None = None) -> None:
+    def record(
+        self, path: Path, data: bytes, *, mtime_ns: int | None = None, cells: str | None = None
+    ) -> None:
         """Note that the model has seen all of ``path`` whose bytes are ``data``."""
         if mtime_ns is None:
             try:
@@ -65,8 +66,16 @@ class ReadState:
     def has_read(self, path: Path) -> bool:
         return self.get(path) is not None
 
-    def check(self, path: Path, data: bytes, *, tool: str, shown: str,
-              cells: str | None = None, reader: str = "read_file") -> str | None:
+    def check(
+        self,
+        path: Path,
+        data: bytes,
+        *,
+        tool: str,
+        shown: str,
+        cells: str | None = None,
+        reader: str = "read_file",
+    ) -> str | None:
         """``None`` when ``path`` (now holding ``data``) was fully read and is unchanged;
         otherwise the message for the model. ``shown`` is the path as the model knows it.
         ``cells``: the current cell fingerprint of a notebook (compared when bytes differ)."""

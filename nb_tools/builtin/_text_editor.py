@@ -11,6 +11,7 @@ the tools above applies, and a ``view`` of the whole file counts as a read.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -53,17 +54,26 @@ class TextEditorTool:
             ),
             parameters=Schema.object(
                 {
-                    "command": Schema.enum("The command", "view", "create", "str_replace",
-                                           "insert"),
+                    "command": Schema(
+                        type="string",
+                        enum=["view", "create", "str_replace", "insert"],
+                        description="The command",
+                    ),
                     "path": Schema.string("The file or directory"),
                     "file_text": Schema.string("create: the content of the new file"),
                     "old_str": Schema.string("str_replace: the exact text to replace"),
                     "new_str": Schema.string("str_replace: the replacement; insert: the text"),
-                    "insert_line": Schema(type="integer", minimum=0,
-                                          description="insert: the line to insert after"),
+                    "insert_line": Schema(
+                        type="integer", minimum=0, description="insert: the line to insert after"
+                    ),
                     "insert_text": Schema.string("insert: the text to insert"),
-                    "view_range": Schema(type="array", items=Schema.integer(), min_items=2,
-                                         max_items=2, description="view: [first, last]"),
+                    "view_range": Schema(
+                        type="array",
+                        items=Schema.integer(),
+                        min_items=2,
+                        max_items=2,
+                        description="view: [first, last]",
+                    ),
                 },
                 "command",
                 "path",
@@ -84,7 +94,7 @@ class TextEditorTool:
 
     def read_only_call(self, args: Args) -> bool:
         try:
-            return self._parse(args)["command"] == "view"
+            return bool(self._parse(args)["command"] == "view")
         except ValueError:
             return False
 
@@ -99,11 +109,11 @@ class TextEditorTool:
             parsed = self._parse(args)
         except ValueError:
             return True
-        return parsed["command"] != "view" or self.workspace.is_protected(parsed["path"])
+        return bool(parsed["command"] != "view" or self.workspace.is_protected(parsed["path"]))
 
     def preview(self, args: Args) -> Change:
         tool, mapped = self._map(self._parse(args))
-        if isinstance(tool, ReadFileTool):
+        if not isinstance(tool, WriteFileTool | EditFileTool):
             raise ToolError(f"{self.name}: view changes nothing")
         return tool.preview(mapped)
 
@@ -115,13 +125,15 @@ class TextEditorTool:
             if parsed["command"] == "view":
                 path = self.workspace.resolve(parsed["path"], tool=self.name)
                 if path.is_dir():
-                    return guarded(self.name, lambda: self._listing(path))
+                    return await asyncio.to_thread(guarded, self.name, lambda: self._listing(path))
             tool, mapped = self._map(parsed)
         except ValueError as exc:
             return Result.error(str(exc))
         return await tool.call(mapped)
 
-    def _map(self, p: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    def _map(
+        self, p: dict[str, Any]
+    ) -> tuple[ReadFileTool | WriteFileTool | EditFileTool, dict[str, Any]]:
         """The tool and arguments a command maps onto."""
         command, path = p["command"], p["path"]
         if command == "view":
@@ -129,8 +141,10 @@ class TextEditorTool:
             mapped: dict[str, Any] = {"file_path": path, "offset": max(first, 1)}
             if last != -1:
                 if last < first:
-                    raise ToolError(f"{self.name}: view_range [{first}, {last}] ends before "
-                                    f"it starts; use [first, last] or [first, -1]")
+                    raise ToolError(
+                        f"{self.name}: view_range [{first}, {last}] ends before "
+                        f"it starts; use [first, last] or [first, -1]"
+                    )
                 mapped["limit"] = last - max(first, 1) + 1
             return self.reader, mapped
         if command == "create":
@@ -140,8 +154,11 @@ class TextEditorTool:
         if command == "str_replace":
             if "old_str" not in p:
                 raise ToolError(f"{self.name}: str_replace needs old_str")
-            return self.editor, {"file_path": path, "old_string": p["old_str"],
-                                 "new_string": p.get("new_str", "")}
+            return self.editor, {
+                "file_path": path,
+                "old_string": p["old_str"],
+                "new_string": p.get("new_str", ""),
+            }
         return self.writer, {"file_path": path, "content": self._inserted(p)}
 
     def _inserted(self, p: dict[str, Any]) -> str:
@@ -154,18 +171,20 @@ class TextEditorTool:
         try:
             tf = load_text(target, tool=self.name, shown=shown)
         except FileNotFoundError:
-            raise ToolError(f"{self.name}: {shown} does not exist; use the create "
-                            f"command") from None
-        problem = self.state.check(target, tf.data, tool=self.name, shown=shown,
-                                   reader="view")
+            raise ToolError(
+                f"{self.name}: {shown} does not exist; use the create command"
+            ) from None
+        problem = self.state.check(target, tf.data, tool=self.name, shown=shown, reader="view")
         if problem:
             raise ToolError(problem)
         current = tf.text.replace("\r\n", "\n") if tf.crlf else tf.text
         n = len(split_lines(current))
         at = p["insert_line"]
         if at > n:
-            raise ToolError(f"{self.name}: insert_line {at} is past the end of {shown}, which "
-                            f"has {n} lines; use a line from 0 to {n}")
+            raise ToolError(
+                f"{self.name}: insert_line {at} is past the end of {shown}, which "
+                f"has {n} lines; use a line from 0 to {n}"
+            )
         text = text.replace("\r\n", "\n") if tf.crlf else text
         if text.endswith("\n"):
             text = text[:-1]
@@ -178,8 +197,9 @@ class TextEditorTool:
         base = os.fspath(folder)
         for dirpath, dirnames, filenames in os.walk(base):
             depth = os.path.relpath(dirpath, base).count(os.sep) + (dirpath != base)
-            dirnames[:] = sorted(d for d in dirnames
-                                 if not d.startswith(".") and d not in _SKIP_DIRS)
+            dirnames[:] = sorted(
+                d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
+            )
             for name in dirnames:
                 entries.append(self.workspace.display(os.path.join(dirpath, name)) + "/")
             for name in sorted(filenames):
@@ -191,7 +211,6 @@ class TextEditorTool:
                 break
         cut = len(entries) > _MAX_LISTING
         entries = sorted(entries[:_MAX_LISTING])
-        head = (f"Files and directories up to 2 levels deep in {shown}, excluding hidden "
-                f"items:")
+        head = f"Files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         tail = [f"(listing cut at {_MAX_LISTING} entries)"] if cut else []
         return Result(content="\n".join([head, *entries, *tail]))

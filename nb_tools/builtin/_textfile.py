@@ -53,7 +53,7 @@ def decode(data: bytes) -> tuple[str, str, bytes] | None:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
-                return data[len(bom):].decode(encoding), encoding, bom
+                return data[len(bom) :].decode(encoding), encoding, bom
             except UnicodeDecodeError:
                 return None
     if b"\x00" in data[:_SNIFF]:
@@ -95,9 +95,12 @@ def load_text(path: Path, *, tool: str, shown: str, max_bytes: int = MAX_FILE_BY
         )
     if not stat.S_ISREG(mode):
         kind = (
-            "a FIFO" if stat.S_ISFIFO(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a socket" if stat.S_ISSOCK(mode)
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
             else "not a regular file"
         )
         raise TextFileError(f"{tool}: {shown} is {kind}; only regular files can be read")

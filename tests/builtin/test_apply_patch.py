@@ -96,9 +96,7 @@ async def test_add_then_update_in_one_patch(tool: ApplyPatchTool, root: Path) ->
     assert (root / "n.txt").read_text() == "two\n"
 
 
-async def test_preview_files_move_is_delete_plus_create(
-    tool: ApplyPatchTool, root: Path
-) -> None:
+async def test_preview_files_move_is_delete_plus_create(tool: ApplyPatchTool, root: Path) -> None:
     (root / "old.txt").write_text("x\ny\n")
     text = patch("*** Update File: old.txt", "*** Move to: sub/new.txt", "@@", " x", "-y", "+z")
     changes = tool.preview_files(json.dumps({"input": text}))
@@ -116,8 +114,9 @@ async def test_outside_paths_are_refused(tool: ApplyPatchTool, root: Path, tmp_p
     (root / "a.txt").write_text("a\n")
     before = tree(tmp_path)
     for path in ["../evil.txt", str(tmp_path / "evil.txt"), "~/evil.txt"]:
-        result = await tool.call({"input": patch("*** Add File: a2.txt", "+ok",
-                                                 f"*** Add File: {path}", "+evil")})
+        result = await tool.call(
+            {"input": patch("*** Add File: a2.txt", "+ok", f"*** Add File: {path}", "+evil")}
+        )
         assert result.is_error
         assert path in result.content
         assert tree(tmp_path) == before
@@ -131,8 +130,7 @@ async def test_absolute_path_inside_root_is_accepted(tool: ApplyPatchTool, root:
 
 async def test_crlf_file_keeps_crlf(tool: ApplyPatchTool, root: Path) -> None:
     (root / "w.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
-    result = await tool.call({"input": patch("*** Update File: w.txt", "@@", " one",
-                                             "-two", "+2")})
+    result = await tool.call({"input": patch("*** Update File: w.txt", "@@", " one", "-two", "+2")})
     assert not result.is_error, result.content
     assert (root / "w.txt").read_bytes() == b"one\r\n2\r\nthree\r\n"
 
@@ -144,8 +142,9 @@ async def test_freeform_patch_text_is_accepted(tool: ApplyPatchTool, root: Path)
 
 
 async def test_parse_errors_keep_codex_wording(tool: ApplyPatchTool) -> None:
-    stacked = patch("*** Add File: x", "+x", "*** Update File: x", "@@ class A", "@@ def f",
-                    " pass")
+    stacked = patch(
+        "*** Add File: x", "+x", "*** Update File: x", "@@ class A", "@@ def f", " pass"
+    )
     result = await tool.call({"input": stacked})
     assert result.content == (
         "apply_patch: Invalid patch hunk on line 6: Unexpected line found in update hunk: "
@@ -171,11 +170,22 @@ async def test_no_read_needed_and_read_state_updated(
     (root / "read.txt").write_text("r\n")
     (root / "unread.txt").write_text("u\n")
     await ReadFileTool(ws, state).call({"file_path": "read.txt"})
-    result = await tool.call({"input": patch(
-        "*** Update File: read.txt", "@@", "-r", "+R",
-        "*** Update File: unread.txt", "@@", "-u", "+U",
-        "*** Add File: added.txt", "+a",
-    )})
+    result = await tool.call(
+        {
+            "input": patch(
+                "*** Update File: read.txt",
+                "@@",
+                "-r",
+                "+R",
+                "*** Update File: unread.txt",
+                "@@",
+                "-u",
+                "+U",
+                "*** Add File: added.txt",
+                "+a",
+            )
+        }
+    )
     assert not result.is_error, result.content
     edit = EditFileTool(ws, state)
     ok = await edit.call({"file_path": "read.txt", "old_string": "R", "new_string": "RR"})

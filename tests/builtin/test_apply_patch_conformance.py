@@ -87,8 +87,11 @@ async def test_scenario(scenario: dict[str, Any], tmp_path: Path) -> None:
         assert result.is_error
         want = scenario["stderr"].strip().replace("{CWD}/", "").replace(" (os error 2)", "")
         assert want in result.content
-        assert "Nothing was changed" in result.content or "nothing was changed" in \
-            result.content or want == "No files were modified."
+        assert (
+            "Nothing was changed" in result.content
+            or "nothing was changed" in result.content
+            or want == "No files were modified."
+        )
 
 
 @pytest.mark.parametrize("case", UNIT["apply_cases"], ids=[c["name"] for c in UNIT["apply_cases"]])

@@ -90,21 +90,33 @@ CALLS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
     "notebook_read": ("notebook_read", lambda p: {"notebook_path": p}),
     "view": ("editor", lambda p: {"command": "view", "path": p}),
     "write_file": ("write_file", lambda p: {"file_path": p, "content": "pwned\n"}),
-    "edit_file": ("edit_file",
-                  lambda p: {"file_path": p, "old_string": "secret", "new_string": "pwned"}),
+    "edit_file": (
+        "edit_file",
+        lambda p: {"file_path": p, "old_string": "secret", "new_string": "pwned"},
+    ),
     "patch_add": ("apply_patch", lambda p: patch(f"*** Add File: {p}", "+pwned")),
-    "patch_update": ("apply_patch",
-                     lambda p: patch(f"*** Update File: {p}", "@@", "-secret", "+pwned")),
+    "patch_update": (
+        "apply_patch",
+        lambda p: patch(f"*** Update File: {p}", "@@", "-secret", "+pwned"),
+    ),
     "patch_delete": ("apply_patch", lambda p: patch(f"*** Delete File: {p}")),
-    "patch_move": ("apply_patch", lambda p: patch("*** Update File: a.txt", f"*** Move to: {p}",
-                                                  "@@", "-secret a", "+pwned")),
-    "notebook_edit": ("notebook_edit",
-                      lambda p: {"notebook_path": p, "cell_id": "c1", "new_source": "pwned"}),
+    "patch_move": (
+        "apply_patch",
+        lambda p: patch("*** Update File: a.txt", f"*** Move to: {p}", "@@", "-secret a", "+pwned"),
+    ),
+    "notebook_edit": (
+        "notebook_edit",
+        lambda p: {"notebook_path": p, "cell_id": "c1", "new_source": "pwned"},
+    ),
     "create": ("editor", lambda p: {"command": "create", "path": p, "file_text": "pwned\n"}),
-    "str_replace": ("editor", lambda p: {"command": "str_replace", "path": p,
-                                         "old_str": "secret", "new_str": "pwned"}),
-    "insert": ("editor", lambda p: {"command": "insert", "path": p, "insert_line": 0,
-                                    "insert_text": "pwned"}),
+    "str_replace": (
+        "editor",
+        lambda p: {"command": "str_replace", "path": p, "old_str": "secret", "new_str": "pwned"},
+    ),
+    "insert": (
+        "editor",
+        lambda p: {"command": "insert", "path": p, "insert_line": 0, "insert_text": "pwned"},
+    ),
 }
 WRITERS = [k for k in CALLS if k not in {"read_file", "notebook_read", "view"}]
 
@@ -174,17 +186,25 @@ def swap_sub_for_outside_copy(world: Path) -> Path:
 SWAPS: dict[str, tuple[str, dict[str, Any]]] = {
     "write_new": ("write_file", {"file_path": "sub/new.txt", "content": "x\n"}),
     "write_existing": ("write_file", {"file_path": "sub/f.txt", "content": "x\n"}),
-    "edit": ("edit_file", {"file_path": "sub/f.txt", "old_string": "secret",
-                           "new_string": "pwned"}),
+    "edit": (
+        "edit_file",
+        {"file_path": "sub/f.txt", "old_string": "secret", "new_string": "pwned"},
+    ),
     "patch": ("apply_patch", patch("*** Update File: sub/f.txt", "@@", "-secret f", "+pwned")),
     "patch_add": ("apply_patch", patch("*** Add File: sub/new.txt", "+pwned")),
-    "notebook": ("notebook_edit", {"notebook_path": "sub/nb.ipynb", "cell_id": "c1",
-                                   "new_source": "pwned"}),
+    "notebook": (
+        "notebook_edit",
+        {"notebook_path": "sub/nb.ipynb", "cell_id": "c1", "new_source": "pwned"},
+    ),
     "create": ("editor", {"command": "create", "path": "sub/new.txt", "file_text": "x"}),
-    "str_replace": ("editor", {"command": "str_replace", "path": "sub/f.txt",
-                               "old_str": "secret", "new_str": "pwned"}),
-    "insert": ("editor", {"command": "insert", "path": "sub/f.txt", "insert_line": 0,
-                          "insert_text": "pwned"}),
+    "str_replace": (
+        "editor",
+        {"command": "str_replace", "path": "sub/f.txt", "old_str": "secret", "new_str": "pwned"},
+    ),
+    "insert": (
+        "editor",
+        {"command": "insert", "path": "sub/f.txt", "insert_line": 0, "insert_text": "pwned"},
+    ),
 }
 
 
@@ -219,8 +239,16 @@ def test_swap_between_resolve_and_write_is_refused(world: Path) -> None:
     assert snapshot(world) == before
 
 
-PROTECTED = [".env", ".env.production", ".git/config", "sub/.git/HEAD", ".bashrc", ".zshrc",
-             ".profile", ".ssh/authorized_keys"]
+PROTECTED = [
+    ".env",
+    ".env.production",
+    ".git/config",
+    "sub/.git/HEAD",
+    ".bashrc",
+    ".zshrc",
+    ".profile",
+    ".ssh/authorized_keys",
+]
 
 
 @pytest.mark.parametrize("path", PROTECTED)
@@ -258,12 +286,14 @@ async def test_writes_keep_the_mode_and_leave_no_temp_files(world: Path) -> None
     await t["read_file"].call({"file_path": "sub/f.txt"})
     await t["notebook_read"].call({"notebook_path": "sub/nb.ipynb"})
     results = [
-        await t["edit_file"].call({"file_path": "sub/f.txt", "old_string": "secret",
-                                   "new_string": "public"}),
+        await t["edit_file"].call(
+            {"file_path": "sub/f.txt", "old_string": "secret", "new_string": "public"}
+        ),
         await t["write_file"].call({"file_path": "sub/f.txt", "content": "public\n"}),
         await t["apply_patch"].call(patch("*** Update File: a.txt", "@@", "-secret a", "+b")),
-        await t["notebook_edit"].call({"notebook_path": "sub/nb.ipynb", "cell_id": "c1",
-                                       "new_source": "1"}),
+        await t["notebook_edit"].call(
+            {"notebook_path": "sub/nb.ipynb", "cell_id": "c1", "new_source": "1"}
+        ),
         await t["write_file"].call({"file_path": "sub/brand_new.txt", "content": "n\n"}),
     ]
     assert [r.is_error for r in results] == [False] * 5, [r.content for r in results]
@@ -283,8 +313,11 @@ async def test_failed_write_leaves_no_temp_files(world: Path) -> None:
     before = snapshot(world)
     with pytest.raises(Exception, match="nothing was changed"):
         write_files(
-            [(ws.root / "a.txt", b"x\n"), (ws.root / "new" / "n.txt", b"y\n"),
-             (ws.root / "plain" / "z.txt", b"z\n")],
+            [
+                (ws.root / "a.txt", b"x\n"),
+                (ws.root / "new" / "n.txt", b"y\n"),
+                (ws.root / "plain" / "z.txt", b"z\n"),
+            ],
             workspace=ws,
             tool="apply_patch",
         )

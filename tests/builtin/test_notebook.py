@@ -159,8 +159,13 @@ async def test_insert_and_delete(
 ) -> None:
     make_notebook(root / "nb.ipynb")
     await reader.call({"notebook_path": "nb.ipynb"})
-    args = {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "import os",
-            "cell_type": "code", "edit_mode": "insert"}
+    args = {
+        "notebook_path": "nb.ipynb",
+        "cell_id": "intro",
+        "new_source": "import os",
+        "cell_type": "code",
+        "edit_mode": "insert",
+    }
     preview = editor.preview(args)
     result = await editor.call(args)
     nb = nbformat.read(root / "nb.ipynb", as_version=4)
@@ -168,18 +173,25 @@ async def test_insert_and_delete(
     assert preview.path == f"nb.ipynb#{new_id}" and preview.kind == "create"
     assert result.content == f"Inserted code cell {new_id} after cell intro in nb.ipynb"
     assert [c.id for c in nb.cells] == ["intro", new_id, "calc", "plot"]
-    top = await editor.call({"notebook_path": "nb.ipynb", "new_source": "# top",
-                             "cell_type": "markdown", "edit_mode": "insert"})
+    top = await editor.call(
+        {
+            "notebook_path": "nb.ipynb",
+            "new_source": "# top",
+            "cell_type": "markdown",
+            "edit_mode": "insert",
+        }
+    )
     assert "at the top" in top.content
-    deleted = await editor.call({"notebook_path": "nb.ipynb", "cell_id": "plot",
-                                 "edit_mode": "delete"})
+    deleted = await editor.call(
+        {"notebook_path": "nb.ipynb", "cell_id": "plot", "edit_mode": "delete"}
+    )
     assert deleted.content == "Deleted cell plot from nb.ipynb"
     nb = nbformat.read(root / "nb.ipynb", as_version=4)
     nbformat.validate(nb)
-    assert [c.source for c in nb.cells] == ["# top", "# Title", "import os",
-                                            "print('hi')\n1 + 1"]
-    need_type = await editor.call({"notebook_path": "nb.ipynb", "new_source": "x",
-                                   "edit_mode": "insert"})
+    assert [c.source for c in nb.cells] == ["# top", "# Title", "import os", "print('hi')\n1 + 1"]
+    need_type = await editor.call(
+        {"notebook_path": "nb.ipynb", "new_source": "x", "edit_mode": "insert"}
+    )
     assert need_type.content == (
         "notebook_edit: cell_type (code or markdown) is required for edit_mode=insert"
     )
@@ -190,8 +202,14 @@ async def test_change_cell_type(
 ) -> None:
     make_notebook(root / "nb.ipynb")
     await reader.call({"notebook_path": "nb.ipynb"})
-    await editor.call({"notebook_path": "nb.ipynb", "cell_id": "calc", "new_source": "text",
-                       "cell_type": "markdown"})
+    await editor.call(
+        {
+            "notebook_path": "nb.ipynb",
+            "cell_id": "calc",
+            "new_source": "text",
+            "cell_type": "markdown",
+        }
+    )
     nb = nbformat.read(root / "nb.ipynb", as_version=4)
     nbformat.validate(nb)
     assert nb.cells[1].cell_type == "markdown" and "outputs" not in nb.cells[1]
@@ -211,8 +229,9 @@ async def test_resave_of_outputs_only_needs_no_reread(
     nb = nbformat.read(root / "nb.ipynb", as_version=4)
     nb.cells[0].source = "changed by the user"
     nbformat.write(nb, root / "nb.ipynb")
-    refused = await editor.call({"notebook_path": "nb.ipynb", "cell_id": "intro",
-                                 "new_source": "#"})
+    refused = await editor.call(
+        {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "#"}
+    )
     assert "has changed since you read it" in refused.content
 
 
@@ -240,13 +259,15 @@ async def test_warns_for_the_kernels_own_notebook(root: Path, state: ReadState) 
     ws = Workspace(root)
     await NotebookReadTool(ws, state).call({"notebook_path": "nb.ipynb"})
     editor = NotebookEditTool(ws, state, current_notebook=root / "nb.ipynb")
-    result = await editor.call({"notebook_path": "nb.ipynb", "cell_id": "intro",
-                                "new_source": "# New"})
+    result = await editor.call(
+        {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "# New"}
+    )
     assert "Warning: nb.ipynb is the notebook this kernel runs in" in result.content
     assert result.metadata["current_notebook"] is True
     other = NotebookEditTool(ws, state, current_notebook=root / "other.ipynb")
-    result = await other.call({"notebook_path": "nb.ipynb", "cell_id": "intro",
-                               "new_source": "# Newer"})
+    result = await other.call(
+        {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "# Newer"}
+    )
     assert "Warning" not in result.content
 
 

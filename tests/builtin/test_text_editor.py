@@ -86,15 +86,17 @@ async def test_create_str_replace_insert(tool: TextEditorTool, root: Path) -> No
 
 async def test_insert_errors(tool: TextEditorTool, root: Path) -> None:
     (root / "g.txt").write_text("1\n2\n")
-    unread = await tool.call({"command": "insert", "path": "g.txt", "insert_line": 0,
-                              "insert_text": "x"})
+    unread = await tool.call(
+        {"command": "insert", "path": "g.txt", "insert_line": 0, "insert_text": "x"}
+    )
     assert unread.content == (
         "str_replace_based_edit_tool: g.txt has not been read yet; read it first with view "
         "(the whole file), then retry"
     )
     await tool.call({"command": "view", "path": "g.txt"})
-    past = await tool.call({"command": "insert", "path": "g.txt", "insert_line": 5,
-                            "insert_text": "x"})
+    past = await tool.call(
+        {"command": "insert", "path": "g.txt", "insert_line": 5, "insert_text": "x"}
+    )
     assert past.content == (
         "str_replace_based_edit_tool: insert_line 5 is past the end of g.txt, which has 2 "
         "lines; use a line from 0 to 2"

@@ -225,9 +225,7 @@ async def test_bom_encoding_and_trailing_newline_kept(
     assert (root / "nonl.txt").read_bytes() == b"a\nc"
 
 
-async def test_edit_requires_read_and_existing_file(
-    edit: EditFileTool, root: Path
-) -> None:
+async def test_edit_requires_read_and_existing_file(edit: EditFileTool, root: Path) -> None:
     (root / "a.txt").write_text("x\n")
     unread = await edit.call({"file_path": "a.txt", "old_string": "x", "new_string": "y"})
     assert "has not been read yet; read it first with read_file" in unread.content
