@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from nb_tools.model._provider import ModelRequest
 from nb_tools.model._types import (
@@ -245,7 +245,7 @@ def tool_result_from_api(block: Mapping[str, Any]) -> ToolResult:
 
 def part_from_api(block: Mapping[str, Any]) -> Part | None:
     source = block.get("source") or {}
-    kind = "image" if block.get("type") == "image" else "document"
+    kind: Literal["image", "document"] = "image" if block.get("type") == "image" else "document"
     if source.get("type") == "base64":
         data = base64.b64decode(source.get("data", ""))
     elif source.get("type") == "text":

@@ -88,7 +88,7 @@ def stream_events(
     """The SSE events of a streamed reply, in order: text by words, tool arguments in
     several raw chunks (exactly the scripted text, duplicate keys and all)."""
     start_usage = usage_json(usage) | {"output_tokens": 1}
-    message = {
+    message: JSON = {
         "id": msg_id,
         "type": "message",
         "role": "assistant",

@@ -291,22 +291,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply = action.reply
         ids = [c.id or fake._new_id("toolu") for c in reply.calls]
-        args = {
-            "msg_id": fake._new_id("msg"),
-            "model": str(body["model"]),
-            "tool_ids": ids,
-            "usage": usage_for(reply, body),
-        }
+        msg_id, model, usage = fake._new_id("msg"), str(body["model"]), usage_for(reply, body)
         cut = action.fault.cut_after if action.fault else None
         try:
             if body.get("stream"):
-                events = stream_events(reply, **args)
+                events = stream_events(reply, msg_id=msg_id, model=model, tool_ids=ids, usage=usage)
                 if action.fault and cut is not None:
                     events, cut = _break(events, action.fault, cut)
                 self._stream(events, reply.chunk_delay, cut)
             else:
-                self._send_json(200, message_json(reply, **args), cut=cut is not None)
-        except (BrokenPipeError, ConnectionResetError):
+                message = message_json(reply, msg_id=msg_id, model=model, tool_ids=ids, usage=usage)
+                self._send_json(200, message, cut=cut is not None)
+        except OSError:
             self.close_connection = True  # the client went away (an interrupted turn)
 
     def _stream(
@@ -385,7 +381,10 @@ def steps_from_json(items: Iterable[Mapping[str, Any]]) -> list[Step]:
     steps: list[Step] = []
     for i, item in enumerate(items):
         if "fault" in item:
-            steps.append(Fault(**item["fault"]))
+            try:
+                steps.append(Fault(**item["fault"]))
+            except TypeError as err:
+                raise ValueError(f"script step {i}: bad fault {item['fault']!r}: {err}") from None
             continue
         unknown = set(item) - {"text", "calls", "stop_reason", "usage", "chunk_delay"}
         if unknown:

@@ -336,6 +336,8 @@ def test_steps_from_json() -> None:
     ]
     with pytest.raises(ValueError, match=r"script step 0: unknown keys \['txt'\]"):
         steps_from_json([{"txt": "typo"}])
+    with pytest.raises(ValueError, match=r"script step 1: bad fault \{'code': 529\}"):
+        steps_from_json([{"text": "ok"}, {"fault": {"code": 529}}])
 
 
 def test_load_script_from_python(tmp_path: Path) -> None:
