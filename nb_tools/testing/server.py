@@ -23,14 +23,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from nb_tools.model import ModelRequest, Usage
 from nb_tools.model._anthropic_convert import request_from_api
-from nb_tools.testing._script import Fault, Reply, Responder, ScriptedCall, Step
+from nb_tools.testing._script import Fault, Reply, ScriptedCall, Step
 from nb_tools.testing._sse import (
     check_body,
     encode_event,
@@ -64,7 +64,6 @@ class _Action:
     fault: Fault | None = None
     status: int = 200
     message: str = ""
-    tool_ids: list[str] = field(default_factory=list)
 
 
 class FakeMessagesServer:
@@ -76,7 +75,8 @@ class FakeMessagesServer:
     consuming the reply: the connection drops (no ``status``), an ``event: error`` of that
     status follows (``status`` >= 400, as when the API overloads mid-stream), or the stream
     just ends before ``message_stop`` (``status=200``). When the
-    script runs out, ``fallback`` answers, else a 500 says so.
+    script runs out, ``fallback`` answers, else a 500 says so. (A responder that follows a
+    cut is called for the cut stream and again for the retry.)
     """
 
     def __init__(
@@ -85,7 +85,7 @@ class FakeMessagesServer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        fallback: Responder | None = None,
+        fallback: Callable[[ModelRequest], Reply | Fault] | None = None,
         retry_after_ms: int = 10,
     ) -> None:
         self.host = host
@@ -162,7 +162,7 @@ class FakeMessagesServer:
 
     def _next_action(self, body: Mapping[str, Any]) -> _Action:
         with self._lock:
-            step = self._take_step()
+            step: object = self._take_step()
         if step is None:
             if self.fallback is None:
                 return _Action(
