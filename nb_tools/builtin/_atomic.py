@@ -1,11 +1,17 @@
 """Atomic, all-or-nothing file writes inside a workspace.
 
 Each new content goes to a temp file in the target's own folder (same file system), is
-flushed and fsynced, and then replaces the target with ``os.replace``; an existing file keeps
-its permission bits, a new one gets the usual ``0o666 & ~umask``. Several files are written
-as one transaction: everything is staged first, confinement is re-checked just before the
-first rename (a symlink swapped in meanwhile is refused), and if a rename or delete still
-fails part-way, the files already changed are put back. No temp file survives a failure.
+flushed and fsynced, and then replaces the target with a rename; an existing file keeps its
+permission bits, a new one gets the usual ``0o666 & ~umask``. Several files are written as
+one transaction: everything is staged first, and if a rename or delete still fails
+part-way, the files already changed are put back. No temp file survives a failure.
+
+Confinement is re-checked at write time, not only when the call was planned: each target
+folder is opened (``O_NOFOLLOW``) and the open folder is checked to be the realpath the
+workspace resolved, inside the root. On POSIX every later step (create, rename, delete)
+goes through that folder's descriptor, so a symlink swapped in after the check cannot
+redirect the write. Where ``dir_fd`` is unsupported (Windows), the paths are re-checked
+just before the first rename instead.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from nb_tools.builtin._workspace import Workspace, WorkspaceError
 __all__ = ["WriteFailed", "atomic_write", "write_files"]
 
 _TMP_SUFFIX = ".nbtools-tmp"
+_USE_DIR_FD = {os.open, os.mkdir, os.unlink, os.rename} <= os.supports_dir_fd
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
 class WriteFailed(Exception):
@@ -33,10 +42,29 @@ class WriteFailed(Exception):
 class _Op:
     path: Path
     data: bytes | None  # None: delete
-    tmp: Path | None = None
+    folder: _Folder | None = None
+    tmp: str | None = None  # temp file name inside the folder
     original: bytes | None = None
     original_mode: int | None = None
     done: bool = False
+
+
+class _Folder:
+    """A verified folder: its descriptor (POSIX) or just its path."""
+
+    def __init__(self, path: Path, fd: int | None) -> None:
+        self.path = path
+        self.fd = fd
+
+    def at(self, name: str) -> str:
+        """How to name ``name`` in this folder for an ``os`` call with ``dir_fd=self.fd``."""
+        return name if self.fd is not None else str(self.path / name)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
 
 
 def atomic_write(path: Path, data: bytes, *, workspace: Workspace, tool: str) -> None:
@@ -50,74 +78,123 @@ def write_files(ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, t
     Raises ``WorkspaceError`` if a path is no longer confined, ``WriteFailed`` on an I/O
     error; in both cases the workspace is left as it was."""
     plan = [_Op(path=p, data=d) for p, d in ops]
+    folders: dict[Path, _Folder] = {}
     created_dirs: list[Path] = []
+    current: Path | None = None  # for the message if an OS call fails
     try:
         for op in plan:
             workspace.recheck(op.path, tool=tool)
+        for op in plan:
+            current = op.path
+            if op.data is not None:
+                created_dirs += _make_parents(op.path, workspace, tool, folders)
+            op.folder = _folder(op.path.parent, workspace, tool, folders)
             _remember_original(op)
         for op in plan:
+            current = op.path
             if op.data is not None:
-                created_dirs += _make_parents(op.path, workspace, tool)
-                op.tmp = _stage(op.path, op.data, op.original_mode)
-        for op in plan:  # last look before anything visible changes
-            workspace.recheck(op.path, tool=tool)
+                op.tmp = _stage(op, op.data, op.original_mode)
+        if not _USE_DIR_FD:  # last look before anything visible changes
+            for op in plan:
+                workspace.recheck(op.path, tool=tool)
         for op in plan:
+            current = op.path
+            folder = _need(op.folder)
             if op.tmp is None:  # a delete
-                os.unlink(op.path)
+                os.unlink(folder.at(op.path.name), dir_fd=folder.fd)
             else:
-                os.replace(op.tmp, op.path)
+                _rename(folder, op.tmp, op.path.name)
                 op.tmp = None
             op.done = True
     except (OSError, WorkspaceError) as exc:
         _rollback(plan, created_dirs)
         if isinstance(exc, WorkspaceError):
             raise
-        where = workspace.display(exc.filename) if exc.filename else "the workspace"
+        where = workspace.display(current) if current is not None else "the files"
         raise WriteFailed(
             f"{tool}: could not write {where}: {exc.strerror or exc}; nothing was changed"
         ) from exc
     except BaseException:
         _rollback(plan, created_dirs)
         raise
-    for folder in {op.path.parent for op in plan}:
-        _fsync_dir(folder)
+    finally:
+        for folder in folders.values():
+            if folder.fd is not None:
+                with contextlib.suppress(OSError):
+                    os.fsync(folder.fd)
+            folder.close()
 
 
-def _remember_original(op: _Op) -> None:
-    try:
-        st = os.stat(op.path)
-    except FileNotFoundError:
-        if op.data is None:
+def _need(folder: _Folder | None) -> _Folder:
+    if folder is None:  # pragma: no cover - set for every op before use
+        raise RuntimeError("write_files: folder not opened")
+    return folder
+
+
+def _folder(path: Path, workspace: Workspace, tool: str, cache: dict[Path, _Folder]) -> _Folder:
+    """Open ``path`` and check that what was opened is that realpath, inside the root."""
+    if path in cache:
+        return cache[path]
+    workspace.recheck(path, tool=tool)
+    fd = None
+    if _USE_DIR_FD:
+        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+        try:
+            workspace.recheck(path, tool=tool)
+            opened, named = os.fstat(fd), os.stat(path)
+            if (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
+                raise WorkspaceError(
+                    f"{tool}: the folder {workspace.display(path)!r} changed on disk while "
+                    f"being opened; refusing to write"
+                )
+        except BaseException:
+            os.close(fd)
             raise
-        return
-    if not stat.S_ISREG(st.st_mode):
-        raise IsADirectoryError(21, "not a regular file", str(op.path))
-    op.original_mode = stat.S_IMODE(st.st_mode)
-    with open(op.path, "rb") as f:
-        op.original = f.read()
+    cache[path] = _Folder(path, fd)
+    return cache[path]
 
 
-def _make_parents(path: Path, workspace: Workspace, tool: str) -> list[Path]:
-    """Create the missing folders above ``path`` (inside the root), returning them
-    outermost first."""
+def _make_parents(
+    path: Path, workspace: Workspace, tool: str, folders: dict[Path, _Folder]
+) -> list[Path]:
+    """Create the missing folders above ``path`` (inside the root), outermost first."""
     missing: list[Path] = []
     folder = path.parent
-    while not folder.exists():
+    while not os.path.lexists(folder):
         missing.append(folder)
         folder = folder.parent
     made: list[Path] = []
     for folder in reversed(missing):
-        workspace.recheck(folder, tool=tool)
-        os.mkdir(folder)
+        parent = _folder(folder.parent, workspace, tool, folders)
+        os.mkdir(parent.at(folder.name), dir_fd=parent.fd)
         made.append(folder)
     return made
 
 
-def _stage(path: Path, data: bytes, mode: int | None) -> Path:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{_TMP_SUFFIX}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
+def _remember_original(op: _Op) -> None:
+    folder = _need(op.folder)
+    name = folder.at(op.path.name)
     try:
-        if mode is not None:
+        st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        if op.data is None:
+            raise
+        return
+    if not stat.S_ISREG(st.st_mode):  # a symlink here was swapped in after resolve
+        raise IsADirectoryError(21, "not a regular file", str(op.path))
+    fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=folder.fd)
+    with os.fdopen(fd, "rb") as f:
+        op.original_mode = stat.S_IMODE(st.st_mode)
+        op.original = f.read()
+
+
+def _stage(op: _Op, data: bytes, mode: int | None) -> str:
+    folder = _need(op.folder)
+    name = f".{op.path.name}.{secrets.token_hex(4)}{_TMP_SUFFIX}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+    fd = os.open(folder.at(name), flags, 0o666 if mode is None else 0o600, dir_fd=folder.fd)
+    try:
+        if mode is not None and hasattr(os, "fchmod"):
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb", closefd=False) as f:
             f.write(data)
@@ -126,35 +203,37 @@ def _stage(path: Path, data: bytes, mode: int | None) -> Path:
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(folder.at(name), dir_fd=folder.fd)
         raise
     os.close(fd)
-    return tmp
+    if mode is not None and not hasattr(os, "fchmod"):  # Windows: only the read-only bit
+        os.chmod(folder.at(name), mode)
+    return name
+
+
+def _rename(folder: _Folder, src: str, dst: str) -> None:
+    if folder.fd is not None:
+        os.rename(src, dst, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
+    else:
+        os.replace(folder.at(src), folder.at(dst))
 
 
 def _rollback(plan: list[_Op], created_dirs: list[Path]) -> None:
     for op in reversed(plan):
+        folder = op.folder
+        if folder is None:
+            continue
         if op.tmp is not None:
             with contextlib.suppress(OSError):
-                os.unlink(op.tmp)
+                os.unlink(folder.at(op.tmp), dir_fd=folder.fd)
             op.tmp = None
         if not op.done:
             continue
         with contextlib.suppress(OSError):
             if op.original is None:
-                os.unlink(op.path)
+                os.unlink(folder.at(op.path.name), dir_fd=folder.fd)
             else:
-                tmp = _stage(op.path, op.original, op.original_mode)
-                os.replace(tmp, op.path)
-    for folder in reversed(created_dirs):
+                _rename(folder, _stage(op, op.original, op.original_mode), op.path.name)
+    for path in reversed(created_dirs):
         with contextlib.suppress(OSError):
-            os.rmdir(folder)
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            os.rmdir(path)

@@ -14,6 +14,7 @@ from typing import Any
 import nbformat
 import pytest
 
+from nb_tools.builtin import _atomic
 from nb_tools.builtin._atomic import write_files
 from nb_tools.builtin._files import EditFileTool, ReadFileTool, WriteFileTool
 from nb_tools.builtin._notebook import NotebookEditTool, NotebookReadTool
@@ -323,3 +324,23 @@ async def test_failed_write_leaves_no_temp_files(world: Path) -> None:
         )
     assert snapshot(world) == before
     assert tmp_files(world) == []
+
+
+@pytest.mark.skipif(not _atomic._USE_DIR_FD, reason="needs dir_fd support (POSIX)")
+def test_swap_after_the_folder_check_cannot_redirect_the_write(world: Path) -> None:
+    """White-box: once write_files has verified and opened a folder, later steps go through
+    its descriptor, so a folder swapped for a symlink afterwards is not followed."""
+    root, outside = world / "root", world / "outside"
+    ws = Workspace(root)
+    target = ws.resolve("sub/f.txt", for_write=True)
+    folder = _atomic._folder(target.parent, ws, "write_file", {})
+    try:
+        (root / "sub").rename(root / "sub_moved")
+        (root / "sub").symlink_to(outside, target_is_directory=True)
+        before_outside = snapshot(outside)
+        op = _atomic._Op(path=target, data=b"new\n", folder=folder)
+        _atomic._rename(folder, _atomic._stage(op, b"new\n", None), "f.txt")
+    finally:
+        folder.close()
+    assert snapshot(outside) == before_outside
+    assert (root / "sub_moved" / "f.txt").read_bytes() == b"new\n"
