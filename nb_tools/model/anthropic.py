@@ -12,6 +12,7 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.model._anthropic_convert import request_params
@@ -84,7 +85,8 @@ class AnthropicProvider:
 
     ``model`` defaults to :func:`nb_tools.model._defaults.default_model` ($NB_TOOLS_MODEL or
     the newest Sonnet the SDK knows). ``api_key`` and ``base_url`` default to the SDK's
-    environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). The SDK retries 408/409/429/5xx/529
+    environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL); an endpoint on loopback (the fake
+    server, a local proxy) needs no key. The SDK retries 408/409/429/5xx/529
     and connection failures ``max_retries`` times; what still fails becomes a
     :class:`ModelError`. ``cache`` marks prompt-cache breakpoints on the tools, the system
     prompt and the newest message.
@@ -236,11 +238,27 @@ class AnthropicProvider:
         )
 
 
+@dataclass
+class _Block:
+    """One content block being streamed: text, or a tool call (``id`` set)."""
+
+    chunks: list[str] = field(default_factory=list)
+    id: str = ""
+    name: str = ""
+    initial: str = ""  # a tool_use start that already carried its input (not streamed)
+
+    def to_block(self) -> Block | None:
+        text = "".join(self.chunks)
+        if not self.id:
+            return TextBlock(text=text) if text else None
+        return ToolUseBlock(id=self.id, name=self.name, arguments=text or self.initial or "{}")
+
+
 class _Turn:
     """Accumulates one streamed turn from the SDK's raw events."""
 
     def __init__(self) -> None:
-        self.blocks: dict[int, list[Any]] = {}  # index -> [kind, id, name, chunks]
+        self.blocks: dict[int, _Block] = {}
         self.usage = Usage()
         self.stop_reason: str | None = None
         self.stopped = False
@@ -262,12 +280,11 @@ class _Turn:
 
     def _start(self, index: int, block: Any) -> list[ModelEvent]:
         if block.type == "text":
-            self.blocks[index] = ["text", "", "", [block.text]]
+            self.blocks[index] = _Block(chunks=[block.text])
             return [TextDeltaEvent(text=block.text)] if block.text else []
         if block.type == "tool_use":
-            # Streamed input arrives as deltas; a non-empty start value is kept as a fallback.
             initial = json.dumps(block.input) if block.input else ""
-            self.blocks[index] = ["tool_use", block.id, block.name, [], initial]
+            self.blocks[index] = _Block(id=block.id, name=block.name, initial=initial)
             return [ToolUseStartEvent(id=block.id, name=block.name)]
         return []  # thinking, redacted thinking, server tools: not part of our messages
 
@@ -275,26 +292,17 @@ class _Turn:
         block = self.blocks.get(index)
         if block is None:
             return []
-        if delta.type == "text_delta" and block[0] == "text":
-            block[3].append(delta.text)
+        if delta.type == "text_delta" and not block.id:
+            block.chunks.append(delta.text)
             return [TextDeltaEvent(text=delta.text)]
-        if delta.type == "input_json_delta" and block[0] == "tool_use" and delta.partial_json:
-            block[3].append(delta.partial_json)
-            return [ToolArgumentsDeltaEvent(id=block[1], partial_json=delta.partial_json)]
+        if delta.type == "input_json_delta" and block.id and delta.partial_json:
+            block.chunks.append(delta.partial_json)
+            return [ToolArgumentsDeltaEvent(id=block.id, partial_json=delta.partial_json)]
         return []
 
     def message(self) -> Message:
-        content: list[Block] = []
-        for index in sorted(self.blocks):
-            kind, id_, name, chunks, *rest = self.blocks[index]
-            if kind == "text":
-                text = "".join(chunks)
-                if text:
-                    content.append(TextBlock(text=text))
-            else:
-                raw = "".join(chunks) or (rest[0] if rest else "") or "{}"
-                content.append(ToolUseBlock(id=id_, name=name, arguments=raw))
-        return Message(role="assistant", content=tuple(content))
+        blocks = (self.blocks[i].to_block() for i in sorted(self.blocks))
+        return Message(role="assistant", content=tuple(b for b in blocks if b is not None))
 
 
 def _usage(api: Any, previous: Usage) -> Usage:
