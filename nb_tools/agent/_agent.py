@@ -5,6 +5,7 @@ stops it. The conversation is kept; the next run continues it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 import time
@@ -212,7 +213,7 @@ class Agent:
         except RuntimeError:
             return asyncio.run(self.run(prompt, on_event=on_event))
         box: dict[str, Any] = {}
-        ready = threading.Event()
+        ready, done = threading.Event(), threading.Event()
 
         def worker() -> None:
             loop = asyncio.new_event_loop()
@@ -226,17 +227,22 @@ class Agent:
             finally:
                 ready.set()
                 loop.close()
+                done.set()
 
         thread = threading.Thread(target=worker, name="nb_tools-agent-run", daemon=True)
-        thread.start()
+        # Wait on an Event, not Thread.join: on Python 3.11 a join interrupted by Ctrl-C
+        # can mark a live thread as finished (the bpo-45274 fix), and the stop would then
+        # not wait for the run to answer its calls. Ctrl-C may even land inside start().
         try:
-            while thread.is_alive():
-                thread.join(0.1)
+            thread.start()
+            while not done.wait(0.1):
+                pass
         except KeyboardInterrupt:
-            ready.wait()
-            if "task" in box:
-                box["loop"].call_soon_threadsafe(box["task"].cancel)
-            thread.join()
+            if ready.wait(5.0):  # else the thread never started
+                if "task" in box:
+                    with contextlib.suppress(RuntimeError):  # the loop already closed
+                        box["loop"].call_soon_threadsafe(box["task"].cancel)
+                done.wait()
             raise
         if "error" in box:
             raise box["error"]

@@ -244,3 +244,48 @@ def test_cancel_through_asyncio_run_stops_cleanly() -> None:
     assert agent.last_result is not None
     assert agent.last_result.stop_reason == "stopped"
     assert conversation_problems(agent.messages) == []
+
+
+def interrupting_agent() -> tuple[Agent, list[str]]:
+    import _thread
+
+    runs: list[str] = []
+
+    @tool(register=False)
+    async def long_job() -> str:
+        """Presses Ctrl-C on the main thread, then waits to be stopped."""
+        runs.append("long_job")
+        _thread.interrupt_main()
+        await asyncio.Event().wait()
+        return "never"
+
+    model = ScriptedModel([reply("", call("long_job", id="j")), reply("after")])
+    return Agent(model, tools=[long_job]), runs
+
+
+async def test_keyboard_interrupt_stops_run_sync_inside_a_running_loop() -> None:
+    import signal
+
+    agent, runs = interrupting_agent()
+    # As in a kernel, Ctrl-C raises KeyboardInterrupt in the main thread (the test's
+    # asyncio runner would otherwise turn it into a cancel of the test itself).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            agent.run_sync("go")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert agent.last_result is not None
+    assert agent.last_result.stop_reason == "stopped"
+    assert wire(agent.messages)[-1] == results(("j", CUT_OFF_TEXT, True))
+    assert (await agent.run("and now?")).text == "after"
+    assert runs == ["long_job"]
+
+
+def test_keyboard_interrupt_stops_run_sync_without_a_loop() -> None:
+    agent, _ = interrupting_agent()
+    with pytest.raises(KeyboardInterrupt):
+        agent.run_sync("go")
+    assert agent.last_result is not None
+    assert agent.last_result.stop_reason == "stopped"
+    assert conversation_problems(agent.messages) == []
