@@ -39,6 +39,7 @@ Args = str | bytes | Mapping[str, Any]
 
 MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
 MAX_OUTPUT_CHARS = 2000
+MAX_NOTEBOOK_OUTPUT = 200_000
 MAX_IMAGES = 4
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -154,12 +155,26 @@ class NotebookReadTool(_FileTool):
         )
         blocks = [head]
         parts: list[Part] = []
+        size = len(head)
+        cut_at: int | None = None
         for i in indices:
-            blocks.append(self._cell(nbk.nb.cells[i], nbk.ids[i], i, parts))
+            block = self._cell(nbk.nb.cells[i], nbk.ids[i], i, parts)
+            if len(blocks) > 1 and size + len(block) > MAX_NOTEBOOK_OUTPUT:
+                cut_at = i
+                break
+            blocks.append(block)
+            size += len(block) + 2
         meta: dict[str, Any] = {"path": nbk.shown, "cells": n}
         if self.workspace.is_protected(raw):
             meta["protected"] = True
-        if cell_id is None:
+        if cut_at is not None:
+            rest = ", ".join(nbk.ids[cut_at:])
+            blocks.append(
+                f"(Output size limit reached: showing cells 0-{cut_at - 1} of {n}. Read the "
+                f"others one at a time with cell_id: {rest})"
+            )
+            meta["partial"] = True
+        elif cell_id is None:
             self.state.record(nbk.path, nbk.data, cells=nbk.fingerprint())
         return Result(content="\n\n".join(blocks), parts=parts, metadata=meta)
 

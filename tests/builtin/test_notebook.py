@@ -280,3 +280,20 @@ def test_schemas(reader: NotebookReadTool, editor: NotebookEditTool) -> None:
     assert props["edit_mode"]["enum"] == ["replace", "insert", "delete"]
     assert props["cell_type"]["enum"] == ["code", "markdown"]
     assert info.parameters.to_dict()["required"] == ["notebook_path"]
+
+
+async def test_huge_notebook_is_shown_in_part(
+    reader: NotebookReadTool, root: Path, state: ReadState
+) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("z" * 90_000) for _ in range(4)]
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"m{i}"
+    nbformat.write(nb, root / "huge.ipynb")
+    result = await reader.call({"notebook_path": "huge.ipynb"})
+    assert result.content.endswith(
+        "(Output size limit reached: showing cells 0-1 of 4. Read the others one at a time "
+        "with cell_id: m2, m3)"
+    )
+    assert result.metadata["partial"] is True
+    assert not state.has_read(Workspace(root).root / "huge.ipynb")
