@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -503,3 +505,12 @@ def test_newest_model_compares_versions_and_prefers_undated_aliases() -> None:
     assert newest_model(names, "sonnet") == "claude-sonnet-4-10"
     assert newest_model(names[:3], "sonnet") == "claude-sonnet-4-5"
     assert newest_model(["claude-opus-4"], "sonnet") is None
+
+
+def test_importing_the_provider_and_server_leaves_the_sdk_unimported() -> None:
+    code = (
+        "import sys, nb_tools.model.anthropic, nb_tools.testing.server, nb_tools.testing._guard;"
+        "print('anthropic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
