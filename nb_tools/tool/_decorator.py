@@ -116,28 +116,29 @@ class FunctionTool:
         """Validate the raw JSON arguments, convert them, run the function and turn what
         it returns into a ``Result``. Raises ``ValidationError`` for invalid arguments and
         lets the function's exceptions through (the executor reports both to the model)."""
-        return await self._call_validated(self._validate(args or "{}"))
+        return to_result(await self._call_validated(self._validate(args or "{}")))
 
-    async def _call_validated(self, parsed: Any) -> Result:
-        """The call, from arguments the executor already validated."""
+    async def _call_validated(self, parsed: Any) -> Any:
+        """The call from arguments already validated (the executor's fast path): returns
+        what the function returned, or for a sync function the ``Result`` made of it in
+        the worker thread (saving a figure as PNG takes a while)."""
         kwargs = self._kwargs(parsed)
         if self._is_async:
-            return to_result(await self._fn(**kwargs))
+            return await self._fn(**kwargs)
         return await run_in_thread(self._run_sync, kwargs)
 
     def _run_sync(self, kwargs: dict[str, Any]) -> Result:
-        # Converting in the worker thread too: saving a figure as PNG takes a while.
         return to_result(self._fn(**kwargs))
 
     def _kwargs(self, parsed: Any) -> dict[str, Any]:
-        if not isinstance(parsed, Mapping):
+        if type(parsed) is not dict and not isinstance(parsed, Mapping):
             raise ValidationError([f"/: expected object, got {type(parsed).__name__}"])
         if self._nullable:
             parsed = {k: v for k, v in parsed.items() if v is not None or k not in self._nullable}
         if self._convert is None:
             return dict(parsed)
         try:
-            return self._convert(dict(parsed))
+            return self._convert(parsed)  # type: ignore[arg-type]
         except ValidationError:
             raise
         except (TypeError, ValueError) as exc:

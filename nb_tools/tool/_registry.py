@@ -68,8 +68,9 @@ def make_entry(tool: Tool) -> Entry:
         strict=info.strict,
         grammar=info.grammar,
     )
-    # Tools that validated arguments already (FunctionTool) take the parsed value directly,
-    # so the executor parses the raw text once.
+    # Tools that take already validated arguments (FunctionTool._call_validated) get the
+    # parsed value, so the executor parses the raw text once; they may return any value
+    # ``to_result`` accepts.
     fast = getattr(tool, "_call_validated", None) if validate is not None else None
     return Entry(
         tool=tool,
