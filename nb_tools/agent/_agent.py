@@ -246,7 +246,8 @@ class Agent:
             raise
         if "error" in box:
             raise box["error"]
-        return box["result"]
+        result: RunResult = box["result"]
+        return result
 
 
 class _Run:
