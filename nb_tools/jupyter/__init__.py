@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nb_tools.agent._transcript import TRANSCRIPT_MIME
 from nb_tools.jupyter._session import get_session, reset_session
 from nb_tools.jupyter._transform import agent_cell_transformer
 
 if TYPE_CHECKING:
     from nb_tools.agent import RunResult
     from nb_tools.model import Provider
+
+TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
+"""The MIME type every run's transcript is displayed with (docs/transcript.md)."""
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nb_tools.agent._events import Event, ToolCallFinished
 from nb_tools.model import Provider
 from nb_tools.tool import Info, Registry, Tool, default_registry
+
+if TYPE_CHECKING:
+    from nb_tools.agent._events import Event
 
 DEMO_MODEL = "demo"
 """``--model demo`` / ``use_model("demo")``: the offline demo model."""
@@ -85,6 +87,8 @@ class Session:
 
     def record(self, event: Event) -> None:
         """An event consumer keeping call counts and durations for ``%tools``."""
+        from nb_tools.agent._events import ToolCallFinished
+
         if isinstance(event, ToolCallFinished) and event.status in ("ok", "error", "cut_off"):
             stats = self.stats.setdefault(event.call.name, ToolStats())
             stats.calls += 1

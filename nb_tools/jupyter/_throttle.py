@@ -11,11 +11,12 @@ BASE_INTERVAL = 0.1
 
 
 def stream_interval(age: float) -> float:
-    """The wait between updates of a stream that started ``age`` seconds ago: 0.1 s at
-    first, slowing down as it goes on (each update re-sends the whole text), up to 1 s."""
-    if age < 2.0:
+    """The wait between updates of a stream that started ``age`` seconds ago: 0.1 s for
+    the first second, then slowing down to one update a second by 4 s (each update
+    re-sends the whole text, so a long answer would otherwise cost more and more)."""
+    if age < 1.0:
         return BASE_INTERVAL
-    return min(1.0, age / 20.0 + BASE_INTERVAL)
+    return min(1.0, BASE_INTERVAL + (age - 1.0) / 4.0)
 
 
 class Throttle:

@@ -119,7 +119,7 @@ class RunView:
                                           tooltip="Stop the run (as Interrupt does)")
         self._on_stop = on_stop
         self.stop_button.on_click(lambda _b: self.stop())
-        self.box = widgets.VBox(layout=self.layout)
+        self.box = widgets.VBox([self.footer, self.stop_button], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
         self._text: widgets.HTML | None = None
@@ -210,8 +210,7 @@ class RunView:
         elif isinstance(event, UsageUpdated | ModelFailed):
             self._render_footer()
         elif isinstance(event, RunFinished):
-            self._text_throttle.flush()
-            self._render_footer()
+            self._text_throttle.flush()  # the footer is replaced by the transcript's
 
     def _show_rich(self, result: Any) -> None:
         """Show a tool's rich value (figure, DataFrame, …) as an output of the cell."""
