@@ -11,3 +11,5 @@ os.environ.pop("ANTHROPIC_API_KEY", None)
 os.environ.pop("ANTHROPIC_BASE_URL", None)
 os.environ["NB_TOOLS_BLOCK_REAL_MODELS"] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+from nb_tools.testing._guard import block_real_models  # noqa: F401  (autouse fixture)

@@ -3,6 +3,16 @@
 The Anthropic provider lives in :mod:`nb_tools.model.anthropic` and is imported lazily.
 """
 
+from nb_tools.model._provider import (
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    Provider,
+    ResponseEvent,
+    TextDeltaEvent,
+    ToolArgumentsDeltaEvent,
+    ToolUseStartEvent,
+)
 from nb_tools.model._types import (
     Block,
     ImageBlock,
@@ -17,16 +27,6 @@ from nb_tools.model._types import (
     ToolSpec,
     ToolUseBlock,
     Usage,
-)
-from nb_tools.model._provider import (
-    ModelError,
-    ModelEvent,
-    ModelRequest,
-    Provider,
-    ResponseEvent,
-    TextDeltaEvent,
-    ToolArgumentsDeltaEvent,
-    ToolUseStartEvent,
 )
 
 __all__ = [
