@@ -102,8 +102,43 @@ class Found:
 _UNSUPPORTED = re.compile(r"\\.|\(\?<?[=!]")
 
 
-def check_pattern(pattern: str) -> None:
-    """Refuse look-around and backreferences up front, the same way with or without rg."""
+_NEWLINE_ESCAPES = ("\\n", "\\x0a", "\\x0A", "\\x{a}", "\\x{A}", "\\u000a", "\\u000A")
+
+
+def _matches_newline(pattern: str) -> bool:
+    """Whether a pattern holds a line break outside a negated class (rg refuses those
+    unless multiline is on)."""
+    i, n = 0, len(pattern)
+    cls: str | None = None  # None outside a class, else "^" (negated) or "" (plain)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if cls != "^" and pattern.startswith(_NEWLINE_ESCAPES, i):
+                return True
+            i += 2
+            continue
+        if c == "\n" and cls != "^":
+            return True
+        if cls is None and c == "[":
+            cls = "^" if pattern.startswith("[^", i) else ""
+            i += 2 if cls else 1
+            if i < n and pattern[i] == "]":
+                i += 1
+            continue
+        if cls is not None and c == "]":
+            cls = None
+        i += 1
+    return False
+
+
+def check_pattern(pattern: str, multiline: bool = False) -> None:
+    """Refuse look-around, backreferences and (without multiline) line breaks up front,
+    the same way with or without rg."""
+    if not multiline and _matches_newline(pattern):
+        raise ToolError(
+            f"grep: the pattern {pattern!r} matches a line break (\\n); pass multiline: true "
+            f"to search across lines"
+        )
     for m in _UNSUPPORTED.finditer(pattern):
         tok = m.group()
         if tok.startswith("("):
@@ -164,7 +199,7 @@ class GrepTool:
 
     def _query(self, a: dict[str, Any]) -> tuple[Query, Any]:
         pattern = a["pattern"]
-        check_pattern(pattern)
+        check_pattern(pattern, bool(a.get("multiline")))
         target = self.workspace.resolve(a.get("path") or ".", tool="grep")
         if not target.exists():
             raise ToolError(f"grep: {a.get('path')!r} does not exist in the workspace")
@@ -272,7 +307,7 @@ _RG_LINE = re.compile(rb"(\d+)([:-])")
 def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, bool]:
     """argv, working folder and whether results need the ignore re-check."""
     argv = [
-        rg, "--no-config", "--no-require-git", "--no-ignore-global", "--no-messages",
+        rg, "--no-config", "--no-require-git", "--no-ignore-global",
         "--color", "never", "--null", "--no-heading", "--with-filename",
     ]  # fmt: skip
     if q.ignore_case:
@@ -324,8 +359,10 @@ async def _run_rg(rg: str, q: Query, target: str) -> Found:
         return True
 
     data, err, code, cut_off = await run_rg(argv, cwd, on_chunk=on_chunk)
-    if code == 2 and not cut_off and not overflow and not data:
-        message = err.decode("utf-8", "replace").strip().removeprefix("rg: ")
+    message = err.decode("utf-8", "replace").strip()
+    if code == 2 and not data and message and "No files were searched" not in message:
+        # A bad pattern; unreadable files alone still give results (and exit code 2).
+        message = message.removeprefix("rg: ")
         raise ToolError(f"grep: ripgrep refused the pattern {q.pattern!r}: {message}")
     found = _parse_rg(data, q, complete=not (cut_off or overflow))
     found.cut_off, found.overflow = cut_off, overflow
@@ -495,8 +532,11 @@ def _iter_hits(rx: re.Pattern[str], text: str, multiline: bool) -> Any:
         line += text.count("\n", pos, s)
         pos = s
         end_line = line + text.count("\n", s, max(s, e - 1))
-        if multiline or end_line == line:
+        if multiline:
             yield line, end_line
+            continue
+        if text.find("\n", s, e) < 0:
+            yield line, line
             continue
         start = text.rfind("\n", 0, s) + 1
         for k in range(line, end_line + 1):
