@@ -69,8 +69,13 @@ def agent_for(session: Session, model: str | None) -> Agent:
     return agent
 
 
-def builtin_registry() -> Registry:
-    """The built-in coding tools rooted at the kernel's working folder (the notebook's)."""
+def builtin_registry(session: Session) -> Registry:
+    """The built-in coding tools rooted at the kernel's working folder (the notebook's),
+    made once per folder so their read state (read before write) lasts the session."""
+    root = os.getcwd()
+    cached = session.builtins.get(root)
+    if cached is not None:
+        return cached
     try:
         from nb_tools.builtin import builtin_tools
     except ImportError as exc:
@@ -78,8 +83,12 @@ def builtin_registry() -> Registry:
             f"--builtins: the built-in tools are not available ({exc}); run without "
             "--builtins or update nb_tools"
         ) from exc
-    tools = builtin_tools(root=os.getcwd())
-    return tools if isinstance(tools, Registry) else Registry(*tools)
+    # Jupyter Server >= 2 tells the kernel which notebook it runs (for notebook_edit).
+    notebook = os.environ.get("JPY_SESSION_NAME", "")
+    current = notebook if notebook.endswith(".ipynb") else None
+    reg = Registry(*builtin_tools(root=root, current_notebook=current))
+    session.builtins[root] = reg
+    return reg
 
 
 def in_kernel() -> bool:
@@ -126,7 +135,7 @@ async def run_agent(
             agent = agent_for(session, None)
         finally:
             session.model = saved
-    extra = builtin_registry() if builtins else None
+    extra = builtin_registry(session) if builtins else None
     session.refresh_tools(tools, extra)
     if new:
         session.reset()

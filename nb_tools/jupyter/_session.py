@@ -55,6 +55,7 @@ class Session:
         self.approval: dict[str, bool] = {}  # tool name -> requires approval (session choice)
         self.transcripts: list[dict[str, Any]] = []
         self.run_tools = Registry()
+        self.builtins: dict[str, Registry] = {}  # root folder -> the built-in tools on it
         self.running: Any = None  # the RunView of the run in progress
         self.demo_notice_shown = False
 

@@ -261,3 +261,39 @@ def test_tools_magic(ready: Kernel) -> None:
     ex = ready.ok("%tools")
     models = [m["content"]["data"]["state"]["_model_name"] for m in ex.of_type("comm_open")]
     assert "CheckboxModel" in models and "DropdownModel" in models
+
+
+def test_builtins_write_shows_its_diff_before_approval(ready: Kernel, server) -> None:
+    server.push(
+        reply("Writing.", call("write_file", file_path="hello.txt", content="hi there\n")),
+        reply("Written."),
+    )
+    seen: dict = {}
+
+    def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
+        text = json.dumps(msg["content"])
+        if msg["msg_type"] in ("comm_open", "comm_msg") and "nbtools-diff" in text:
+            seen.setdefault("diff_before_click", "clicked" not in seen)
+        clicker("Approve", then=lambda *_: seen.setdefault("clicked", True))(k, msg, ex)
+
+    ex = ready.run("%%agent --builtins --approval ask\nwrite hello.txt", on_message=on_message)
+    transcript = final_state(ex)
+    assert seen == {"diff_before_click": True, "clicked": True}
+    tool = next(i for i in transcript["items"] if i["kind"] == "tool")
+    assert tool["status"] == "ok"
+    assert tool["diffs"] == [{"path": "hello.txt", "kind": "create",
+                              "diff": "--- /dev/null\n+++ b/hello.txt\n@@ -0,0 +1 @@\n+hi there\n"}]
+    assert "glob" in [t["name"] for t in server.requests[-1].body["tools"]]
+    assert ready.ok("print(open('hello.txt').read(), end='')").stdout == "hi there\n"
+
+
+def test_reload_and_unload(ready: Kernel, server) -> None:
+    ex = ready.ok("%reload_ext nb_tools\n"
+                  "print('agent' in get_ipython().magics_manager.magics['cell'])")
+    assert ex.stdout.strip() == "True"
+    ex = ready.ok("%unload_ext nb_tools\n"
+                  "print('agent' in get_ipython().magics_manager.magics['cell'])")
+    assert ex.stdout.strip() == "False"
+    ready.ok("%load_ext nb_tools")
+    server.push(reply("Back."))
+    assert final_state(ready.ok("%%agent\nhello again"))["stop_reason"] == "end_turn"

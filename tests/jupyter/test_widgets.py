@@ -136,3 +136,42 @@ def test_finish_replaces_the_view_by_the_transcript_and_closes_widgets(capsys) -
     view.finish(view.recorder.to_dict())
     assert box.comm is None and footer.comm is None and stop.comm is None
     assert TRANSCRIPT_MIME in capsys.readouterr().out
+
+
+async def test_progress_shows_in_the_card_with_a_bar_for_fractions() -> None:
+    from nb_tools.tool import progress
+
+    @tool(read_only=True)
+    async def job() -> str:
+        """A job."""
+        progress("half way\n", fraction=0.5)
+        await asyncio.sleep(0.4)  # longer than the card's throttle
+        return "done"
+
+    model = ScriptedModel([reply("", call("job")), reply("ok")])
+    view = RunView(TranscriptRecorder("go"), loop=asyncio.get_running_loop())
+    task = asyncio.ensure_future(Agent(model, tools=Registry(job)).run("go",
+                                                                       on_event=view.on_event))
+    for _ in range(300):
+        card = next(iter(view._cards.values()), None)
+        if card is not None and card.bar is not None and "half way" in card.html.value:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("no progress shown")
+    assert card.bar.value == 50
+    assert card.bar in view.box.children
+    await task
+    assert card.bar.value == 100 and "done" in card.html.value
+    assert "half way" not in card.html.value  # the result replaces the progress text
+
+
+async def test_model_failure_shows_in_the_footer() -> None:
+    from nb_tools.testing import Fault
+
+    model = ScriptedModel([Fault(status=400, message="bad request body")])
+    view = RunView(TranscriptRecorder("go"), loop=asyncio.get_running_loop())
+    result = await Agent(model, tools=Registry()).run("go", on_event=view.on_event)
+    assert result.stop_reason == "error"
+    assert "Error: " in view.footer.value and "bad request body" in view.footer.value
+    assert "bad request body" in view.recorder.to_dict()["error"]
