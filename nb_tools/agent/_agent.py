@@ -57,7 +57,7 @@ from nb_tools.tool._progress import Progress
 
 EventHandler: TypeAlias = Callable[[Event], "Awaitable[None] | None"]
 
-STOPPED_TEXT = "stopped by the user before this call finished; it did not run"
+STOPPED_TEXT = "stopped by the user before this call finished"
 CUT_OFF_TEXT = (
     "cut off: the user stopped the run while this call was running; it may have partially "
     "run (check its effects before calling it again)"

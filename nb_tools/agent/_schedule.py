@@ -17,7 +17,7 @@ from typing import Any
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
 from nb_tools.tool._json import loads_ijson
-from nb_tools.tool._types import Change, Info, Tool, ValidationError
+from nb_tools.tool._types import Change, Info, Tool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +50,7 @@ def plan(registry: Registry, call: ToolCall) -> CallPlan:
     try:
         parsed = validate(raw)
         valid = True
-    except (ValidationError, ValueError, TypeError):
+    except Exception:  # ValidationError, or a validator's own failure: the executor reports it
         parsed, valid = None, False
     read_only = is_read_only_call(tool, raw)
     preview = None
