@@ -185,9 +185,9 @@ async def _run_shown(session: Session, agent: Agent, prompt: str,
     previous_approver = agent.approver
     agent.approver = view.ask if agent.approval != "deny" else None
     session.running = view
-    view.show()
     failure: BaseException | None = None
     try:
+        view.show()
         task = asyncio.ensure_future(agent.run(prompt, on_event=handler))
         try:
             while not task.done():

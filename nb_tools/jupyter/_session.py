@@ -57,7 +57,6 @@ class Session:
         self.run_tools = Registry()
         self.builtins: dict[str, Registry] = {}  # root folder -> the built-in tools on it
         self.running: Any = None  # the RunView of the run in progress
-        self.demo_notice_shown = False
 
     # -- tools -------------------------------------------------------------------------
 

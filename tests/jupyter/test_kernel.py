@@ -297,3 +297,29 @@ def test_reload_and_unload(ready: Kernel, server) -> None:
     ready.ok("%load_ext nb_tools")
     server.push(reply("Back."))
     assert final_state(ready.ok("%%agent\nhello again"))["stop_reason"] == "end_turn"
+
+
+def test_interrupt_while_waiting_for_approval(ready: Kernel, server) -> None:
+    ready.ok("ran.clear()")
+    server.push(reply("", call("book_table", restaurant="Z", people=2)))
+    state: dict = {}
+
+    def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
+        if msg["msg_type"] == "comm_open" and "sent" not in state:
+            s = msg["content"]["data"]["state"]
+            if s.get("_model_name") == "ButtonModel" and s.get("description") == "Always allow":
+                state["sent"] = True
+                k.km.interrupt_kernel()
+
+    ex = ready.run("%%agent\nbook Z", on_message=on_message, timeout=30)
+    assert state.get("sent")
+    transcript = final_state(ex)
+    assert transcript["stop_reason"] == "stopped"
+    tool = next(i for i in transcript["items"] if i["kind"] == "tool")
+    assert (tool["status"], tool["approval"]) == ("stopped", None)
+    assert ready.ok("print(ran)").stdout.strip() == "[]"
+    server.push(reply("Not booked then."))
+    final_state(ready.ok("%%agent\nok?"))
+    [answer] = [b for b in server.requests[-1].body["messages"][-1]["content"]
+                if b.get("type") == "tool_result"]
+    assert "stopped" in result_text(answer)
