@@ -386,7 +386,7 @@ async def test_a_registry_is_used_as_given() -> None:
 async def test_a_second_concurrent_run_is_refused() -> None:
     agent, _, _ = make([reply("slow", chunk_delay=0.01), reply("x")])
     first = asyncio.ensure_future(agent.run("one"))
-    await asyncio.sleep(0.005)
+    await asyncio.sleep(0)  # the first run starts and waits between streamed chunks
     with pytest.raises(RuntimeError, match="already running"):
         await agent.run("two")
     assert (await first).text == "slow"

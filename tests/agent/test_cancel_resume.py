@@ -149,11 +149,17 @@ async def test_cancel_while_streaming_keeps_the_partial_text_and_drops_the_calls
     )
     rec = Recorder()
     gate = Gate()
-    agent = Agent(model, tools=gated_tools(gate), on_event=rec)
+    task: asyncio.Task[Any] | None = None
+
+    def on_event(event: Any) -> None:
+        rec(event)
+        if isinstance(event, TextDelta) and task is not None:
+            task.cancel()  # lands at the run's next await: the wait for the next chunk
+
+    agent = Agent(model, tools=gated_tools(gate), on_event=on_event)
     task = await start(agent, "hi")
-    while not rec.of(TextDelta):
-        await asyncio.sleep(0.001)
-    await stop(task)
+    with pytest.raises(asyncio.CancelledError):
+        await task
 
     partial = "".join(e.text for e in rec.of(TextDelta))
     assert partial and partial != "Let me think about this carefully."
