@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
 from nb_tools.builtin._atomic import atomic_write
 from nb_tools.builtin._common import ToolError, guarded
 from nb_tools.builtin._files import _FileTool
@@ -94,6 +92,8 @@ def _load(workspace: Workspace, raw: str, tool: str, *, for_write: bool = False)
         raise ToolError(f"{tool}: {shown} does not exist; use glob to find notebooks") from None
     try:
         raw_nb = json.loads(tf.text)
+        import nbformat  # lazily: it imports jsonschema, which can take seconds
+
         nb = nbformat.from_dict(raw_nb)  # type: ignore[no-untyped-call]
         if nb.get("nbformat") != 4:
             nb = nbformat.convert(nb, 4)  # type: ignore[no-untyped-call]
@@ -361,6 +361,8 @@ class NotebookEditTool(_FileTool):
                 )
             at = 0 if cell_id is None else nbk.index_of(cell_id, self.name) + 1
             new_id = _new_id(nbk.data, parsed, set(ids))
+            import nbformat
+
             if cell_type == "code":
                 cell = nbformat.v4.new_code_cell(source=source)  # type: ignore[no-untyped-call]
             else:
@@ -427,6 +429,8 @@ def _serialise(nb: Any, ids: list[str], tool: str) -> bytes:
         nb["nbformat_minor"] = 5
     for cell, cell_id in zip(nb.cells, ids, strict=True):
         cell["id"] = cell_id
+    import nbformat
+
     try:
         nbformat.validate(nb)
     except nbformat.ValidationError as exc:

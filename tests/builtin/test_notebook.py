@@ -297,3 +297,13 @@ async def test_huge_notebook_is_shown_in_part(
     )
     assert result.metadata["partial"] is True
     assert not state.has_read(Workspace(root).root / "huge.ipynb")
+
+
+def test_nbformat_is_imported_only_when_used() -> None:
+    """nbformat imports jsonschema (seconds on some machines): not at import time."""
+    import subprocess
+    import sys
+
+    code = "import sys, nb_tools.builtin._notebook; print('nbformat' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
