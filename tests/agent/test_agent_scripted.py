@@ -333,13 +333,21 @@ async def test_events_iterator_yields_the_same_events_as_on_event() -> None:
 
 
 async def test_leaving_the_events_iterator_early_stops_the_run() -> None:
-    agent = Agent(ScriptedModel([reply("a long answer", chunk_delay=0.01)]), tools=[add])
+    @tool(register=False)
+    async def wait_forever() -> str:
+        """Never returns by itself."""
+        await asyncio.Event().wait()
+        return "never"
+
+    agent = Agent(ScriptedModel([reply("Waiting.", call("wait_forever", id="w"))]),
+                  tools=[wait_forever])
     async with contextlib.aclosing(agent.events("go")) as events:
         async for event in events:
-            if isinstance(event, TextDelta):
+            if isinstance(event, ToolCallStarted):
                 break
     assert agent.last_result is not None
     assert agent.last_result.stop_reason == "stopped"
+    assert wire(agent.messages)[-1]["content"][0]["tool_use_id"] == "w"
     assert conversation_problems(agent.messages) == []
 
 
