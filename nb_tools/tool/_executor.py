@@ -180,36 +180,45 @@ class Executor:
         self.middlewares: tuple[Middleware, ...] = middlewares
         self._invoke: Next = chain(self._final, *middlewares) if middlewares else self._final
         self._bare = not middlewares
+        self._entries = registry._entries  # read without the lock: dict.get is atomic
 
     # -- one call -----------------------------------------------------------------------
 
     async def execute(self, call: ToolCall) -> ToolResult:
         """Run one call; never raises except for cancellation."""
-        return await self._execute(call, None if self._bare else self._invoke)
+        if not self._bare:
+            return await self._execute(call, self._invoke)
+        # No middleware: the hot path, one coroutine frame fewer and no Call to build.
+        start = time.perf_counter()
+        token = _call_id.set(call.id)
+        try:
+            name = call.name
+            result = await self._invoke_entry(name, call.arguments, self._entries.get(name))
+            if type(result) is str:  # the common case: straight to the ToolResult
+                duration = {"duration": time.perf_counter() - start}
+                return _tool_result(call.id, result, (), False, duration)
+            if type(result) is not Result:
+                result = _not_a_result(result)
+        except Exception as exc:  # converting the tool's return value failed
+            result = _panic_result(call.name, exc)
+        finally:
+            _call_id.reset(token)
+        metadata = {**result.metadata, "duration": time.perf_counter() - start}
+        return _tool_result(call.id, result.content, tuple(result.parts), result.is_error, metadata)
 
     async def execute_with(self, call: ToolCall, *mws: Middleware) -> ToolResult:
         """Like ``execute`` with ``mws`` around the executor's own middleware."""
         return await self._execute(call, chain(self._invoke, *mws))
 
-    async def _execute(self, tc: ToolCall, invoke: Next | None) -> ToolResult:
+    async def _execute(self, tc: ToolCall, invoke: Next) -> ToolResult:
         start = time.perf_counter()
-        entry = self.registry.entry(tc.name)
+        entry = self._entries.get(tc.name)
         token = _call_id.set(tc.id)
         try:
-            if invoke is None:  # no middleware: no Call to build
-                result = await self._invoke_entry(tc.name, tc.arguments, entry)
-                if type(result) is str:  # the common case: straight to the ToolResult
-                    duration = {"duration": time.perf_counter() - start}
-                    return _tool_result(tc.id, result, (), False, duration)
-                if type(result) is not Result:
-                    result = _not_a_result(result)
-            else:
-                tool = None if entry is None else entry.tool
-                result = await invoke(
-                    Call(id=tc.id, name=tc.name, arguments=tc.arguments, tool=tool)
-                )
-                if type(result) is not Result:
-                    result = _not_a_result(result)
+            tool = None if entry is None else entry.tool
+            result = await invoke(Call(id=tc.id, name=tc.name, arguments=tc.arguments, tool=tool))
+            if type(result) is not Result:
+                result = _not_a_result(result)
         except Exception as exc:  # a middleware (or a tool behind it) failed
             result = _panic_result(tc.name, exc)
         finally:
@@ -222,7 +231,7 @@ class Executor:
         tool = call.tool
         if tool is None:
             return self._unknown(call.name)
-        entry = self.registry.entry(call.name)
+        entry = self._entries.get(call.name)
         if entry is None or entry.tool is not tool:  # a middleware swapped the tool
             entry = make_entry(tool)
         value = await self._invoke_entry(call.name, call.arguments, entry)

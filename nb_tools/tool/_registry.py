@@ -236,15 +236,15 @@ class Registry:
             out = Registry()
             for name in names:
                 out._entries[name] = self._entries[name]
-            out._hidden = {n for n in names if n in self._hidden}
+            out._hidden.update(n for n in names if n in self._hidden)
             return out
 
     def clone(self) -> Registry:
         """An independent copy: changing one does not change the other."""
         with self._lock:
             out = Registry()
-            out._entries = dict(self._entries)
-            out._hidden = set(self._hidden)
+            out._entries.update(self._entries)
+            out._hidden.update(self._hidden)
             return out
 
     def visible_count(self) -> int:
