@@ -89,9 +89,12 @@ class _Gen:
         def block(kind_expr: str, emit: Callable[[str, int], None]) -> None:
             if only:
                 emit(pad, ind)
-            else:
-                out.append(f"{pad}if {kind_expr}:")
-                emit(pad + "    ", ind + 1)
+                return
+            out.append(f"{pad}if {kind_expr}:")
+            size = len(out)
+            emit(pad + "    ", ind + 1)
+            if len(out) == size:  # nothing to check for that type after all
+                out.pop()
 
         if "string" in allowed and (s.min_length is not None or s.max_length is not None
                                     or s.pattern is not None):
@@ -141,7 +144,10 @@ class _Gen:
         if s.items is not None and _constrains(s.items):
             x = self.name("x")
             out.append(f"{pad}for {x} in {v}:")
+            size = len(out)
             self.node(s.items, x, out, ind + 1, depth + 1)
+            if len(out) == size:
+                out.pop()
 
     def object(self, s: Schema, v: str, out: list[str], ind: int, depth: int) -> None:
         pad = "    " * ind
@@ -161,7 +167,10 @@ class _Gen:
             out.append(f"{pad}{x} = {v}.get({key!r}, _M)")
             cond = f"{x} is not _M" + (f" and {x} is not None" if nullable else "")
             out.append(f"{pad}if {cond}:")
+            size = len(out)
             self.node(sub, x, out, ind + 1, depth + 1)
+            if len(out) == size:
+                del out[-2:]
 
     def enum(self, values: list[Any], v: str, out: list[str], pad: str) -> None:
         from nb_tools.tool._validate import json_equal
