@@ -300,8 +300,13 @@ def test_reload_and_unload(ready: Kernel, server) -> None:
 
 
 def test_interrupt_while_waiting_for_approval(ready: Kernel, server) -> None:
-    ready.ok("ran.clear()")
-    server.push(reply("", call("book_table", restaurant="Z", people=2)))
+    ready.ok("ran.clear()\n"
+             "@tool(requires_approval=True)\n"
+             "def launch(target: str) -> str:\n"
+             "    'Launch something.'\n"
+             "    ran.append(target)\n"
+             "    return 'launched'\n")
+    server.push(reply("", call("launch", target="moon")))
     state: dict = {}
 
     def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
@@ -311,7 +316,7 @@ def test_interrupt_while_waiting_for_approval(ready: Kernel, server) -> None:
                 state["sent"] = True
                 k.km.interrupt_kernel()
 
-    ex = ready.run("%%agent\nbook Z", on_message=on_message, timeout=30)
+    ex = ready.run("%%agent\nlaunch", on_message=on_message, timeout=30)
     assert state.get("sent")
     transcript = final_state(ex)
     assert transcript["stop_reason"] == "stopped"
