@@ -106,7 +106,7 @@ def tool_item_html(item: Mapping[str, Any], *, status: str | None = None,
         duration, int | float) else ""
     pieces = [
         f'<div style="{_CARD}">',
-        f"<div><b>🔧 {escape(str(item.get('name')))}</b> · {status_html(status)}{took}</div>",
+        f"<div><b>{escape(str(item.get('name')))}</b> · {status_html(status)}{took}</div>",
         f'<details><summary style="cursor:pointer;{_MUTED}">arguments</summary>'
         f"{_pre(pretty_arguments(str(item.get('arguments', ''))))}</details>",
         approval_html(item.get("approval")),
