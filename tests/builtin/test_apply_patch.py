@@ -3,14 +3,18 @@ line endings, the read state."""
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nb_tools.builtin._atomic import WriteFailed, write_files
 from nb_tools.builtin._files import EditFileTool, ReadFileTool
 from nb_tools.builtin._patch import ApplyPatchTool
+from nb_tools.builtin._patch_parse import UpdateFile, apply_chunks, parse_patch
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.tool import Change
@@ -216,3 +220,44 @@ def test_staging_failure_leaves_nothing(root: Path) -> None:
             tool="apply_patch",
         )
     assert tree(root) == before
+
+
+def codex_patch(path: str, before: list[str], after: list[str]) -> str:
+    """A Codex patch turning ``before`` into ``after``, from difflib's grouped opcodes."""
+    out = ["*** Begin Patch", f"*** Update File: {path}"]
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for group in matcher.get_grouped_opcodes(3):
+        out.append("@@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [f" {line}" for line in before[i1:i2]]
+            if tag in ("replace", "delete"):
+                out += [f"-{line}" for line in before[i1:i2]]
+            if tag in ("replace", "insert"):
+                out += [f"+{line}" for line in after[j1:j2]]
+    out.append("*** End Patch")
+    return "\n".join(out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    before=st.lists(st.integers(0, 40), unique=True, max_size=25).map(
+        lambda xs: [f"line {x}" for x in xs]
+    ),
+    edits=st.lists(st.tuples(st.booleans(), st.integers(0, 30)), max_size=12),
+)
+def test_generated_patches_reproduce_the_new_file(
+    before: list[str], edits: list[tuple[bool, int]]
+) -> None:
+    after = list(before)
+    for n, (insert, at) in enumerate(edits):
+        if insert:
+            after.insert(min(at, len(after)), f"new {n}")
+        elif after:
+            del after[at % len(after)]
+    if after == before:
+        return
+    [hunk] = parse_patch(codex_patch("f.txt", before, after))
+    assert isinstance(hunk, UpdateFile)
+    text = "".join(f"{line}\n" for line in before)
+    assert apply_chunks(text, hunk.chunks, "f.txt") == "".join(f"{line}\n" for line in after)

@@ -307,3 +307,21 @@ def test_nbformat_is_imported_only_when_used() -> None:
     code = "import sys, nb_tools.builtin._notebook; print('nbformat' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_current_notebook_from_jpy_session_name(
+    root: Path, state: ReadState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_notebook(root / "nb.ipynb")
+    ws = Workspace(root)
+    await NotebookReadTool(ws, state).call({"notebook_path": "nb.ipynb"})
+    monkeypatch.setenv("JPY_SESSION_NAME", str(root / "nb.ipynb"))
+    result = await NotebookEditTool(ws, state).call(
+        {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "# From env"}
+    )
+    assert result.metadata.get("current_notebook") is True
+    monkeypatch.setenv("JPY_SESSION_NAME", str(root / "elsewhere.ipynb"))
+    result = await NotebookEditTool(ws, state).call(
+        {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "# Again"}
+    )
+    assert "current_notebook" not in result.metadata
