@@ -138,7 +138,7 @@ class FunctionTool:
         if self._convert is None:
             return dict(parsed)
         try:
-            return self._convert(parsed)  # type: ignore[arg-type]
+            return self._convert(parsed)
         except ValidationError:
             raise
         except (TypeError, ValueError) as exc:

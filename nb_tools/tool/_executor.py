@@ -12,8 +12,8 @@ import contextvars
 import inspect
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool._middleware import Middleware, Next, chain
@@ -137,7 +137,9 @@ def _make_tool_result_builder() -> Callable[..., ToolResult]:
     )
     if not plain:
 
-        def build(tool_use_id: str, content: str, parts: Any, is_error: bool, metadata: Any):
+        def build(
+            tool_use_id: str, content: str, parts: Any, is_error: bool, metadata: Any
+        ) -> ToolResult:
             return ToolResult(
                 tool_use_id=tool_use_id,
                 content=content,
@@ -149,7 +151,9 @@ def _make_tool_result_builder() -> Callable[..., ToolResult]:
         return build
     new = object.__new__
 
-    def fast(tool_use_id: str, content: str, parts: Any, is_error: bool, metadata: Any):
+    def fast(
+        tool_use_id: str, content: str, parts: Any, is_error: bool, metadata: Any
+    ) -> ToolResult:
         result = new(ToolResult)
         result.__dict__.update(
             tool_use_id=tool_use_id,
@@ -251,7 +255,7 @@ class Executor:
                     return await entry.call_validated(parsed)
             tool = entry.tool
             if entry.call_is_async:
-                value = await tool.call(raw)
+                value = await cast("Awaitable[Any]", tool.call(raw))
             else:
                 value = await run_in_thread(tool.call, raw)
                 if inspect.isawaitable(value):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import copy
 import functools
 import inspect
@@ -200,18 +201,18 @@ class Registry:
         """All tools, hidden ones too, sorted by name."""
         return [e.tool for e in self._sorted_entries()]
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         """All tool names in first-seen order."""
         with self._lock:
             return list(self._entries)
 
-    def visible_names(self) -> list[str]:
+    def visible_names(self) -> builtins.list[str]:
         """The names of the tools the model sees, sorted."""
         with self._lock:
             hidden = self._hidden
             return [e.info.name for e in self._sorted_entries() if e.info.name not in hidden]
 
-    def specs(self) -> list[ToolSpec]:
+    def specs(self) -> builtins.list[ToolSpec]:
         """The visible tools as the provider sees them, sorted by name. The same
         ``ToolSpec`` objects come back each time until the registry changes; treat them
         as read-only."""
