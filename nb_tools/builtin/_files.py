@@ -87,7 +87,7 @@ class _FileTool:
             raise ToolError(f"{self.name}: no parameters schema")
         return parse_args(self.name, schema, args)
 
-    def protected(self, args: Args) -> bool:
+    def is_protected_call(self, args: Args) -> bool:
         """Whether the call touches a protected path (``.git/``, ``.env*``, rc files,
         ``.ssh/``): such calls ask for approval even where a policy would not."""
         try:
@@ -101,7 +101,7 @@ class _FileTool:
             self._parse(args)
         except ValueError:
             return True  # fail closed; the call itself will report the problem
-        return self._info.requires_approval or self.protected(args)
+        return self._info.requires_approval or self.is_protected_call(args)
 
 
 class ReadFileTool(_FileTool):

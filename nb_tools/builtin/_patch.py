@@ -240,7 +240,7 @@ class ApplyPatchTool:
         plan = self._plan(args)
         return [_change(e) for e in plan.entries.values() if _touched(e)]
 
-    def protected(self, args: Args) -> bool:
+    def is_protected_call(self, args: Args) -> bool:
         """Whether the patch names a protected path (``.git/``, ``.env*``, rc files, ...)."""
         try:
             hunks = parse_patch(self._patch_text(args))
@@ -290,7 +290,7 @@ class ApplyPatchTool:
             "modified": plan.modified,
             "deleted": plan.deleted,
         }
-        if self.protected(args):
+        if self.is_protected_call(args):
             meta["protected"] = True
         return Result(content="\n".join(lines) + "\n", metadata=meta)
 

@@ -98,7 +98,7 @@ class TextEditorTool:
         except ValueError:
             return False
 
-    def protected(self, args: Args) -> bool:
+    def is_protected_call(self, args: Args) -> bool:
         try:
             return self.workspace.is_protected(self._parse(args)["path"])
         except ValueError:

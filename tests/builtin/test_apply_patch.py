@@ -202,8 +202,8 @@ async def test_no_read_needed_and_read_state_updated(
 
 async def test_protected_paths_are_marked(tool: ApplyPatchTool, root: Path) -> None:
     text = patch("*** Add File: .env.local", "+KEY=1")
-    assert tool.protected({"input": text})
-    assert not tool.protected({"input": patch("*** Add File: ok.txt", "+x")})
+    assert tool.is_protected_call({"input": text})
+    assert not tool.is_protected_call({"input": patch("*** Add File: ok.txt", "+x")})
     result = await tool.call({"input": text})
     assert result.metadata["protected"] is True
 
