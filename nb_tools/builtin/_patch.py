@@ -100,6 +100,8 @@ class _Entry:
     text: str | None  # current content (LF endings for files that were CRLF), None: absent
     codec: TextFile | None = None  # whose encoding and BOM the new bytes take
     crlf: bool = False
+    unreadable: str | None = None  # holds bytes that are not text (binary, too big): why
+    was_on_disk: bool = False
     known: bool = False  # the model knows all of it (read it, or added it)
 
 
@@ -176,13 +178,24 @@ class ApplyPatchTool:
         if for_write:
             self.workspace.resolve(raw, for_write=True, tool=self.name)
         shown = self.workspace.display(path)
-        original = None
+        original, unreadable = None, None
         if not path.is_dir():
             try:
                 original = load_text(path, tool=self.name, shown=shown)
             except FileNotFoundError:
                 original = None
-        entry = _Entry(path=path, shown=shown, original=original, text=None)
+            except TextFileError as exc:
+                if not path.is_file():
+                    raise
+                unreadable = str(exc).removeprefix(f"{self.name}: ")  # may still be replaced
+        entry = _Entry(
+            path=path,
+            shown=shown,
+            original=original,
+            text=None,
+            unreadable=unreadable,
+            was_on_disk=original is not None or unreadable is not None,
+        )
         if original is not None:
             entry.codec = original
             entry.crlf = original.crlf
@@ -198,7 +211,7 @@ class ApplyPatchTool:
     def _apply_hunk(self, plan: _Plan, hunk: Hunk) -> None:
         if isinstance(hunk, AddFile):
             entry = self._entry(plan, hunk.path, for_write=True)
-            entry.text, entry.known = hunk.contents, True
+            entry.text, entry.known, entry.unreadable = hunk.contents, True, None
             entry.codec, entry.crlf = None, False  # written as the patch spells it, UTF-8
             plan.added.append(entry.shown)
         elif isinstance(hunk, DeleteFile):
@@ -207,9 +220,9 @@ class ApplyPatchTool:
             if path.is_dir():
                 raise PatchApplyError(f"Failed to delete file {shown}: it is a directory")
             entry = self._entry(plan, hunk.path, for_write=False)
-            if entry.text is None:
+            if entry.text is None and entry.unreadable is None:
                 raise PatchApplyError(f"Failed to delete file {shown}: No such file or directory")
-            entry.text, entry.known = None, False
+            entry.text, entry.known, entry.unreadable = None, False, None
             plan.deleted.append(entry.shown)
         else:
             self._apply_update(plan, hunk)
@@ -220,6 +233,8 @@ class ApplyPatchTool:
         if path.is_dir():
             raise PatchApplyError(f"Failed to read file to update {shown}: Is a directory")
         src = self._entry(plan, hunk.path, for_write=True)
+        if src.text is None and src.unreadable is not None:
+            raise PatchApplyError(f"Failed to read file to update {shown}: {src.unreadable}")
         if src.text is None:
             raise PatchApplyError(
                 f"Failed to read file to update {shown}: No such file or directory"
@@ -231,7 +246,7 @@ class ApplyPatchTool:
         if dest is not src:  # a moved file keeps its line endings, encoding and BOM
             dest.crlf, dest.codec, dest.known = src.crlf, src.codec, src.known
             src.text, src.known = None, False
-        dest.text = new_text
+        dest.text, dest.unreadable = new_text, None
         plan.modified.append(dest.shown)
 
     # -- protocols -------------------------------------------------------------------------
@@ -303,10 +318,12 @@ def _final_text(entry: _Entry) -> str | None:
 
 def _touched(entry: _Entry) -> bool:
     """Whether the entry differs from disk (an Add then Delete of a new file does not)."""
-    return entry.original is not None or entry.text is not None
+    return entry.was_on_disk or entry.text is not None
 
 
 def _change(entry: _Entry) -> Change:
+    if entry.original is None and entry.was_on_disk:  # binary or too big to show
+        return Change(path=entry.shown, before="", after=_final_text(entry), binary=True)
     before = entry.original.text if entry.original is not None else None
     return Change(path=entry.shown, before=before, after=_final_text(entry))
 

@@ -261,3 +261,23 @@ def test_generated_patches_reproduce_the_new_file(
     assert isinstance(hunk, UpdateFile)
     text = "".join(f"{line}\n" for line in before)
     assert apply_chunks(text, hunk.chunks, "f.txt") == "".join(f"{line}\n" for line in after)
+
+
+async def test_binary_files_can_be_deleted_or_replaced_but_not_updated(
+    tool: ApplyPatchTool, root: Path
+) -> None:
+    (root / "a.bin").write_bytes(b"\x00\x01")
+    (root / "b.bin").write_bytes(b"\x00\x02")
+    (root / "c.bin").write_bytes(b"\x00\x03")
+    update = await tool.call(patch("*** Update File: c.bin", "@@", "-x", "+y"))
+    assert update.content.startswith(
+        "apply_patch: Failed to read file to update c.bin: c.bin looks binary"
+    )
+    text = patch("*** Delete File: a.bin", "*** Add File: b.bin", "+text now")
+    assert tool.preview_files(text) == [
+        Change(path="a.bin", before="", after=None, binary=True),
+        Change(path="b.bin", before="", after="text now\n", binary=True),
+    ]
+    result = await tool.call(text)
+    assert result.content == "Success. Updated the following files:\nA b.bin\nD a.bin\n"
+    assert tree(root) == {"b.bin": b"text now\n", "c.bin": b"\x00\x03"}
