@@ -44,8 +44,15 @@ def _reject_constant(name: str) -> Any:
     raise _NonFinite(name)
 
 
+def _finite_float(literal: str) -> float:
+    f = float(literal)
+    if f - f != 0.0:  # 1e400 overflows to inf
+        raise _NonFinite(literal)
+    return f
+
+
 _scan_fast = json.JSONDecoder(
-    object_pairs_hook=_pairs_fast, parse_constant=_reject_constant
+    object_pairs_hook=_pairs_fast, parse_constant=_reject_constant, parse_float=_finite_float
 ).scan_once
 
 
@@ -60,7 +67,14 @@ class _Constant:
         self.name = name
 
 
-_scan_slow = json.JSONDecoder(object_pairs_hook=_Pairs, parse_constant=_Constant).scan_once
+def _float_or_constant(literal: str) -> Any:
+    f = float(literal)
+    return f if f - f == 0.0 else _Constant(literal)
+
+
+_scan_slow = json.JSONDecoder(
+    object_pairs_hook=_Pairs, parse_constant=_Constant, parse_float=_float_or_constant
+).scan_once
 
 
 def pointer_token(key: str) -> str:
@@ -141,7 +155,8 @@ def _check_str(text: str) -> None:
 def loads_ijson(raw: str | bytes | bytearray | memoryview) -> Any:
     """Parse ``raw`` as an I-JSON message, raising ``ValidationError`` for anything else:
     invalid JSON, trailing data, invalid UTF-8, a BOM, duplicate member names, lone
-    surrogate escapes, NaN/Infinity and nesting too deep for the parser."""
+    surrogate escapes, NaN/Infinity, numbers that overflow a double and nesting too deep
+    for the parser."""
     if type(raw) is str:
         text = raw
         if not text.isascii():
@@ -207,8 +222,13 @@ def _walk(root: Any) -> list[str]:
                 problems.append(f"{pointer(path)}: string contains a lone surrogate escape "
                                 "(\\ud800-\\udfff without its pair)")
         elif t is _Constant:
-            problems.append(f"{pointer(path)}: {value.name} is not a JSON number; "
-                            "use null or a string")
+            if value.name in ("NaN", "Infinity", "-Infinity"):
+                problems.append(f"{pointer(path)}: {value.name} is not a JSON number; "
+                                "use null or a string")
+            else:
+                shown = value.name if len(value.name) <= 30 else value.name[:27] + "..."
+                problems.append(f"{pointer(path)}: {shown} is out of the range of a double "
+                                "(I-JSON); send it as a string")
         elif t is list:
             stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(value))))
         elif t is _Pairs or t is dict:

@@ -59,6 +59,16 @@ def test_non_finite_literals_are_rejected_with_their_path(literal: str) -> None:
     ]
 
 
+def test_numbers_that_overflow_a_double_are_rejected() -> None:
+    assert problems('{"x": [1e400, -1E+999, 1.5]}') == [
+        "/x/0: 1e400 is out of the range of a double (I-JSON); send it as a string",
+        "/x/1: -1E+999 is out of the range of a double (I-JSON); send it as a string",
+    ]
+    assert problems("1" * 400 + ".0")[0].startswith("/: 111111111111111111111111111...")
+    assert loads_ijson("1e308") == 1e308
+    assert loads_ijson("1" * 400) == int("1" * 400)  # integers are exact in Python
+
+
 def test_lone_surrogate_escape_in_a_value() -> None:
     assert problems('{"name": "a\\ud800b"}') == [
         "/name: string contains a lone surrogate escape (\\ud800-\\udfff without its pair)"
