@@ -29,6 +29,14 @@ Args = str | bytes | Mapping[str, Any]
 
 _MAX_LISTING = 1000
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
+_RENAMES = (
+    ("with read_file", "with the view command"),
+    ("from read_file", "from the view output"),
+    ("read_file line-number prefixes", "line-number prefixes of the view output"),
+    ("with write_file", "with the create command"),
+    ("use write_file", "use the create command"),
+    ("use glob to find files", "view a directory to list its files"),
+)
 
 
 class TextEditorTool:
@@ -129,7 +137,18 @@ class TextEditorTool:
             tool, mapped = self._map(parsed)
         except ValueError as exc:
             return Result.error(str(exc))
-        return await tool.call(mapped)
+        result = await tool.call(mapped)
+        if result.is_error:
+            result.content = self._in_our_words(result.content, tool.name)
+        return result
+
+    def _in_our_words(self, message: str, via: str) -> str:
+        """An error of the tool we mapped onto, named as this tool's commands."""
+        if message.startswith(f"{via}: "):
+            message = f"{self.name}: {message[len(via) + 2 :]}"
+        for theirs, ours in _RENAMES:
+            message = message.replace(theirs, ours)
+        return message
 
     def _map(
         self, p: dict[str, Any]

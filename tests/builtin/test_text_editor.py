@@ -125,3 +125,24 @@ async def test_unknown_command_and_bad_range(tool: TextEditorTool, root: Path) -
         "str_replace_based_edit_tool: view_range [3, 1] ends before it starts; use "
         "[first, last] or [first, -1]"
     )
+
+
+async def test_errors_speak_of_this_tools_commands(tool: TextEditorTool, root: Path) -> None:
+    (root / "h.txt").write_text("x\n")
+    unread = await tool.call(
+        {"command": "str_replace", "path": "h.txt", "old_str": "x", "new_str": "y"}
+    )
+    assert unread.content == (
+        "str_replace_based_edit_tool: h.txt has not been read yet; read it first with the view "
+        "command (the whole file), then retry"
+    )
+    missing = await tool.call({"command": "view", "path": "nope.txt"})
+    assert missing.content == (
+        "str_replace_based_edit_tool: nope.txt does not exist; view a directory to list its files"
+    )
+    absent = await tool.call(
+        {"command": "str_replace", "path": "nope.txt", "old_str": "x", "new_str": "y"}
+    )
+    assert absent.content == (
+        "str_replace_based_edit_tool: nope.txt does not exist; create it with the create command"
+    )
