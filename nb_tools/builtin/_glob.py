@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from nb_tools.builtin._common import ToolError, parse_args
-from nb_tools.builtin._ignore import IgnoreChecker, PathFilter, walk_files
+from nb_tools.builtin._ignore import PathFilter, recheck_paths, rg_filter_args, walk_files
 from nb_tools.builtin._rg import find_rg, run_rg
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
 from nb_tools.tool import Info, Result, Schema
@@ -114,19 +114,17 @@ def _by_mtime(search_dir: str, names: list[str]) -> list[str]:
 
 
 async def _list_rg(rg: str, search_dir: str, pattern: str) -> tuple[list[str], bool]:
+    narrow, recheck = rg_filter_args([pattern], ())
     argv = [
-        rg, "--files", "--no-config", "--no-require-git", "--no-ignore-global",
-        "--no-messages", "--null", "-g", pattern, "-g", "!.git",
+        rg, "--files", "--no-config", "--no-require-git", "--no-ignore-global", "--null",
+        *narrow, "-g", "!.git",
     ]  # fmt: skip
     data, _err, _code, cut_off = await run_rg(argv, search_dir)
     parts = data.split(b"\0")
     parts.pop()  # after the last NUL: empty, or a partial name when cut off
-    names = [p.decode("utf-8", "surrogateescape") for p in parts]
     keep = PathFilter([pattern])
-    if pattern.startswith("!"):
-        return [n for n in names if keep(n)], cut_off
-    checker = IgnoreChecker(search_dir)  # a positive -g brings back ignored files
-    return [n for n in names if keep(n) and not checker.ignored(n)], cut_off
+    names = [n for n in (p.decode("utf-8", "surrogateescape") for p in parts) if keep(n)]
+    return recheck_paths(names, search_dir, recheck), cut_off
 
 
 async def _list_python(search_dir: str, pattern: str) -> tuple[list[str], bool]:

@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nb_tools.builtin._common import ToolError, parse_args
-from nb_tools.builtin._ignore import TYPES, IgnoreChecker, PathFilter, walk_files
+from nb_tools.builtin._ignore import (
+    TYPES,
+    PathFilter,
+    recheck_paths,
+    rg_filter_args,
+    walk_files,
+)
 from nb_tools.builtin._rg import find_rg, run_rg
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
 from nb_tools.tool import Info, Result, Schema
@@ -304,7 +310,7 @@ def render(found: Found, q: Query, rel_base: str, *, show_n: bool, head: int, of
 _RG_LINE = re.compile(rb"(\d+)([:-])")
 
 
-def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, bool]:
+def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, str]:
     """argv, working folder and whether results need the ignore re-check."""
     argv = [
         rg, "--no-config", "--no-require-git", "--no-ignore-global",
@@ -324,14 +330,11 @@ def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, bool]:
             argv += ["-B", str(q.before)]
         if q.after:
             argv += ["-A", str(q.after)]
-    recheck = False
+    recheck = "none"
     if os.path.isdir(target):
         cwd = target
-        globs = q.globs or tuple(PathFilter(types=q.types).type_globs)
-        for g in globs:
-            argv += ["-g", g]
-            recheck = recheck or not g.startswith("!")
-        argv += ["-g", "!.git", "-e", q.pattern]
+        narrow, recheck = rg_filter_args(q.globs, q.types)
+        argv += [*narrow, "-g", "!.git", "-e", q.pattern]
     else:
         cwd = os.path.dirname(target)
         argv += ["-e", q.pattern, "--", os.path.basename(target)]
@@ -366,8 +369,8 @@ async def _run_rg(rg: str, q: Query, target: str) -> Found:
         raise ToolError(f"grep: ripgrep refused the pattern {q.pattern!r}: {message}")
     found = _parse_rg(data, q, complete=not (cut_off or overflow))
     found.cut_off, found.overflow = cut_off, overflow
-    if recheck or q.types:
-        _recheck(found, target, q)
+    if os.path.isdir(target) and (q.globs or q.types):
+        _recheck(found, target, q, recheck)
     return found
 
 
@@ -409,18 +412,15 @@ def _parse_rg(data: bytes, q: Query, *, complete: bool) -> Found:
     return found
 
 
-def _recheck(found: Found, search_dir: str, q: Query) -> None:
-    """Drop what a positive rg glob let through that the ignore rules exclude, and apply
-    glob + type exactly as the Python engine does."""
-    checker = IgnoreChecker(search_dir)
-    keep_filter = PathFilter(q.globs, q.types)
-
-    def keep(p: str) -> bool:
-        return keep_filter(p) and not checker.ignored(p)
-
-    found.files = [p for p in found.files if keep(p)]
-    found.counts = {p: n for p, n in found.counts.items() if keep(p)}
-    found.lines = {p: v for p, v in found.lines.items() if keep(p)}
+def _recheck(found: Found, search_dir: str, q: Query, kind: str) -> None:
+    """Apply glob and type exactly as the Python engine does, and drop what the rg filter
+    let through that the ignore rules exclude."""
+    keep = PathFilter(q.globs, q.types)
+    paths = [p for p in (found.files or found.counts or found.lines) if keep(p)]
+    allowed = set(recheck_paths(paths, search_dir, kind))
+    found.files = [p for p in found.files if p in allowed]
+    found.counts = {p: n for p, n in found.counts.items() if p in allowed}
+    found.lines = {p: v for p, v in found.lines.items() if p in allowed}
 
 
 def _refuse_binary(path: str) -> None:

@@ -33,6 +33,8 @@ __all__ = [
     "IgnoreChecker",
     "PathFilter",
     "glob_regex",
+    "recheck_paths",
+    "rg_filter_args",
     "walk_files",
 ]
 
@@ -468,3 +470,50 @@ class PathFilter:
         if self._types is not None:
             return self._types.fullmatch(rel.rpartition("/")[2]) is not None
         return True
+
+
+def rg_filter_args(globs: Sequence[str], types: Sequence[str]) -> tuple[list[str], str]:
+    """ripgrep arguments that narrow a listing to the user's glob or type, and what the
+    result then needs re-checked: "none", "hidden" or "full".
+
+    A positive ``-g`` glob overrides the ignore rules, so it brings back ignored and hidden
+    files ("full": every result goes through :class:`IgnoreChecker`). A file type only
+    overrides the hidden rule, so a glob without a slash (which matches the file name, as a
+    type does) goes in as a type of its own ("hidden": only dot-files need the check). The
+    caller applies :class:`PathFilter` afterwards for the exact intersection of glob and
+    type.
+    """
+    args: list[str] = []
+    recheck = "none"
+    if globs:
+        for i, g in enumerate(globs):
+            name = g
+            while name.startswith("**/"):
+                name = name[3:]  # "**/*.py" matches what "*.py" matches: any file name
+            if g.startswith("!"):
+                args += ["-g", g]
+            elif name and "/" not in name and ":" not in name:
+                args += ["--type-add", f"nbglob{i}:{name}", "-t", f"nbglob{i}"]
+                recheck = "hidden" if recheck == "none" else recheck
+            else:
+                args += ["-g", g]
+                recheck = "full"
+    else:
+        for t in types:
+            for g in TYPES[t].split():
+                args += ["--type-add", f"nbtype:{g}"]
+            args += ["-t", "nbtype"]
+            recheck = "hidden"
+    return args, recheck
+
+
+def recheck_paths(names: Sequence[str], search_dir: str, kind: str) -> list[str]:
+    """Drop what a ripgrep filter let through that the ignore rules exclude
+    (see :func:`rg_filter_args`)."""
+    if kind == "none":
+        return list(names)
+    checker = IgnoreChecker(search_dir)
+    if kind == "hidden":
+        return [n for n in names if not n.rpartition("/")[2].startswith(".") or
+                not checker.ignored(n)]  # fmt: skip
+    return [n for n in names if not checker.ignored(n)]
