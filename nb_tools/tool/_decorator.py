@@ -74,6 +74,7 @@ class FunctionTool:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
+        self._direct = (self._kwargs, fn) if self._is_async else None
         self._approver = approver
         self._defaults = {
             p.name: p.default

@@ -197,7 +197,20 @@ class Executor:
         token = _call_id.set(call.id)
         try:
             name = call.name
-            result = await self._invoke_entry(name, call.arguments, self._entries.get(name))
+            entry = self._entries.get(name)
+            if entry is not None and entry.direct is not None:  # an async @tool function
+                raw = call.arguments
+                if not raw or raw.isspace():
+                    raw = "{}"
+                prepare, fn = entry.direct
+                try:
+                    result = await fn(**prepare(entry.validate(raw)))  # type: ignore[misc]
+                except ValidationError as exc:
+                    result = _invalid_result(name, exc)
+                except Exception as exc:
+                    result = _panic_result(name, exc)
+            else:
+                result = await self._invoke_entry(name, call.arguments, entry)
             if type(result) is str:  # the common case: straight to the ToolResult
                 duration = {"duration": time.perf_counter() - start}
                 return _tool_result(call.id, result, (), False, duration)

@@ -463,3 +463,27 @@ def test_json_of_decimals_uuids_paths_and_timedeltas() -> None:
         '{"price": "1.10", "id": "00000000-0000-0000-0000-000000000001", '
         '"path": "/tmp/x", "took": 1.5}'
     )
+
+
+async def test_async_tools_report_invalid_arguments_and_exceptions() -> None:
+    @tool(register=False)
+    async def fetch(url: str, retries: int = 1) -> str:
+        raise ConnectionError(f"cannot reach {url}")
+
+    bad = await run(fetch, '{"url": 1}')
+    assert (bad.content, bad.is_error) == (
+        "invalid arguments for fetch:\n/url: expected string, got integer",
+        True,
+    )
+    failed = await run(fetch, '{"url": "http://x"}')
+    assert (failed.content, failed.is_error) == (
+        "fetch raised ConnectionError: cannot reach http://x",
+        True,
+    )
+    assert "in fetch" in failed.metadata["traceback"]
+    returned = await run(tool(register=False)(_returns_figure_like), "{}")
+    assert returned.parts == [Part(kind="image", media_type="image/png", data=PNG)]
+
+
+async def _returns_figure_like() -> Any:
+    return PngThing()
