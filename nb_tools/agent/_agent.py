@@ -11,8 +11,8 @@ import threading
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeAlias
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from nb_tools.agent._approval import (
     ApprovalRequest,
@@ -55,6 +55,9 @@ from nb_tools.model import (
 from nb_tools.tool import Executor, Middleware, Registry, Tool, default_registry, progress_sink
 from nb_tools.tool._progress import Progress
 
+if TYPE_CHECKING:
+    from nb_tools.permissions import PermissionRules
+
 EventHandler: TypeAlias = Callable[[Event], "Awaitable[None] | None"]
 
 STOPPED_TEXT = "stopped by the user before this call finished"
@@ -87,7 +90,10 @@ class Agent:
     ``tools``: a ``Registry`` or tools; ``None`` reads :func:`default_registry` at each run.
     ``approval``: "ask" (``approver`` decides; none configured means deny), "auto",
     "deny" or "read-only". ``permission``: a rule ``(call, info) -> Decision | None``
-    consulted before the policy. ``on_event`` receives every event (sync or async).
+    consulted before the policy. ``rules``: :class:`~nb_tools.permissions.PermissionRules`
+    checked first of all: deny wins over ask over allow, an "ask" rule asks a person even
+    under "auto", and every decision a rule makes names it (``rule:deny bash(rm:*) [project]``).
+    ``on_event`` receives every event (sync or async).
     ``messages``: a conversation to continue (e.g. another agent's ``messages``).
 
     A turn is one model request. ``max_turns`` bounds the turns of one run: when the last
@@ -105,6 +111,7 @@ class Agent:
         approval: Policy = "ask",
         approver: Approver | None = None,
         permission: Permission | None = None,
+        rules: PermissionRules | None = None,
         max_turns: int = 25,
         max_tokens: int = 8192,
         middlewares: Sequence[Middleware] = (),
@@ -123,6 +130,9 @@ class Agent:
         self.system = system
         self.approver = approver
         self.permission = permission
+        self.rules = rules
+        """Allow / ask / deny rules (:mod:`nb_tools.permissions`), checked before the tool's
+        own approval setting and the policy; "Always allow" adds a session rule here."""
         self.max_turns = max_turns
         self.max_tokens = max_tokens
         self.middlewares: tuple[Middleware, ...] = tuple(middlewares)
@@ -454,7 +464,32 @@ class _Run:
         """``None``: the call needs no approval and runs."""
         agent = self.agent
         decision: Decision | None = None
-        if agent.permission is not None:
+        rule_asks: str | None = None
+        if agent.rules is not None:
+            try:
+                match = agent.rules.check(p.call.name, p.call.arguments, p.tool)
+            except Exception as exc:  # fail closed
+                match = None
+                decision = Decision(
+                    approved=False,
+                    by="permission-error",
+                    message=f"the permission rules failed ({type(exc).__name__}: {exc}), so "
+                    "the call was denied",
+                )
+            if match is not None and match.action == "ask":
+                rule_asks = match.label
+            elif match is not None and match.action == "allow" and (
+                p.valid and is_protected_call(p.tool, p.call.arguments)
+            ):
+                pass  # an allow rule never waives the question for a protected path
+            elif match is not None:
+                approved = match.action == "allow"
+                decision = Decision(
+                    approved=approved,
+                    by=match.label,
+                    message=None if approved else f"a permission rule refuses it ({match.rule})",
+                )
+        if decision is None and rule_asks is None and agent.permission is not None:
             try:
                 answer: Any = agent.permission(p.call, p.info)
                 decision = await answer if inspect.isawaitable(answer) else answer
@@ -466,7 +501,9 @@ class _Run:
                     "the call was denied",
                 )
         if decision is None:
-            protected = p.valid and is_protected_call(p.tool, p.call.arguments)
+            protected = rule_asks is not None or (
+                p.valid and is_protected_call(p.tool, p.call.arguments)
+            )
             if not (p.needs_approval or protected):
                 return None
             decision = decide(
@@ -483,6 +520,10 @@ class _Run:
                 decision = await ask(agent.approver, request)
                 if decision.approved and decision.remember:
                     agent.always_allow.add(p.call.name)
+                    if agent.rules is not None:
+                        agent.rules.allow(p.call.name, source="session")
+                if rule_asks is not None and decision.by == "user":
+                    decision = replace(decision, by=f"user, asked by {rule_asks}")
         if decision is None:  # unreachable: decide() answers when there is no approver
             decision = Decision(approved=False, by="policy:ask", message="no approver")
         await self.emit(ApprovalDecided(call_id=p.call.id, approved=decision.approved,
