@@ -317,7 +317,7 @@ class _Mapper:
         for v in json_values:
             if not isinstance(v, str | int | float | bool | type(None)):
                 return self.fail(where, f"unsupported Literal value {v!r}")
-        schema = Schema.enum("", *json_values)  # type: ignore[operator]
+        schema = Schema.enum("", *json_values)
         if any(isinstance(v, enum.Enum) for v in values):
             table = {(type(j) is bool, j): v for j, v in zip(json_values, values, strict=True)}
             return schema, lambda x: table.get((type(x) is bool, x), x)
@@ -328,7 +328,7 @@ class _Mapper:
         for v in values:
             if not isinstance(v, str | int | float | bool):
                 return self.fail(where, f"enum {_type_name(tp)} has a non-JSON value {v!r}")
-        schema = Schema.enum("", *values)  # type: ignore[operator]
+        schema = Schema.enum("", *values)
         return schema, tp
 
     def union(self, args: tuple[Any, ...], where: str) -> tuple[Schema, Converter | None]:

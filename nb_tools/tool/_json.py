@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from json.scanner import make_scanner
 from typing import Any
 
 from nb_tools.tool._types import ValidationError
@@ -51,9 +52,11 @@ def _finite_float(literal: str) -> float:
     return f
 
 
-_scan_fast = json.JSONDecoder(
+# ``make_scanner`` (json.scanner's one public name) gives the C scanner without
+# JSONDecoder.decode's extra whitespace regex passes; we skip whitespace ourselves.
+_scan_fast = make_scanner(json.JSONDecoder(  # type: ignore[arg-type]  # typeshed's odd stub
     object_pairs_hook=_pairs_fast, parse_constant=_reject_constant, parse_float=_finite_float
-).scan_once
+))
 
 
 class _Pairs(list):  # type: ignore[type-arg]
@@ -72,9 +75,9 @@ def _float_or_constant(literal: str) -> Any:
     return f if f - f == 0.0 else _Constant(literal)
 
 
-_scan_slow = json.JSONDecoder(
+_scan_slow = make_scanner(json.JSONDecoder(  # type: ignore[arg-type]
     object_pairs_hook=_Pairs, parse_constant=_Constant, parse_float=_float_or_constant
-).scan_once
+))
 
 
 def pointer_token(key: str) -> str:

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
 from nb_tools.tool._json import loads_ijson
 
@@ -44,6 +44,23 @@ class _Unset:
 
 
 UNSET: Final = _Unset()
+
+
+if TYPE_CHECKING:
+
+    class _EnumBuilder(Protocol):
+        def __call__(self, desc: str, *values: Any) -> Schema: ...
+
+    class _EnumField:
+        """How type checkers see ``Schema.enum``: a builder on the class, a list field on
+        instances (the runtime gets there with a classmethod the instance value shadows)."""
+
+        @overload
+        def __get__(self, obj: None, owner: type[Schema]) -> _EnumBuilder: ...
+        @overload
+        def __get__(self, obj: Schema, owner: type[Schema]) -> list[Any] | None: ...
+        def __get__(self, obj: Schema | None, owner: type[Schema]) -> Any: ...
+        def __set__(self, obj: Schema, value: list[Any] | None) -> None: ...
 
 TYPES: Final = ("null", "boolean", "integer", "number", "string", "array", "object")
 
@@ -92,7 +109,11 @@ class Schema:
     properties: dict[str, Schema] | None = None
     required: list[str] | None = None
     items: Schema | None = None
-    enum: list[Any] | None = None
+    if TYPE_CHECKING:
+        # The field doubles as the ``Schema.enum(desc, *values)`` builder on the class.
+        enum: _EnumField = _EnumField()
+    else:
+        enum: list[Any] | None = None
     default: Any = UNSET
     format: str | None = None
     minimum: int | float | None = None
