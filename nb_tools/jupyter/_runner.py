@@ -24,6 +24,14 @@ SETTLE_SECONDS = 10.0
 """How long a stopped run may take to answer its calls and emit ``RunFinished``."""
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ends a cell whose run was interrupted, after its transcript is shown."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return ["Interrupted: the run stopped and its transcript is above. The conversation "
+                "is kept; the next %%agent cell continues it."]
+
+
 def default_approval() -> str:
     return os.environ.get(APPROVAL_ENV, "").strip() or "ask"
 
@@ -186,6 +194,7 @@ async def _run_shown(session: Session, agent: Agent, prompt: str,
     agent.approver = view.ask if agent.approval != "deny" else None
     session.running = view
     failure: BaseException | None = None
+    interrupted = False
     try:
         view.show()
         task = asyncio.ensure_future(agent.run(prompt, on_event=handler))
@@ -193,8 +202,10 @@ async def _run_shown(session: Session, agent: Agent, prompt: str,
             while not task.done():
                 await asyncio.wait({task}, timeout=WAKE_SECONDS)
         except (asyncio.CancelledError, KeyboardInterrupt):
-            # Interrupt: stop the run cleanly (it answers its calls and emits RunFinished);
-            # the cell then ends with the transcript instead of a traceback.
+            # Interrupt: stop the run cleanly (it answers its calls and emits RunFinished),
+            # show the transcript, then end the cell with a one-line RunInterrupted so
+            # "Run All" stops here as it does for any interrupted cell.
+            interrupted = True
             task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait({task}, timeout=SETTLE_SECONDS)
@@ -211,6 +222,8 @@ async def _run_shown(session: Session, agent: Agent, prompt: str,
         view.finish(transcript)
     if failure is not None:
         raise failure
+    if interrupted:
+        raise RunInterrupted()
     if task.cancelled() or not task.done():
         result = agent.last_result
         if result is None:

@@ -123,7 +123,10 @@ class Kernel:
                 on_message(self, msg, ex)
             if kind == "status" and content["execution_state"] == "idle":
                 break
-        ex.reply = self.kc.get_shell_msg(timeout=10)["content"]
+        while ex.reply is None:  # skip replies to earlier requests (kernel_info, ...)
+            reply = self.kc.get_shell_msg(timeout=10)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                ex.reply = reply["content"]
         return ex
 
     def ok(self, code: str, **kw: Any) -> Execution:

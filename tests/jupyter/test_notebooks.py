@@ -22,6 +22,10 @@ def test_notebook_runs_offline(path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     from nbclient import NotebookClient
 
     monkeypatch.setenv("NB_TOOLS_APPROVAL", "auto")
+    # offline: no key and no endpoint, so the notebooks pick their scripted model (the
+    # suite's guard sets a dummy key and a blocked endpoint, which would mean "Claude")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
     nb = nbformat.read(path, as_version=4)
