@@ -12,7 +12,7 @@ them yourself from the same workspace and state.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from nb_tools.builtin._bash import BashTool
@@ -90,7 +90,7 @@ def builtin_tools(
     workspace = Workspace(root)
     state = ReadState()
     notebook = Path(current_notebook) if current_notebook is not None else None
-    factories = {
+    factories: dict[str, Callable[[], Tool]] = {
         "read_file": lambda: ReadFileTool(workspace, state),
         "write_file": lambda: WriteFileTool(workspace, state),
         "edit_file": lambda: EditFileTool(workspace, state),

@@ -16,7 +16,7 @@ from typing import Any
 
 from nb_tools.builtin._common import ToolError, parse_args
 from nb_tools.builtin._ignore import PathFilter, recheck_paths, rg_filter_args, walk_files
-from nb_tools.builtin._rg import find_rg, run_rg
+from nb_tools.builtin._rg import RgUnavailable, find_rg, run_rg
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
 from nb_tools.tool import Info, Result, Schema
 
@@ -73,11 +73,14 @@ class GlobTool:
         except (ToolError, WorkspaceError) as exc:
             return Result.error(str(exc))
         limit = a.get("limit", 100)
-        rg = self.rg
         search_dir = str(target)
-        if rg is not None:
-            names, cut_off = await _list_rg(rg, search_dir, pattern)
-        else:
+        try:
+            rg = self.rg
+            if rg is not None:
+                names, cut_off = await _list_rg(rg, search_dir, pattern)
+        except (RgUnavailable, FileNotFoundError):
+            rg = None  # fall back to the Python walker, same list
+        if rg is None:
             names, cut_off = await _list_python(search_dir, pattern)
         base = self.workspace.display(target)
         base = "" if base == "." else base + "/"

@@ -15,7 +15,6 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +26,7 @@ from nb_tools.builtin._ignore import (
     rg_filter_args,
     walk_files,
 )
-from nb_tools.builtin._rg import find_rg, run_rg
+from nb_tools.builtin._rg import RgUnavailable, find_rg, run_rg
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
 from nb_tools.tool import Info, Result, Schema
 from nb_tools.tool._progress import progress
@@ -55,11 +54,10 @@ PARAMETERS = Schema.object(
         "path": Schema.string("File or folder to search (default: the workspace root)."),
         "glob": Schema.string('Only files matching this glob, e.g. "*.js", "**/*.{ts,tsx}".'),
         "type": Schema.string('Only files of this type (ripgrep names: "py", "js", "rust"...).'),
-        "output_mode": Schema.enum(
-            'What to show (default "files_with_matches").',
-            "files_with_matches",
-            "content",
-            "count",
+        "output_mode": Schema(
+            type="string",
+            enum=["files_with_matches", "content", "count"],
+            description='What to show (default "files_with_matches").',
         ),
         "-i": Schema.boolean("Case-insensitive search."),
         "-n": Schema.boolean("Show line numbers (content mode; default true)."),
@@ -189,18 +187,24 @@ class GrepTool:
         show_n = a.get("-n", True)
         rel_base = self.workspace.display(target.parent if target.is_file() else target)
         rel_base = "" if rel_base == "." else rel_base + "/"
-        rg = self.rg
         try:
+            rg = self.rg
+            found = None
             if rg is not None:
-                found = await _run_rg(rg, query, str(target))
-            else:
+                try:
+                    found = await _run_rg(rg, query, str(target))
+                except RgUnavailable:
+                    rg = None  # fall back to the Python engine, same output
+            if found is None:
                 found = await _run_python(query, str(target))
         except ToolError as exc:
             return Result.error(str(exc))
+        except OSError as exc:
+            return Result.error(f"grep: {exc}")
         text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset)
         return Result(
             content=text,
-            metadata={"engine": "rg" if rg else "python", "cut_off": found.cut_off},
+            metadata={"engine": "rg" if rg is not None else "python", "cut_off": found.cut_off},
         )
 
     def _query(self, a: dict[str, Any]) -> tuple[Query, Any]:
@@ -473,9 +477,6 @@ def _python_search(
         names.sort()
     else:
         base, names = os.path.dirname(target), [os.path.basename(target)]
-    search: Callable[[str], Any] = (
-        _first_line if q.mode == "files_with_matches" else (_matching_lines)
-    )
     for name in names:
         if stop.is_set():
             return
@@ -488,11 +489,11 @@ def _python_search(
             continue
         text, lossy = _decode(data)
         if q.mode == "files_with_matches":
-            if search(rx, text, q.multiline) is not None:
+            if _first_line(rx, text, q.multiline) is not None:
                 found.files.append(name)
                 found.collected += 1
             continue
-        hits = search(rx, text, q.multiline)
+        hits = _matching_lines(rx, text, q.multiline)
         if not hits:
             continue
         if q.mode == "count":

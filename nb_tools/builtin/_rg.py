@@ -15,13 +15,18 @@ import shutil
 import sysconfig
 from collections.abc import Callable
 
-__all__ = ["ENV_VAR", "find_rg", "run_rg"]
+__all__ = ["ENV_VAR", "RgUnavailable", "find_rg", "run_rg"]
 
 ENV_VAR = "NB_TOOLS_RG"
 
 
+class RgUnavailable(OSError):
+    """The rg binary could not be started; the caller falls back to pure Python."""
+
+
 def find_rg() -> str | None:
-    """The path of the ``rg`` to run, or ``None`` when there is none (or it is disabled)."""
+    """The path of the ``rg`` to run, or ``None`` when there is none (or it is disabled).
+    Raises ``FileNotFoundError`` when ``NB_TOOLS_RG`` names something that is not there."""
     return _find(os.environ.get(ENV_VAR, ""))
 
 
@@ -56,13 +61,16 @@ async def run_rg(
     ``on_chunk`` sees each piece of stdout and returns False to stop early. A cancelled
     call kills rg and returns what it had with ``cut off`` true instead of raising.
     """
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError as exc:
+        raise RgUnavailable(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
     out, err = proc.stdout, proc.stderr
     if out is None or err is None:  # pragma: no cover - PIPE always gives streams
         raise RuntimeError("rg: no output pipes")

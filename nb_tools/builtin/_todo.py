@@ -29,7 +29,9 @@ PARAMETERS = Schema.object(
             Schema.object(
                 {
                     "content": Schema.string("The task, in imperative form."),
-                    "status": Schema.enum("Where the task stands.", *STATUSES),
+                    "status": Schema(
+                        type="string", enum=list(STATUSES), description="Where the task stands."
+                    ),
                     "id": Schema.string("A stable id for the task (optional)."),
                 },
                 "content",

@@ -311,3 +311,29 @@ def test_line_break_needs_multiline(tool: GrepTool) -> None:
     r = run(tool, pattern="foo\\nbar")
     assert r.is_error and "pass multiline: true" in r.content
     assert not run(tool, pattern="[^\\n]+x").is_error
+
+
+def test_find_rg_honours_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("NB_TOOLS_RG", "none")
+    assert find_rg() is None
+    fake = _fake_rg(tmp_path, "exit 1")
+    monkeypatch.setenv("NB_TOOLS_RG", fake)
+    assert find_rg() == fake
+    monkeypatch.setenv("NB_TOOLS_RG", str(tmp_path / "nothing-here"))
+    with pytest.raises(FileNotFoundError, match="NB_TOOLS_RG="):
+        find_rg()
+
+
+@needs_rg
+def test_default_rg_is_the_wheels(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sysconfig
+
+    monkeypatch.delenv("NB_TOOLS_RG", raising=False)
+    assert find_rg() == os.path.join(sysconfig.get_path("scripts"), "rg")
+
+
+def test_an_rg_that_cannot_start_falls_back_to_python(root: Path) -> None:
+    tool = GrepTool(Workspace(root), rg=str(root / "no-such-rg"))
+    r = run(tool, pattern="hello", path="sub")
+    assert r.metadata["engine"] == "python"
+    assert r.content == "Found 3 files\nsub/README.md\nsub/anchored.txt\nsub/deep/c.py"
