@@ -94,3 +94,49 @@ def widget_views_in(path: Path) -> list[str]:
         for out in cell.get("outputs", [])
         if "application/vnd.jupyter.widget-view+json" in out.get("data", {})
     ]
+
+
+def cell(page: Any, index: int) -> Any:
+    """The ``index``-th cell of the open notebook."""
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+def enabled_button(scope: Any, label: str) -> Any:
+    """A live widget button in the outputs (enabled: a decided card disables its buttons)."""
+    return scope.locator(f"{OUTPUTS} button:enabled", has_text=label)
+
+
+def copy_notebook(server: Any, source: str, name: str, *, kernel: str | None = None) -> str:
+    """Copy ``source`` to ``name`` in the server's folder; ``kernel`` replaces the
+    kernelspec (an absent one makes the notebook open without a kernel: the language goes
+    too, else JupyterLab starts the one kernel of that language)."""
+    nb = nbformat.read(server.root / source, as_version=4)
+    if kernel is not None:
+        nb.metadata["kernelspec"] = {"name": kernel, "display_name": kernel, "language": kernel}
+        nb.metadata.pop("language_info", None)
+    nbformat.write(nb, server.root / name)
+    return name
+
+
+def find_cell(page: Any, snippet: str) -> int:
+    """Index of the first cell whose source contains ``snippet`` (fails if none does)."""
+    index = page.evaluate(
+        """s => window.jupyterapp.shell.currentWidget.content.widgets.findIndex(
+             c => c.model.sharedModel.getSource().includes(s))""",
+        snippet,
+    )
+    if index < 0:
+        raise AssertionError(f"no cell of the open notebook contains {snippet!r}")
+    return int(index)
+
+
+def run_cells(page: Any, *indices: int) -> None:
+    """Queue these cells for execution, in order, without waiting for them."""
+    page.evaluate(
+        """ix => { const nb = window.jupyterapp.shell.currentWidget.content;
+                  for (const i of ix) {
+                    nb.activeCellIndex = i; nb.deselectAll();
+                    window.jupyterapp.commands.execute('notebook:run-cell');
+                  } }""",
+        list(indices),
+    )

@@ -49,12 +49,14 @@ CHROMIUM_ARGS = [
 ]
 # Notebook 7.6.5 with JupyterLab 4.6.6 logs this on every page, extensions or not.
 KNOWN_NOTEBOOK7_ERROR = "Cannot read properties of undefined (reading 'schema')"
-# Settings that keep JupyterLab from asking about (and fetching) news and updates.
+# Settings that keep JupyterLab from asking about (and fetching) news and updates, and keep
+# every cell in the DOM (no windowing) so off-screen outputs can be found.
 QUIET_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
         "checkForUpdates": False,
     },
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
 
 
@@ -297,17 +299,37 @@ def stop_server(server: JupyterServer) -> None:
 
 
 @pytest.fixture(scope="session")
-def lab(fake_model: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
+def lab_server(
+    fake_model: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[JupyterServer]:
     server = start_server("lab", tmp_path_factory.mktemp("lab"), fake_model.base_url)
     yield server
     stop_server(server)
 
 
 @pytest.fixture(scope="session")
-def notebook7(fake_model: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
+def notebook7_server(
+    fake_model: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[JupyterServer]:
     server = start_server("notebook", tmp_path_factory.mktemp("nb7"), fake_model.base_url)
     yield server
     stop_server(server)
+
+
+@pytest.fixture
+def lab(lab_server: JupyterServer) -> Iterator[JupyterServer]:
+    """The session's JupyterLab; the kernels a test started are shut down after it."""
+    yield lab_server
+    with contextlib.suppress(Exception):
+        lab_server.shutdown_kernels()
+
+
+@pytest.fixture
+def notebook7(notebook7_server: JupyterServer) -> Iterator[JupyterServer]:
+    """The session's Notebook 7 server; kernels are shut down after each test."""
+    yield notebook7_server
+    with contextlib.suppress(Exception):
+        notebook7_server.shutdown_kernels()
 
 
 # ---- the browser ---------------------------------------------------------------------------

@@ -6,21 +6,36 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
 import zlib
+from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 from browser_ui import (
     OUTPUTS,
+    SLOW,
     TRANSCRIPT,
     TRANSCRIPT_MIME,
+    cell,
+    copy_notebook,
+    enabled_button,
+    find_cell,
     open_notebook,
+    run_all,
+    run_cells,
+    save,
     shot,
+    transcript_of,
 )
 
+from nb_tools.testing import call, reply
+
+expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = pytest.mark.browser
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _png(width: int, height: int) -> str:
@@ -193,4 +208,173 @@ def test_unknown_transcript_version_says_so(lab: Any, page: Any) -> None:
     open_notebook(page, lab, "future_transcript.ipynb", kernel=False)
     error = page.locator(f"{TRANSCRIPT} .jp-nbtools-error")
     assert "version 99 is not supported" in error.inner_text()
+    assert page.console.unexpected() == []
+
+
+# ---- quickstart.ipynb against the fake model ------------------------------------------------
+#
+# With ANTHROPIC_API_KEY set (the harness sets it, and ANTHROPIC_BASE_URL to the fake server),
+# the notebook's %%agent cells talk to the fake model; the tests script its replies.
+NOTE = "# Dinner\n\nChez Panisse, 19:30, 4 people.\n"
+SETUP = ("%load_ext nb_tools", "use_model(ScriptedModel", "def crunch")
+
+
+class Quickstart:
+    """The cells of quickstart.ipynb, found by their source."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.setup = [find_cell(page, s) for s in SETUP]
+        self.weather = find_cell(page, "%%agent\nWhat's the weather")
+        self.book = find_cell(page, "%%agent\nBook a table")
+        self.note = find_cell(page, "%%agent\nWrite a short note")
+        self.crunch = find_cell(page, "%%agent\nRun crunch")
+        self.last = find_cell(page, "save_transcript(")
+
+    def __getitem__(self, index: int) -> Any:
+        return cell(self.page, index)
+
+    def wait_done(self) -> None:
+        """The last cell printed the saved conversation's path."""
+        expect(self[self.last].locator(OUTPUTS)).to_contain_text("conversation.ipynb", timeout=SLOW)
+
+
+def open_quickstart(page: Any, lab: Any, name: str) -> Quickstart:
+    open_notebook(page, lab, copy_notebook(lab, "quickstart.ipynb", name))
+    return Quickstart(page)
+
+
+def book_call() -> Any:
+    return call("book_table", restaurant="Chez Panisse", people=4, time="19:30")
+
+
+def test_quickstart_approve_then_reopen_without_kernel(lab: Any, page: Any, script: Any) -> None:
+    script.push(
+        reply("Let me check.", call("get_weather", city="Paris")),
+        reply("It is 18 °C and sunny in Paris."),
+        reply("I'll book it.", book_call()),
+        reply("Booked: Chez Panisse, 4 people, 19:30."),
+        reply("Here is the note.", call("write_note", path="dinner.md", text=NOTE)),
+        reply("Saved dinner.md."),
+        reply("Running it.", call("crunch", n=5)),
+        reply("Done: the sum of the squares of 1..5 is 55."),
+        reply("We checked the weather, booked a table, wrote a note and ran a computation."),
+    )
+    qs = open_quickstart(page, lab, "qs_approve.ipynb")
+    agent_cells = (qs.weather, qs.book, qs.note, qs.crunch)
+    run_all(page)
+
+    approve = enabled_button(qs[qs.book], "Approve")
+    approve.wait_for(timeout=SLOW)
+    expect(qs[qs.book].locator(OUTPUTS)).to_contain_text("book_table needs your approval")
+    approve.click()
+
+    # The write waits for approval with its diff on show.
+    approve = enabled_button(qs[qs.note], "Approve")
+    approve.wait_for(timeout=SLOW)
+    expect(qs[qs.note].locator(f"{OUTPUTS} pre.nbtools-diff")).to_contain_text("+# Dinner")
+    qs[qs.note].scroll_into_view_if_needed()
+    shot(page, "lab-approval-card-with-diff", qs[qs.note])
+    approve.click()
+    qs.wait_done()
+
+    # Each %%agent cell ends with one transcript rendered by our extension; no live
+    # buttons are left.
+    for index in agent_cells:
+        expect(qs[index].locator(TRANSCRIPT)).to_have_count(1)
+    expect(page.locator(f"{OUTPUTS} button", has_text="Approve")).to_have_count(0)
+    book = qs[qs.book].locator(f"{TRANSCRIPT} details.jp-nbtools-tool")
+    expect(book).to_have_attribute("data-status", "ok")
+    expect(book.locator(".jp-nbtools-approval")).to_have_text("Approved by user")
+    expect(book.locator(".jp-nbtools-result")).to_have_text("Booked Chez Panisse for 4 at 19:30")
+    written = qs[qs.note].locator(TRANSCRIPT)
+    expect(written.locator(".jp-nbtools-diff-add").first).to_have_text("+# Dinner\n")
+    expect(written.locator(".jp-nbtools-assistant").last).to_have_text("Saved dinner.md.")
+    crunch = qs[qs.crunch].locator(f"{TRANSCRIPT} details.jp-nbtools-tool")
+    crunch.locator("summary").click()
+    expect(crunch.locator(".jp-nbtools-progress")).to_contain_text("step 5/5: total=55")
+    expect(crunch.locator(".jp-nbtools-result")).to_have_text("sum of squares 1..5 = 55")
+    written.scroll_into_view_if_needed()
+    shot(page, "lab-quickstart-transcript", qs[qs.note])
+    readme_screenshot(qs[qs.note])
+    assert script.remaining == 0
+    errors_so_far = page.console.unexpected()
+
+    # Saved and reopened with no kernel: the transcripts are in the file and render again.
+    save(page)
+    name = "qs_approve.ipynb"
+    assert len(transcript_of(lab.root / name)) >= len(agent_cells)
+    lab.shutdown_kernels()
+    reopened = copy_notebook(lab, name, "qs_reopened.ipynb", kernel="nb-tools-absent-kernel")
+    page.goto("about:blank")
+    open_notebook(page, lab, reopened, kernel=False)
+    for index in agent_cells:
+        expect(cell(page, index).locator(TRANSCRIPT)).to_have_count(1)
+    expect(cell(page, qs.note).locator(".jp-nbtools-diff-add").first).to_have_text("+# Dinner\n")
+    shot(page, "lab-reopened-no-kernel", cell(page, qs.note))
+    assert errors_so_far == []
+    assert page.console.unexpected() == []
+
+
+def readme_screenshot(locator: Any) -> None:
+    """docs/screenshot.png for the README: written when missing, or on request
+    (NB_TOOLS_UPDATE_SCREENSHOT=1), so ordinary runs leave the repository clean."""
+    target = REPO / "docs" / "screenshot.png"
+    if os.environ.get("NB_TOOLS_UPDATE_SCREENSHOT") == "1" or not target.exists():
+        locator.screenshot(path=str(target))
+
+
+def test_quickstart_deny_tells_the_model(lab: Any, page: Any, script: Any, fake_model: Any) -> None:
+    script.push(reply("I'll book it.", book_call()), reply("Understood: no booking."))
+    qs = open_quickstart(page, lab, "qs_deny.ipynb")
+    seen = len(fake_model.requests)
+    run_cells(page, *qs.setup, qs.book)
+
+    deny = enabled_button(qs[qs.book], "Deny")
+    deny.wait_for(timeout=SLOW)
+    qs[qs.book].locator(f"{OUTPUTS} input[type='text']").fill("not tonight")
+    deny.click()
+
+    card = qs[qs.book].locator(f"{TRANSCRIPT} details.jp-nbtools-tool")
+    expect(card).to_have_attribute("data-status", "denied", timeout=SLOW)
+    expect(card.locator(".jp-nbtools-badge")).to_have_text("denied")
+    expect(card.locator(".jp-nbtools-approval")).to_have_text("Denied by user: not tonight")
+    expect(qs[qs.book].locator(f"{TRANSCRIPT} .jp-nbtools-assistant").last).to_have_text(
+        "Understood: no booking."
+    )
+    shot(page, "lab-denied", qs[qs.book])
+    # The model was told, as an error result carrying the message.
+    results = [
+        block
+        for req in fake_model.requests[seen:]
+        for msg in req.body["messages"]
+        if isinstance(msg["content"], list)
+        for block in msg["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert len(results) == 1
+    assert results[0]["is_error"] is True
+    assert "not tonight" in json.dumps(results[0]["content"])
+    assert page.console.unexpected() == []
+
+
+def test_quickstart_stop_during_slow_tool(lab: Any, page: Any, script: Any) -> None:
+    script.push(reply("Running it.", call("crunch", n=150)))
+    qs = open_quickstart(page, lab, "qs_stop.ipynb")
+    run_cells(page, *qs.setup, qs.crunch)
+
+    expect(qs[qs.crunch].locator(OUTPUTS)).to_contain_text("step 3/150", timeout=SLOW)
+    enabled_button(qs[qs.crunch], "Stop").click()
+    transcript = qs[qs.crunch].locator(TRANSCRIPT)
+    transcript.wait_for(timeout=SLOW)
+    card = transcript.locator("details.jp-nbtools-tool")
+    assert card.get_attribute("data-status") in ("stopped", "cut_off")
+    expect(transcript.locator(".jp-nbtools-footer")).to_contain_text("stop: stopped")
+    shot(page, "lab-stopped", qs[qs.crunch])
+
+    # The conversation goes on in the next cell.
+    script.push(reply("You stopped the computation."))
+    run_cells(page, qs.last)
+    qs.wait_done()
+    expect(qs[qs.last].locator(OUTPUTS)).to_contain_text("You stopped the computation.")
     assert page.console.unexpected() == []
