@@ -48,8 +48,14 @@ MEDIUM_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 MEDIUM_ARGS = {
-    "query": "weather in paris", "mode": "balanced", "limit": 20, "offset": 40,
-    "tags": ["a", "b", "c", "d"], "lang": "en-US", "threshold": 0.5, "verbose": True,
+    "query": "weather in paris",
+    "mode": "balanced",
+    "limit": 20,
+    "offset": 40,
+    "tags": ["a", "b", "c", "d"],
+    "lang": "en-US",
+    "threshold": 0.5,
+    "verbose": True,
 }
 
 
@@ -57,7 +63,8 @@ def _large() -> tuple[dict[str, Any], dict[str, Any]]:
     address = {
         "type": "object",
         "properties": {
-            "street": {"type": "string"}, "city": {"type": "string", "minLength": 1},
+            "street": {"type": "string"},
+            "city": {"type": "string", "minLength": 1},
             "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
             "country": {"type": "string", "enum": ["FR", "DE", "US", "JP"]},
         },
@@ -79,9 +86,12 @@ def _large() -> tuple[dict[str, Any], dict[str, Any]]:
         "customer": {
             "type": "object",
             "properties": {
-                "name": {"type": "string"}, "email": {"type": "string", "format": "email"},
-                "age": {"type": "integer", "minimum": 0}, "vip": {"type": "boolean"},
-                "billing": address, "shipping": address,
+                "name": {"type": "string"},
+                "email": {"type": "string", "format": "email"},
+                "age": {"type": "integer", "minimum": 0},
+                "vip": {"type": "boolean"},
+                "billing": address,
+                "shipping": address,
             },
             "required": ["name", "email"],
         },
@@ -92,16 +102,35 @@ def _large() -> tuple[dict[str, Any], dict[str, Any]]:
     }
     for i in range(6):
         props[f"flag_{i}"] = {"type": "boolean"}
-    schema = {"type": "object", "properties": props,
-              "required": ["order_id", "customer", "items", "status"]}
+    schema = {
+        "type": "object",
+        "properties": props,
+        "required": ["order_id", "customer", "items", "status"],
+    }
     addr = {"street": "1 rue de Rivoli", "city": "Paris", "zip": "75001", "country": "FR"}
     args = {
         "order_id": "ORD-000123",
-        "customer": {"name": "Ann", "email": "ann@example.com", "age": 41, "vip": False,
-                     "billing": addr, "shipping": addr},
-        "items": [{"sku": f"ABC-{i}", "qty": i + 1, "price": 9.5, "gift": i % 2 == 0,
-                   "note": None if i % 2 else "wrap it"} for i in range(8)],
-        "status": "paid", "priority": 2, "coupon": None,
+        "customer": {
+            "name": "Ann",
+            "email": "ann@example.com",
+            "age": 41,
+            "vip": False,
+            "billing": addr,
+            "shipping": addr,
+        },
+        "items": [
+            {
+                "sku": f"ABC-{i}",
+                "qty": i + 1,
+                "price": 9.5,
+                "gift": i % 2 == 0,
+                "note": None if i % 2 else "wrap it",
+            }
+            for i in range(8)
+        ],
+        "status": "paid",
+        "priority": 2,
+        "coupon": None,
         **{f"flag_{i}": i % 2 == 0 for i in range(6)},
     }
     return schema, args
@@ -160,8 +189,7 @@ def _pydantic_models() -> dict[str, Any]:
         flag_4: bool = False
         flag_5: bool = False
 
-    return {"small": TypeAdapter(Small), "medium": TypeAdapter(Medium),
-            "large": TypeAdapter(Large)}
+    return {"small": TypeAdapter(Small), "medium": TypeAdapter(Medium), "large": TypeAdapter(Large)}
 
 
 def _race(fns: list[Any], numbers: list[int], rounds: int = 15) -> list[float]:
@@ -178,13 +206,20 @@ def main() -> None:
     from jsonschema import Draft202012Validator
 
     large_schema, large_args = _large()
-    cases = [("small", SMALL_SCHEMA, SMALL_ARGS, 5000), ("medium", MEDIUM_SCHEMA,
-             MEDIUM_ARGS, 2000), ("large", large_schema, large_args, 300)]
+    cases = [
+        ("small", SMALL_SCHEMA, SMALL_ARGS, 5000),
+        ("medium", MEDIUM_SCHEMA, MEDIUM_ARGS, 2000),
+        ("large", large_schema, large_args, 300),
+    ]
     models = _pydantic_models()
-    print(f"python {sys.version.split()[0]}; microseconds per call from raw JSON text "
-          "(best of 15 interleaved runs)")
-    print(f"{'case':<8}{'props':>6}{'nb_tools':>10}{'jsonschema':>12}{'pydantic':>10}"
-          f"{'vs jsonschema':>15}{'vs pydantic':>13}")
+    print(
+        f"python {sys.version.split()[0]}; microseconds per call from raw JSON text "
+        "(best of 15 interleaved runs)"
+    )
+    print(
+        f"{'case':<8}{'props':>6}{'nb_tools':>10}{'jsonschema':>12}{'pydantic':>10}"
+        f"{'vs jsonschema':>15}{'vs pydantic':>13}"
+    )
     for name, schema_dict, args, number in cases:
         raw = json.dumps(args)
         ours = Schema.from_dict(schema_dict)
@@ -195,15 +230,22 @@ def main() -> None:
         adapter = models[name]
         adapter.validate_json(raw, strict=True)
         t_ours, t_js, t_pyd = _race(
-            [lambda raw=raw, s=ours: s.validate(raw),
-             lambda raw=raw, v=validator: v.validate(json.loads(raw)),
-             lambda raw=raw, a=adapter: a.validate_json(raw, strict=True)],
-            [number, number // 10, number])
+            [
+                lambda raw=raw, s=ours: s.validate(raw),
+                lambda raw=raw, v=validator: v.validate(json.loads(raw)),
+                lambda raw=raw, a=adapter: a.validate_json(raw, strict=True),
+            ],
+            [number, number // 10, number],
+        )
         n_props = raw.count('":')
-        print(f"{name:<8}{n_props:>6}{t_ours:>10.2f}{t_js:>12.2f}{t_pyd:>10.2f}"
-              f"{t_js / t_ours:>14.1f}x{t_pyd / t_ours:>12.2f}x")
-    print("ratios > 1 mean nb_tools is faster; nb_tools also rejects duplicate keys, NaN, "
-          "lone surrogates and invalid UTF-8, which the others do not.")
+        print(
+            f"{name:<8}{n_props:>6}{t_ours:>10.2f}{t_js:>12.2f}{t_pyd:>10.2f}"
+            f"{t_js / t_ours:>14.1f}x{t_pyd / t_ours:>12.2f}x"
+        )
+    print(
+        "ratios > 1 mean nb_tools is faster; nb_tools also rejects duplicate keys, NaN, "
+        "lone surrogates and invalid UTF-8, which the others do not."
+    )
 
 
 if __name__ == "__main__":

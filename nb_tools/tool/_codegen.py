@@ -72,8 +72,11 @@ class _Gen:
         names = [*(n for n in self.ns if not n.startswith("__")), *_BUILTINS]
         used = [n for n in names if re.search(rf"\b{n}\b", body)]
         params = "".join(f", {n}={n}" for n in used)
-        code = f"def {fname}(v{params}):\n{body}\n    return True" if body else (
-            f"def {fname}(v):\n    return True")
+        code = (
+            f"def {fname}(v{params}):\n{body}\n    return True"
+            if body
+            else (f"def {fname}(v):\n    return True")
+        )
         exec(compile(code, f"<schema {fname}>", "exec"), self.ns)
         return fname
 
@@ -103,20 +106,21 @@ class _Gen:
             if len(out) == size:  # nothing to check for that type after all
                 out.pop()
 
-        if "string" in allowed and (s.min_length is not None or s.max_length is not None
-                                    or s.pattern is not None):
+        if "string" in allowed and (
+            s.min_length is not None or s.max_length is not None or s.pattern is not None
+        ):
             block(f"type({v}) is str", lambda p, i: self.string(s, v, out, p))
         if allowed & {"integer", "number"} and any(
-            x is not None for x in (s.minimum, s.maximum, s.exclusive_minimum,
-                                    s.exclusive_maximum)
+            x is not None for x in (s.minimum, s.maximum, s.exclusive_minimum, s.exclusive_maximum)
         ):
-            block(f"(type({v}) is int or type({v}) is float)",
-                  lambda p, i: self.number(s, v, out, p))
-        if "array" in allowed and (s.items is not None or s.min_items is not None
-                                   or s.max_items is not None):
+            block(
+                f"(type({v}) is int or type({v}) is float)", lambda p, i: self.number(s, v, out, p)
+            )
+        if "array" in allowed and (
+            s.items is not None or s.min_items is not None or s.max_items is not None
+        ):
             block(f"type({v}) is list", lambda p, i: self.array(s, v, out, i, depth))
-        if "object" in allowed and (s.required or s.properties
-                                    or s.additional_properties is False):
+        if "object" in allowed and (s.required or s.properties or s.additional_properties is False):
             block(f"type({v}) is dict", lambda p, i: self.object(s, v, out, i, depth))
         if s.enum is not None:
             self.enum(s.enum, v, out, pad, known_str=names == ["string"])
@@ -137,13 +141,21 @@ class _Gen:
             out.append(f"{pad}if {search}({v}) is None: return False")
 
     def number(self, s: Schema, v: str, out: list[str], pad: str) -> None:
-        if (s.minimum is not None and s.maximum is not None and s.exclusive_minimum is None
-                and s.exclusive_maximum is None):
+        if (
+            s.minimum is not None
+            and s.maximum is not None
+            and s.exclusive_minimum is None
+            and s.exclusive_maximum is None
+        ):
             lo, hi = self.const("n", s.minimum), self.const("n", s.maximum)
             out.append(f"{pad}if not ({lo} <= {v} <= {hi}): return False")
             return
-        for value, op in ((s.minimum, "<"), (s.maximum, ">"), (s.exclusive_minimum, "<="),
-                          (s.exclusive_maximum, ">=")):
+        for value, op in (
+            (s.minimum, "<"),
+            (s.maximum, ">"),
+            (s.exclusive_minimum, "<="),
+            (s.exclusive_maximum, ">="),
+        ):
             if value is not None:
                 out.append(f"{pad}if {v} {op} {self.const('n', value)}: return False")
 
@@ -166,12 +178,14 @@ class _Gen:
         pad = "    " * ind
         required = list(dict.fromkeys(s.required or ()))
         if required:
-            out.append(f"{pad}if not {v}.keys() >= {self.const('r', frozenset(required))}: "
-                       "return False")
+            out.append(
+                f"{pad}if not {v}.keys() >= {self.const('r', frozenset(required))}: return False"
+            )
         props = s.properties or {}
         if s.additional_properties is False:
-            out.append(f"{pad}if not {v}.keys() <= {self.const('k', frozenset(props))}: "
-                       "return False")
+            out.append(
+                f"{pad}if not {v}.keys() <= {self.const('k', frozenset(props))}: return False"
+            )
         for key, sub in props.items():
             if not _constrains(sub):
                 continue
@@ -191,16 +205,20 @@ class _Gen:
             if len(out) == size:
                 del out[-2:]
 
-    def enum(self, values: list[Any], v: str, out: list[str], pad: str,
-             known_str: bool = False) -> None:
+    def enum(
+        self, values: list[Any], v: str, out: list[str], pad: str, known_str: bool = False
+    ) -> None:
         from nb_tools.tool._validate import json_equal
 
         scalars = frozenset(_enum_key(x) for x in values if type(x) not in (list, dict))
         containers = [x for x in values if type(x) in (list, dict)]
         if not containers and all(type(x) is str for x in values):
             strs = self.const("e", frozenset(values))
-            check = f"{v} not in {strs}" if known_str else (
-                f"type({v}) is not str or {v} not in {strs}")
+            check = (
+                f"{v} not in {strs}"
+                if known_str
+                else (f"type({v}) is not str or {v} not in {strs}")
+            )
             out.append(f"{pad}if {check}: return False")
             return
         keys = self.const("e", scalars)
@@ -209,8 +227,10 @@ class _Gen:
             return
         c = self.const("c", containers)
         eq = self.const("q", json_equal)
-        out.append(f"{pad}if (_ek({v}) not in {keys}) if type({v}) not in (list, dict) else "
-                   f"not any({eq}({v}, y) for y in {c}): return False")
+        out.append(
+            f"{pad}if (_ek({v}) not in {keys}) if type({v}) not in (list, dict) else "
+            f"not any({eq}({v}, y) for y in {c}): return False"
+        )
 
 
 def _int(n: int | None) -> int | None:
@@ -219,10 +239,29 @@ def _int(n: int | None) -> int | None:
 
 
 def _constrains(s: Schema) -> bool:
-    return any(getattr(s, f) is not None for f in (
-        "type", "enum", "any_of", "minimum", "maximum", "exclusive_minimum",
-        "exclusive_maximum", "min_length", "max_length", "pattern", "min_items",
-        "max_items", "items", "properties", "required")) or s.additional_properties is False
+    return (
+        any(
+            getattr(s, f) is not None
+            for f in (
+                "type",
+                "enum",
+                "any_of",
+                "minimum",
+                "maximum",
+                "exclusive_minimum",
+                "exclusive_maximum",
+                "min_length",
+                "max_length",
+                "pattern",
+                "min_items",
+                "max_items",
+                "items",
+                "properties",
+                "required",
+            )
+        )
+        or s.additional_properties is False
+    )
 
 
 def generate(s: Schema, *, null_optional: bool = False) -> Callable[[Any], bool]:

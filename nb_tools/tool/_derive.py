@@ -45,8 +45,10 @@ class SignatureError(TypeError):
         super().__init__(message)
 
 
-_SUPPORTED = ("supported: str, int, float, bool, None, Any, Literal, Enum, list/set/tuple, "
-              "dict[str, X], Optional/Union, dataclasses, TypedDicts and pydantic models")
+_SUPPORTED = (
+    "supported: str, int, float, bool, None, Any, Literal, Enum, list/set/tuple, "
+    "dict[str, X], Optional/Union, dataclasses, TypedDicts and pydantic models"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,7 +79,8 @@ def schema_of(t: Any) -> Schema:
     """The object schema of a function's parameters, a dataclass, a TypedDict or a pydantic
     model (or the schema of any other supported type). Raises ``SignatureError``."""
     if inspect.isroutine(t) or (
-        callable(t) and not isinstance(t, type)
+        callable(t)
+        and not isinstance(t, type)
         and type(t).__module__ not in ("typing", "types", "typing_extensions")
     ):
         return function_schema(t).schema
@@ -101,8 +104,11 @@ def function_schema(
     except (TypeError, ValueError) as e:
         raise SignatureError(fn_name, [f"cannot read the signature: {e}"]) from None
     mapper = Mapper()
-    hint_target = (fn if inspect.isroutine(fn) or isinstance(fn, type) or not callable(fn)
-                   else type(fn).__call__)
+    hint_target = (
+        fn
+        if inspect.isroutine(fn) or isinstance(fn, type) or not callable(fn)
+        else type(fn).__call__
+    )
     hints: dict[str, Any] | None
     try:
         hints = typing.get_type_hints(hint_target, include_extras=True)
@@ -115,17 +121,20 @@ def function_schema(
     for p in params:
         where = f"parameter '{p.name}'"
         if p.kind is p.VAR_KEYWORD:
-            mapper.problems.append(f"{where}: **{p.name} is not supported; declare each "
-                                   "argument as a parameter")
+            mapper.problems.append(
+                f"{where}: **{p.name} is not supported; declare each argument as a parameter"
+            )
             continue
         if p.kind is p.VAR_POSITIONAL:
-            mapper.problems.append(f"{where}: *{p.name} is not supported; use a list "
-                                   "parameter instead")
+            mapper.problems.append(
+                f"{where}: *{p.name} is not supported; use a list parameter instead"
+            )
             continue
         if p.kind is p.POSITIONAL_ONLY:
             if p.default is p.empty:
-                mapper.problems.append(f"{where}: positional-only parameters cannot be "
-                                       "passed by name; remove the '/'")
+                mapper.problems.append(
+                    f"{where}: positional-only parameters cannot be passed by name; remove the '/'"
+                )
             continue
         if p.annotation is p.empty:
             tp = Any
@@ -146,9 +155,17 @@ def function_schema(
                 fi = default
                 fill = lambda fi=fi: fi.get_default(call_default_factory=True)  # noqa: E731
                 default = fi.default if fi.default_factory is None else NO_RECORD
-        fields_.append(Field(name=p.name, key=p.name, tp=tp, default=default,
-                              description=param_docs.get(p.name), meta=extra_meta,
-                              fill=fill))
+        fields_.append(
+            Field(
+                name=p.name,
+                key=p.name,
+                tp=tp,
+                default=default,
+                description=param_docs.get(p.name),
+                meta=extra_meta,
+                fill=fill,
+            )
+        )
     schema, conv = mapper.object_schema(fields_, where="", closed=True)
     if mapper.problems:
         order = {f"parameter '{p.name}'": i for i, p in enumerate(params)}
@@ -159,8 +176,9 @@ def function_schema(
     unwrapped = inspect.unwrap(fn)
     call = None if inspect.isroutine(unwrapped) else type(unwrapped).__dict__.get("__call__")
     is_async = inspect.iscoroutinefunction(unwrapped) or inspect.iscoroutinefunction(call)
-    return FunctionSchema(name=fn_name, description=description, schema=schema,
-                          is_async=is_async, _convert=conv)
+    return FunctionSchema(
+        name=fn_name, description=description, schema=schema, is_async=is_async, _convert=conv
+    )
 
 
 def _resolve(annotation: Any, fn: Any, where: str, mapper: Mapper) -> Any:
@@ -175,6 +193,8 @@ def _resolve(annotation: Any, fn: Any, where: str, mapper: Mapper) -> Any:
     try:
         return eval(annotation, namespace)
     except Exception as e:
-        mapper.problems.append(f"{where}: cannot resolve the annotation {annotation!r} ({e}); "
-                               "define the type at module level or import it")
+        mapper.problems.append(
+            f"{where}: cannot resolve the annotation {annotation!r} ({e}); "
+            "define the type at module level or import it"
+        )
         return NO_RECORD

@@ -13,18 +13,54 @@ import re
 
 __all__ = ["parse_docstring"]
 
-_PARAM_SECTIONS = frozenset({
-    "args", "arguments", "parameters", "params", "keyword args", "keyword arguments",
-    "kwargs", "other parameters", "other params", "attributes",
-})
-_DROP_SECTIONS = frozenset({
-    "returns", "return", "yields", "yield", "raises", "raise", "exceptions", "except",
-    "receives", "warns",
-})
-_KNOWN_SECTIONS = _PARAM_SECTIONS | _DROP_SECTIONS | frozenset({
-    "examples", "example", "notes", "note", "see also", "references",
-    "methods", "todo", "warning", "warnings", "tip", "important",
-})
+_PARAM_SECTIONS = frozenset(
+    {
+        "args",
+        "arguments",
+        "parameters",
+        "params",
+        "keyword args",
+        "keyword arguments",
+        "kwargs",
+        "other parameters",
+        "other params",
+        "attributes",
+    }
+)
+_DROP_SECTIONS = frozenset(
+    {
+        "returns",
+        "return",
+        "yields",
+        "yield",
+        "raises",
+        "raise",
+        "exceptions",
+        "except",
+        "receives",
+        "warns",
+    }
+)
+_KNOWN_SECTIONS = (
+    _PARAM_SECTIONS
+    | _DROP_SECTIONS
+    | frozenset(
+        {
+            "examples",
+            "example",
+            "notes",
+            "note",
+            "see also",
+            "references",
+            "methods",
+            "todo",
+            "warning",
+            "warnings",
+            "tip",
+            "important",
+        }
+    )
+)
 
 _GOOGLE_HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
 _GOOGLE_ENTRY = re.compile(r"^\*{0,2}([A-Za-z_]\w*)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
@@ -55,13 +91,18 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         line = lines[i]
         stripped = line.strip()
         # NumPy: "Parameters" underlined with dashes.
-        if (i + 1 < n and _NUMPY_RULE.match(lines[i + 1]) and stripped
-                and stripped.lower() in _KNOWN_SECTIONS):
+        if (
+            i + 1 < n
+            and _NUMPY_RULE.match(lines[i + 1])
+            and stripped
+            and stripped.lower() in _KNOWN_SECTIONS
+        ):
             name = stripped.lower()
             j = i + 2
             body: list[str] = []
-            while j < n and not (j + 1 < n and _NUMPY_RULE.match(lines[j + 1])
-                                 and lines[j].strip()):
+            while j < n and not (
+                j + 1 < n and _NUMPY_RULE.match(lines[j + 1]) and lines[j].strip()
+            ):
                 body.append(lines[j])
                 j += 1
             if name in _PARAM_SECTIONS:

@@ -54,9 +54,11 @@ def _finite_float(literal: str) -> float:
 
 # ``make_scanner`` (json.scanner's one public name) gives the C scanner without
 # JSONDecoder.decode's extra whitespace regex passes; we skip whitespace ourselves.
-_scan_fast = make_scanner(json.JSONDecoder(  # type: ignore[arg-type]  # typeshed's odd stub
-    object_pairs_hook=_pairs_fast, parse_constant=_reject_constant, parse_float=_finite_float
-))
+_scan_fast = make_scanner(
+    json.JSONDecoder(  # type: ignore[arg-type]  # typeshed's odd stub
+        object_pairs_hook=_pairs_fast, parse_constant=_reject_constant, parse_float=_finite_float
+    )
+)
 
 
 class _Pairs(list):  # type: ignore[type-arg]
@@ -75,9 +77,11 @@ def _float_or_constant(literal: str) -> Any:
     return f if f - f == 0.0 else _Constant(literal)
 
 
-_scan_slow = make_scanner(json.JSONDecoder(  # type: ignore[arg-type]
-    object_pairs_hook=_Pairs, parse_constant=_Constant, parse_float=_float_or_constant
-))
+_scan_slow = make_scanner(
+    json.JSONDecoder(  # type: ignore[arg-type]
+        object_pairs_hook=_Pairs, parse_constant=_Constant, parse_float=_float_or_constant
+    )
+)
 
 
 def pointer_token(key: str) -> str:
@@ -122,9 +126,7 @@ def _syntax_problem(text: str, msg: str, pos: int) -> ValidationError:
 
 
 def _too_deep() -> ValidationError:
-    return ValidationError(
-        ["invalid JSON: nested too deeply to parse; flatten the arguments"]
-    )
+    return ValidationError(["invalid JSON: nested too deeply to parse; flatten the arguments"])
 
 
 def _decode_bytes(raw: bytes) -> str:
@@ -150,8 +152,10 @@ def _check_str(text: str) -> None:
             text.encode("utf-8")
         except UnicodeEncodeError as e:
             raise ValidationError(
-                [f"invalid JSON: lone surrogate U+{ord(text[e.start]):04X} at offset {e.start} "
-                 "is not Unicode text"]
+                [
+                    f"invalid JSON: lone surrogate U+{ord(text[e.start]):04X} at offset {e.start} "
+                    "is not Unicode text"
+                ]
             ) from None
 
 
@@ -222,16 +226,21 @@ def _walk(root: Any) -> list[str]:
         t = type(value)
         if t is str:
             if _SURROGATE.search(value):
-                problems.append(f"{pointer(path)}: string contains a lone surrogate escape "
-                                "(\\ud800-\\udfff without its pair)")
+                problems.append(
+                    f"{pointer(path)}: string contains a lone surrogate escape "
+                    "(\\ud800-\\udfff without its pair)"
+                )
         elif t is _Constant:
             if value.name in ("NaN", "Infinity", "-Infinity"):
-                problems.append(f"{pointer(path)}: {value.name} is not a JSON number; "
-                                "use null or a string")
+                problems.append(
+                    f"{pointer(path)}: {value.name} is not a JSON number; use null or a string"
+                )
             else:
                 shown = value.name if len(value.name) <= 30 else value.name[:27] + "..."
-                problems.append(f"{pointer(path)}: {shown} is out of the range of a double "
-                                "(I-JSON); send it as a string")
+                problems.append(
+                    f"{pointer(path)}: {shown} is out of the range of a double "
+                    "(I-JSON); send it as a string"
+                )
         elif t is list:
             stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(value))))
         elif t is _Pairs or t is dict:
@@ -241,8 +250,9 @@ def _walk(root: Any) -> list[str]:
             for k, v in items:
                 here = (*path, k)
                 if _SURROGATE.search(k):
-                    problems.append(f"{pointer(here)}: member name contains a lone surrogate "
-                                    "escape")
+                    problems.append(
+                        f"{pointer(here)}: member name contains a lone surrogate escape"
+                    )
                 if k in seen:
                     problems.append(f"{pointer(here)}: duplicate key")
                     continue

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         def __get__(self, obj: Schema | None, owner: type[Schema]) -> Any: ...
         def __set__(self, obj: Schema, value: list[Any] | None) -> None: ...
 
+
 TYPES: Final = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 # JSON keyword -> field name, in the canonical order of to_dict().
@@ -88,8 +89,9 @@ _KEYWORDS: Final = {
     "additionalProperties": "additional_properties",
 }
 # Annotations with no validation meaning that from_dict accepts and drops.
-_IGNORED: Final = frozenset({"$schema", "$id", "$comment", "examples", "deprecated",
-                             "readOnly", "writeOnly"})
+_IGNORED: Final = frozenset(
+    {"$schema", "$id", "$comment", "examples", "deprecated", "readOnly", "writeOnly"}
+)
 _CACHE = "_compiled"
 
 
@@ -316,24 +318,29 @@ def _compile_pattern(pattern: str, where: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as e:
-        raise ValueError(f"Schema: invalid {where} {pattern!r}: {e}; fix the regular "
-                         "expression (Python re syntax)") from None
+        raise ValueError(
+            f"Schema: invalid {where} {pattern!r}: {e}; fix the regular "
+            "expression (Python re syntax)"
+        ) from None
 
 
 def _from_dict(d: Any, path: str) -> Schema:
     where = path or "/"
     if not isinstance(d, Mapping):
-        raise ValueError(f"Schema.from_dict: {where}: expected an object (dict), got "
-                         f"{type(d).__name__}")
+        raise ValueError(
+            f"Schema.from_dict: {where}: expected an object (dict), got {type(d).__name__}"
+        )
     kw: dict[str, Any] = {}
     for key, value in d.items():
         if key in _IGNORED:
             continue
         name = _KEYWORDS.get(key)
         if name is None:
-            hint = ("$ref/$defs are not supported: inline the definitions"
-                    if key in ("$ref", "$defs", "definitions")
-                    else "use Info.raw_parameters to send such a schema without validation")
+            hint = (
+                "$ref/$defs are not supported: inline the definitions"
+                if key in ("$ref", "$defs", "definitions")
+                else "use Info.raw_parameters to send such a schema without validation"
+            )
             raise ValueError(f"Schema.from_dict: {where}: unsupported keyword {key!r}; {hint}")
         here = f"{path}/{key}"
         kw[name] = _field_value(name, value, here)
@@ -348,8 +355,11 @@ def _field_value(name: str, value: Any, path: str) -> Any:
     if name == "type":
         if isinstance(value, str) and value in TYPES:
             return value
-        if (isinstance(value, list) and value
-                and all(isinstance(t, str) and t in TYPES for t in value)):
+        if (
+            isinstance(value, list)
+            and value
+            and all(isinstance(t, str) and t in TYPES for t in value)
+        ):
             return list(value)
         raise _bad(path, f"one of {', '.join(TYPES)} or a list of them", value)
     if name in ("title", "description", "format"):
@@ -371,8 +381,10 @@ def _field_value(name: str, value: Any, path: str) -> Any:
         return list(value)
     if name == "items":
         if isinstance(value, list):
-            raise ValueError(f"Schema.from_dict: {path}: the array form of items is not "
-                             "supported; use one schema for all items")
+            raise ValueError(
+                f"Schema.from_dict: {path}: the array form of items is not "
+                "supported; use one schema for all items"
+            )
         return _from_dict(value, path)
     if name == "any_of":
         if not isinstance(value, list) or not value:
@@ -396,7 +408,9 @@ def _field_value(name: str, value: Any, path: str) -> Any:
         return value
     if name == "additional_properties":
         if not isinstance(value, bool):
-            raise ValueError(f"Schema.from_dict: {path}: only true/false is supported, got "
-                             f"{value!r}; describe known keys in properties")
+            raise ValueError(
+                f"Schema.from_dict: {path}: only true/false is supported, got "
+                f"{value!r}; describe known keys in properties"
+            )
         return value
     raise AssertionError(name)  # pragma: no cover

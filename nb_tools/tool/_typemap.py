@@ -132,8 +132,13 @@ class Mapper:
         if _is_pydantic_model(tp):
             return self.guarded(tp, where, self.pydantic_schema)
         container = origin if origin is not None else tp
-        if container in (list, abc.Sequence, abc.MutableSequence, abc.Iterable,
-                         abc.Collection, typing.List):  # noqa: UP006
+        if container in (
+            list,
+            abc.Sequence,
+            abc.MutableSequence,
+            abc.Iterable,
+            abc.Collection,
+        ):
             return self.array(args, where, None)
         if container in (set, frozenset, abc.Set, abc.MutableSet):
             return self.array(args, where, frozenset if container is frozenset else set)
@@ -143,12 +148,14 @@ class Mapper:
             return self.mapping(args, where)
         return self.fail(where, f"unsupported type {type_name(tp)}")
 
-    def guarded(self, tp: type, where: str,
-                fn: Callable[[Any, str], tuple[Schema, Converter | None]]
-                ) -> tuple[Schema, Converter | None]:
+    def guarded(
+        self, tp: type, where: str, fn: Callable[[Any, str], tuple[Schema, Converter | None]]
+    ) -> tuple[Schema, Converter | None]:
         if tp in self._active:
-            return self.fail(where, f"recursive type {type_name(tp)} is not supported "
-                                    "(the schema subset has no $ref)")
+            return self.fail(
+                where,
+                f"recursive type {type_name(tp)} is not supported (the schema subset has no $ref)",
+            )
         self._active.add(tp)
         try:
             return fn(tp, where)
@@ -195,8 +202,9 @@ class Mapper:
         inner = conv
         return schema, lambda v: None if v is None else inner(v)
 
-    def array(self, args: tuple[Any, ...], where: str,
-              build: Callable[[Any], Any] | None) -> tuple[Schema, Converter | None]:
+    def array(
+        self, args: tuple[Any, ...], where: str, build: Callable[[Any], Any] | None
+    ) -> tuple[Schema, Converter | None]:
         if not args:
             return Schema(type="array"), build
         items, conv = self.map(args[0], where)
@@ -227,13 +235,16 @@ class Mapper:
         convs = [c for _, c in mapped]
         if all(c is None for c in convs):
             return schema, tuple
-        return schema, lambda v: tuple(x if c is None else c(x)
-                                       for c, x in zip(convs, v, strict=False))
+        return schema, lambda v: tuple(
+            x if c is None else c(x) for c, x in zip(convs, v, strict=False)
+        )
 
     def mapping(self, args: tuple[Any, ...], where: str) -> tuple[Schema, Converter | None]:
         if args and args[0] not in (str, Any):
-            return self.fail(where, f"dict keys must be str, not {type_name(args[0])} "
-                                    "(JSON object keys are strings)")
+            return self.fail(
+                where,
+                f"dict keys must be str, not {type_name(args[0])} (JSON object keys are strings)",
+            )
         if len(args) < 2:
             return Schema(type="object"), None
         _, conv = self.map(args[1], where)
@@ -260,11 +271,16 @@ class Mapper:
                 default = NO_RECORD
             else:
                 default = UNSET
-            fs.append(Field(name=f.name, key=f.name, tp=hints.get(f.name, Any),
-                             default=default,
-                             description=f.metadata.get("description") or docs.get(f.name)))
-        schema, conv = self.object_schema(fs, _join(where, type_name(tp)), closed=True,
-                                          build=tp)
+            fs.append(
+                Field(
+                    name=f.name,
+                    key=f.name,
+                    tp=hints.get(f.name, Any),
+                    default=default,
+                    description=f.metadata.get("description") or docs.get(f.name),
+                )
+            )
+        schema, conv = self.object_schema(fs, _join(where, type_name(tp)), closed=True, build=tp)
         schema.description = desc or None
         return schema, conv
 
@@ -282,9 +298,17 @@ class Mapper:
                 required_keys.discard(k)
             elif marker is typing.Required:
                 required_keys.add(k)
-        fs = [Field(name=k, key=k, tp=t, description=docs.get(k), required=k in required_keys,
-                     default=UNSET if k in required_keys else NO_RECORD)
-              for k, t in hints.items()]
+        fs = [
+            Field(
+                name=k,
+                key=k,
+                tp=t,
+                description=docs.get(k),
+                required=k in required_keys,
+                default=UNSET if k in required_keys else NO_RECORD,
+            )
+            for k, t in hints.items()
+        ]
         schema, conv = self.object_schema(fs, _join(where, type_name(tp)), closed=True)
         schema.description = desc or None
         return schema, conv
@@ -301,23 +325,35 @@ class Mapper:
                 default = NO_RECORD
             else:
                 default = fi.default
-            fs.append(Field(name=key, key=key, tp=fi.annotation, default=default,
-                             description=fi.description or docs.get(name), meta=[fi]))
+            fs.append(
+                Field(
+                    name=key,
+                    key=key,
+                    tp=fi.annotation,
+                    default=default,
+                    description=fi.description or docs.get(name),
+                    meta=[fi],
+                )
+            )
         closed = tp.model_config.get("extra") == "forbid"
         schema, _ = self.object_schema(fs, _join(where, type_name(tp)), closed=closed)
         schema.description = desc or None
         # pydantic converts nested values itself; only nulls meaning "not given" are dropped.
-        drop = frozenset(f.key for f in fs if f.default is not UNSET
-                         and not _is_nullable(schema.properties[f.key]))  # type: ignore[index]
+        drop = frozenset(
+            f.key
+            for f in fs
+            if f.default is not UNSET and not _is_nullable(schema.properties[f.key])
+        )  # type: ignore[index]
         validate = tp.model_validate
         if not drop:
             return schema, validate
-        return schema, lambda v: validate({k: x for k, x in v.items()
-                                           if not (x is None and k in drop)})
+        return schema, lambda v: validate(
+            {k: x for k, x in v.items() if not (x is None and k in drop)}
+        )
 
-    def object_schema(self, fs: list[Field], where: str, *, closed: bool,
-                      build: Callable[..., Any] | None = None
-                      ) -> tuple[Schema, Converter | None]:
+    def object_schema(
+        self, fs: list[Field], where: str, *, closed: bool, build: Callable[..., Any] | None = None
+    ) -> tuple[Schema, Converter | None]:
         props: dict[str, Schema] = {}
         required: list[str] = []
         table: dict[str, tuple[str, Converter | None, bool]] = {}
@@ -341,10 +377,17 @@ class Mapper:
             props[f.key] = schema
             drop = not is_required and not _is_nullable(schema)
             table[f.key] = (f.name, conv, drop)
-        schema = Schema(type="object", properties=props, required=required or None,
-                        additional_properties=False if closed else None)
-        if build is None and not fills and all(
-                c is None and k == n for k, (n, c, _) in table.items()):
+        schema = Schema(
+            type="object",
+            properties=props,
+            required=required or None,
+            additional_properties=False if closed else None,
+        )
+        if (
+            build is None
+            and not fills
+            and all(c is None and k == n for k, (n, c, _) in table.items())
+        ):
             drop_keys = frozenset(k for k, (_, _, d) in table.items() if d)
             if not drop_keys:
                 return schema, None
@@ -399,8 +442,12 @@ class Mapper:
         names = schema.type if isinstance(schema.type, list) else [schema.type]
         is_array = "array" in names
         applied = False
-        for attr, target in (("ge", "minimum"), ("le", "maximum"), ("gt", "exclusive_minimum"),
-                             ("lt", "exclusive_maximum")):
+        for attr, target in (
+            ("ge", "minimum"),
+            ("le", "maximum"),
+            ("gt", "exclusive_minimum"),
+            ("lt", "exclusive_maximum"),
+        ):
             value = getattr(m, attr, None)
             if value is not None:
                 setattr(schema, target, value)
@@ -430,8 +477,10 @@ class Mapper:
             if type(m).__name__ in ("MultipleOf", "Predicate", "Timezone", "Not"):
                 self.problems.append(f"{where}: constraint {m!r} is outside the schema subset")
             return
-        self.problems.append(f"{where}: unsupported Annotated metadata {m!r}; use a "
-                             "description string or pydantic.Field(...)")
+        self.problems.append(
+            f"{where}: unsupported Annotated metadata {m!r}; use a "
+            "description string or pydantic.Field(...)"
+        )
 
 
 def _join(where: str, what: str) -> str:

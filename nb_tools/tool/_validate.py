@@ -112,8 +112,9 @@ def _compile(s: Schema, null_optional: bool) -> Check:
         expected = " or ".join(names)
         if by_type:
             # Only keep keyword checks for types the node allows.
-            by_type = {t: c for t, c in by_type.items()
-                       if t in allowed or (t is float and int_floats)}
+            by_type = {
+                t: c for t, c in by_type.items() if t in allowed or (t is float and int_floats)
+            }
     else:
         allowed = None
         int_floats = False
@@ -125,10 +126,12 @@ def _compile(s: Schema, null_optional: bool) -> Check:
         if len(allowed) == 1:
             (only,) = allowed
             if not int_floats:
+
                 def check_one(v: Any) -> Problems | None:
                     if type(v) is only:
                         return None
                     return [("", f"expected {expected}, got {json_type(v)}")]
+
                 return check_one
 
         def check_types(v: Any) -> Problems | None:
@@ -136,27 +139,36 @@ def _compile(s: Schema, null_optional: bool) -> Check:
             if t in allowed or (int_floats and t is float and v.is_integer()):
                 return None
             return [("", f"expected {expected}, got {json_type(v)}")]
+
         return check_types
 
     if len(extra) == 1 and not by_type and allowed is None:
         return extra[0]
 
-    if (allowed is not None and not extra and len(by_type) == 1
-            and len(allowed) == 1 and not int_floats):
+    if (
+        allowed is not None
+        and not extra
+        and len(by_type) == 1
+        and len(allowed) == 1
+        and not int_floats
+    ):
         ((only, kw_check),) = by_type.items()
 
         def check_kw(v: Any) -> Problems | None:
             if type(v) is only:
                 return kw_check(v)
             return [("", f"expected {expected}, got {json_type(v)}")]
+
         return check_kw
 
     get_kw = by_type.get
 
     def check(v: Any) -> Problems | None:
         t = type(v)
-        if allowed is not None and t not in allowed and not (
-            int_floats and t is float and v.is_integer()
+        if (
+            allowed is not None
+            and t not in allowed
+            and not (int_floats and t is float and v.is_integer())
         ):
             return [("", f"expected {expected}, got {json_type(v)}")]
         out: Problems | None = None
@@ -259,8 +271,9 @@ def _object_check(s: Schema, null_optional: bool) -> Check | None:
     def check(v: dict[str, Any]) -> Problems | None:
         out: Problems | None = None
         if required and not v.keys() >= required_set:
-            out = [("", f'missing required property "{name}"')
-                   for name in required if name not in v]
+            out = [
+                ("", f'missing required property "{name}"') for name in required if name not in v
+            ]
         for k, x in v.items():
             c = get(k)
             if c is None:
@@ -312,12 +325,17 @@ def _any_of_check(branches: list[Check]) -> Check:
                 return None
             results.append(r)
         # Prefer the branch whose type matched: its problems are the useful ones.
-        typed = [r for r in results
-                 if not (len(r) == 1 and r[0][0] == "" and r[0][1].startswith("expected "))]
+        typed = [
+            r
+            for r in results
+            if not (len(r) == 1 and r[0][0] == "" and r[0][1].startswith("expected "))
+        ]
         if len(typed) == 1:
             return typed[0]
-        alts = "; ".join(f"({i + 1}) " + ", ".join(f"{p or '/'} {m}" if p else m for p, m in r)
-                         for i, r in enumerate(results))
+        alts = "; ".join(
+            f"({i + 1}) " + ", ".join(f"{p or '/'} {m}" if p else m for p, m in r)
+            for i, r in enumerate(results)
+        )
         return [("", f"matches none of the {len(branches)} allowed forms: {alts}")]
 
     return check

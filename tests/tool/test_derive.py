@@ -107,8 +107,13 @@ def test_scalars_and_required() -> None:
     assert function_schema(f).schema.to_dict() == {
         "type": "object",
         "properties": {
-            "s": {"type": "string"}, "i": {"type": "integer"}, "x": {"type": "number"},
-            "b": {"type": "boolean"}, "n": {"type": "null"}, "a": {}, "untyped": {},
+            "s": {"type": "string"},
+            "i": {"type": "integer"},
+            "x": {"type": "number"},
+            "b": {"type": "boolean"},
+            "n": {"type": "null"},
+            "a": {},
+            "untyped": {},
             "d": {"type": "integer", "default": 3},
         },
         "required": ["s", "i", "x", "b", "n", "a", "untyped"],
@@ -117,8 +122,14 @@ def test_scalars_and_required() -> None:
 
 
 def test_literal_and_enums() -> None:
-    def f(mode: Literal["fast", "slow"], n: Literal[1, 2], mixed: Literal["a", 1, None],
-          color: Color, level: Level = Level.LOW, flag: Literal[True] = True) -> None: ...
+    def f(
+        mode: Literal["fast", "slow"],
+        n: Literal[1, 2],
+        mixed: Literal["a", 1, None],
+        color: Color,
+        level: Level = Level.LOW,
+        flag: Literal[True] = True,
+    ) -> None: ...
 
     assert props(f) == {
         "mode": {"type": "string", "enum": ["fast", "slow"]},
@@ -131,8 +142,13 @@ def test_literal_and_enums() -> None:
 
 
 def test_optional_and_unions() -> None:
-    def f(a: int | None, b: Optional[str] = None, c: int | str = 1,  # noqa: UP045
-          d: Literal["x", "y"] | None = None, e: int | str | None = None) -> None: ...
+    def f(
+        a: int | None,
+        b: Optional[str] = None,  # noqa: UP045
+        c: int | str = 1,
+        d: Literal["x", "y"] | None = None,
+        e: int | str | None = None,
+    ) -> None: ...
 
     fs = function_schema(f)
     assert fs.schema.to_dict() == {
@@ -142,8 +158,10 @@ def test_optional_and_unions() -> None:
             "b": {"type": ["string", "null"], "default": None},
             "c": {"anyOf": [{"type": "integer"}, {"type": "string"}], "default": 1},
             "d": {"type": ["string", "null"], "enum": ["x", "y", None], "default": None},
-            "e": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}],
-                  "default": None},
+            "e": {
+                "anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}],
+                "default": None,
+            },
         },
         "required": ["a"],  # Optional without a default is still required
         "additionalProperties": False,
@@ -151,17 +169,30 @@ def test_optional_and_unions() -> None:
 
 
 def test_collections() -> None:
-    def f(a: list[int], b: Sequence[str], c: set[str], d: tuple[int, ...],
-          e: tuple[int, str], g: tuple[int, int], h: dict[str, float], i: dict,  # type: ignore[type-arg]
-          j: list, k: frozenset[int]) -> None: ...  # type: ignore[type-arg]
+    def f(
+        a: list[int],
+        b: Sequence[str],
+        c: set[str],
+        d: tuple[int, ...],
+        e: tuple[int, str],
+        g: tuple[int, int],
+        h: dict[str, float],
+        i: dict,  # type: ignore[type-arg]
+        j: list,
+        k: frozenset[int],
+    ) -> None: ...  # type: ignore[type-arg]
 
     assert props(f) == {
         "a": {"type": "array", "items": {"type": "integer"}},
         "b": {"type": "array", "items": {"type": "string"}},
         "c": {"type": "array", "items": {"type": "string"}},
         "d": {"type": "array", "items": {"type": "integer"}},
-        "e": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
-              "minItems": 2, "maxItems": 2},
+        "e": {
+            "type": "array",
+            "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "minItems": 2,
+            "maxItems": 2,
+        },
         "g": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
         "h": {"type": "object"},
         "i": {"type": "object"},
@@ -190,14 +221,17 @@ def test_nested_dataclasses() -> None:
 
 def test_typeddicts() -> None:
     assert schema_of(Movie).to_dict() == {
-        "type": "object", "description": "A film.",
+        "type": "object",
+        "description": "A film.",
         "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
-        "required": ["title"], "additionalProperties": False,
+        "required": ["title"],
+        "additionalProperties": False,
     }
     assert schema_of(Partial).to_dict() == {
         "type": "object",
         "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
-        "required": ["b"], "additionalProperties": False,
+        "required": ["b"],
+        "additionalProperties": False,
     }
 
 
@@ -222,8 +256,10 @@ def test_pydantic_extra_forbid_and_alias() -> None:
         user_id: int = Field(alias="userId")
 
     assert schema_of(M).to_dict() == {
-        "type": "object", "properties": {"userId": {"type": "integer"}},
-        "required": ["userId"], "additionalProperties": False,
+        "type": "object",
+        "properties": {"userId": {"type": "integer"}},
+        "required": ["userId"],
+        "additionalProperties": False,
     }
 
 
@@ -232,8 +268,10 @@ def test_annotated_descriptions_and_constraints() -> None:
         city: Annotated[str, "The city"],
         days: Annotated[int, at.Ge(1), at.Le(14)],
         ratio: Annotated[float, at.Gt(0), at.Lt(1)],
-        code: Annotated[str, Field(pattern="^[A-Z]{3}$", min_length=3, max_length=3,
-                                   title="Code", examples=["ABC"])],
+        code: Annotated[
+            str,
+            Field(pattern="^[A-Z]{3}$", min_length=3, max_length=3, title="Code", examples=["ABC"]),
+        ],
         names: Annotated[list[str], at.MinLen(1), at.MaxLen(5)],
         pair: Annotated[list[int], at.Len(2, 2)],
         word: Annotated[str, at.Len(1, 10)],
@@ -244,8 +282,13 @@ def test_annotated_descriptions_and_constraints() -> None:
         "city": {"type": "string", "description": "The city"},
         "days": {"type": "integer", "minimum": 1, "maximum": 14},
         "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-        "code": {"type": "string", "title": "Code", "minLength": 3, "maxLength": 3,
-                 "pattern": "^[A-Z]{3}$"},
+        "code": {
+            "type": "string",
+            "title": "Code",
+            "minLength": 3,
+            "maxLength": 3,
+            "pattern": "^[A-Z]{3}$",
+        },
         "names": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 5},
         "pair": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
         "word": {"type": "string", "minLength": 1, "maxLength": 10},
@@ -254,8 +297,12 @@ def test_annotated_descriptions_and_constraints() -> None:
 
 
 def test_pydantic_field_as_default() -> None:
-    def f(q: str = Field("x", description="Query"), k: list[int] = Field(  # noqa: B008
-            default_factory=list)) -> dict[str, Any]:
+    def f(
+        q: str = Field("x", description="Query"),
+        k: list[int] = Field(  # noqa: B008
+            default_factory=list
+        ),
+    ) -> dict[str, Any]:
         return {"q": q, "k": k}
 
     fs = function_schema(f)
@@ -340,20 +387,28 @@ def test_keyword_only_and_positional_only_with_default() -> None:
     def f(a: int = 1, /, *, b: str) -> None: ...
 
     assert function_schema(f).schema.to_dict() == {
-        "type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"],
+        "type": "object",
+        "properties": {"b": {"type": "string"}},
+        "required": ["b"],
         "additionalProperties": False,
     }
 
 
 def test_non_json_defaults_are_not_recorded() -> None:
-    def f(s: set[int] = frozenset(), p: pathlib.Path = pathlib.Path("."),
-          t: tuple[int, int] = (1, 2)) -> None: ...
+    def f(
+        s: set[int] = frozenset(), p: pathlib.Path = pathlib.Path("."), t: tuple[int, int] = (1, 2)
+    ) -> None: ...
 
     assert props(f) == {
         "s": {"type": "array", "items": {"type": "integer"}},
         "p": {"type": "string"},
-        "t": {"type": "array", "items": {"type": "integer"}, "default": [1, 2],
-              "minItems": 2, "maxItems": 2},
+        "t": {
+            "type": "array",
+            "items": {"type": "integer"},
+            "default": [1, 2],
+            "minItems": 2,
+            "maxItems": 2,
+        },
     }
 
 
@@ -366,8 +421,15 @@ def test_schema_of_plain_types() -> None:
 
 
 def test_every_signature_problem_is_named_at_once() -> None:
-    def get_weather(conn: socket.socket, x: object, *args: int, cb: Any = None,
-                    key: dict[int, str] | None = None, b: bytes = b"", **kw: Any) -> None: ...
+    def get_weather(
+        conn: socket.socket,
+        x: object,
+        *args: int,
+        cb: Any = None,
+        key: dict[int, str] | None = None,
+        b: bytes = b"",
+        **kw: Any,
+    ) -> None: ...
 
     with pytest.raises(SignatureError) as info:
         function_schema(get_weather)
@@ -379,8 +441,9 @@ def test_every_signature_problem_is_named_at_once() -> None:
         "parameter 'b': unsupported type bytes",
         "parameter 'kw': **kw is not supported; declare each argument as a parameter",
     ]
-    assert str(info.value).startswith("get_weather: parameter 'conn': unsupported type "
-                                      "socket.socket; parameter 'x'")
+    assert str(info.value).startswith(
+        "get_weather: parameter 'conn': unsupported type socket.socket; parameter 'x'"
+    )
     assert "(supported: str, int, float" in str(info.value)
     assert isinstance(info.value, TypeError)
 
@@ -388,8 +451,10 @@ def test_every_signature_problem_is_named_at_once() -> None:
 def test_positional_only_without_default_is_a_problem() -> None:
     def f(a: int, /) -> None: ...
 
-    with pytest.raises(SignatureError, match="parameter 'a': positional-only parameters "
-                                             "cannot be passed by name; remove the '/'"):
+    with pytest.raises(
+        SignatureError,
+        match="parameter 'a': positional-only parameters cannot be passed by name; remove the '/'",
+    ):
         function_schema(f)
 
 
@@ -460,30 +525,53 @@ def test_convert_is_identity_when_nothing_needs_converting() -> None:
 def test_convert_typeddict_drops_null_for_not_required_keys() -> None:
     def f(m: Movie) -> None: ...
 
-    assert function_schema(f).convert({"m": {"title": "T", "year": None}}) == {
-        "m": {"title": "T"}}
+    assert function_schema(f).convert({"m": {"title": "T", "year": None}}) == {"m": {"title": "T"}}
 
 
 def test_convert_builds_declared_types() -> None:
-    def plan(route: Route, level: Level, mode: Literal["a", "b"], pair: tuple[int, str],
-             tags: set[str], ids: frozenset[int], n: int, when: Point | None = None,
-             lookup: dict[str, Point] | None = None, person: Person | None = None,
-             many: list[list[Point]] | None = None, movie: Movie | None = None) -> None: ...
+    def plan(
+        route: Route,
+        level: Level,
+        mode: Literal["a", "b"],
+        pair: tuple[int, str],
+        tags: set[str],
+        ids: frozenset[int],
+        n: int,
+        when: Point | None = None,
+        lookup: dict[str, Point] | None = None,
+        person: Person | None = None,
+        many: list[list[Point]] | None = None,
+        movie: Movie | None = None,
+    ) -> None: ...
 
     fs = function_schema(plan)
     args = {
         "route": {"start": {"x": 1}, "stops": [{"x": 2, "y": 3}], "color": "green"},
-        "level": 2, "mode": "a", "pair": [1, "z"], "tags": ["a", "a"], "ids": [1],
-        "n": 4.0, "when": None, "lookup": {"k": {"x": 5}},
-        "person": {"name": "Ann", "home": {"x": 0}}, "many": [[{"x": 1}]],
+        "level": 2,
+        "mode": "a",
+        "pair": [1, "z"],
+        "tags": ["a", "a"],
+        "ids": [1],
+        "n": 4.0,
+        "when": None,
+        "lookup": {"k": {"x": 5}},
+        "person": {"name": "Ann", "home": {"x": 0}},
+        "many": [[{"x": 1}]],
         "movie": {"title": "M"},
     }
     assert fs.schema.validate_value(args) is args
     assert fs.convert(args) == {
         "route": Route(start=Point(x=1), stops=[Point(x=2, y=3)], color=Color.GREEN),
-        "level": Level.HIGH, "mode": "a", "pair": (1, "z"), "tags": {"a"},
-        "ids": frozenset({1}), "n": 4, "when": None, "lookup": {"k": Point(x=5)},
-        "person": Person(name="Ann", home=Point(x=0)), "many": [[Point(x=1)]],
+        "level": Level.HIGH,
+        "mode": "a",
+        "pair": (1, "z"),
+        "tags": {"a"},
+        "ids": frozenset({1}),
+        "n": 4,
+        "when": None,
+        "lookup": {"k": Point(x=5)},
+        "person": Person(name="Ann", home=Point(x=0)),
+        "many": [[Point(x=1)]],
         "movie": {"title": "M"},
     }
     converted = fs.convert(args)
@@ -492,18 +580,30 @@ def test_convert_builds_declared_types() -> None:
 
 
 def test_convert_drops_null_for_non_nullable_optionals_so_defaults_apply() -> None:
-    def f(city: str, unit: Color = Color.RED, days: int = 3, note: str | None = "n",
-          p: Point | None = None) -> dict[str, Any]:
+    def f(
+        city: str,
+        unit: Color = Color.RED,
+        days: int = 3,
+        note: str | None = "n",
+        p: Point | None = None,
+    ) -> dict[str, Any]:
         return {"city": city, "unit": unit, "days": days, "note": note, "p": p}
 
     fs = function_schema(f)
     strict_args = fs.schema.validate(
         '{"city": "Oslo", "unit": null, "days": null, "note": null, "p": {"x": 1, "y": null, '
-        '"label": null, "tags": null}}', strict=True)
+        '"label": null, "tags": null}}',
+        strict=True,
+    )
     kwargs = fs.convert(strict_args)
     assert kwargs == {"city": "Oslo", "note": None, "p": Point(x=1)}
-    assert f(**kwargs) == {"city": "Oslo", "unit": Color.RED, "days": 3, "note": None,
-                           "p": Point(x=1)}
+    assert f(**kwargs) == {
+        "city": "Oslo",
+        "unit": Color.RED,
+        "days": 3,
+        "note": None,
+        "p": Point(x=1),
+    }
 
 
 def test_convert_missing_optional_is_not_passed() -> None:
@@ -536,7 +636,8 @@ def test_convert_pydantic_drops_nulls_for_defaults() -> None:
 
     fs = function_schema(f)
     assert fs.convert({"p": {"name": "A", "age": None, "email": None}}) == {
-        "p": Person(name="A", age=0, email=None)}
+        "p": Person(name="A", age=0, email=None)
+    }
 
 
 def test_function_schema_is_frozen() -> None:
@@ -552,7 +653,9 @@ def test_function_schema_is_frozen() -> None:
 def test_pydantic_is_not_imported_by_derivation() -> None:
     import subprocess
 
-    code = ("import sys\nfrom nb_tools.tool._derive import function_schema\n"
-            "def f(a: int, b: list[str]) -> None: ...\nfunction_schema(f)\n"
-            "assert 'pydantic' not in sys.modules, 'pydantic imported'\n")
+    code = (
+        "import sys\nfrom nb_tools.tool._derive import function_schema\n"
+        "def f(a: int, b: list[str]) -> None: ...\nfunction_schema(f)\n"
+        "assert 'pydantic' not in sys.modules, 'pydantic imported'\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

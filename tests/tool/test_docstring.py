@@ -43,8 +43,12 @@ def test_google() -> None:
     assert parse_docstring(doc) == (
         "Get the weather for a city.\n\nLooks it up online.\n\nExample:\n"
         '    >>> get_weather("Paris")',
-        {"city": "The city name, for example Paris.", "unit": "Temperature unit.",
-         "tags": "Extra tags.", "options": "More options."},
+        {
+            "city": "The city name, for example Paris.",
+            "unit": "Temperature unit.",
+            "tags": "Extra tags.",
+            "options": "More options.",
+        },
     )
 
 
@@ -101,8 +105,12 @@ def test_numpy() -> None:
     """
     assert parse_docstring(doc) == (
         "Compute a sum.\n\nNotes\n-----\nFast.",
-        {"a": "The first number.", "b": "Two more.", "c": "Two more.",
-         "flag": "A flag without a type."},
+        {
+            "a": "The first number.",
+            "b": "Two more.",
+            "c": "Two more.",
+            "flag": "A flag without a type.",
+        },
     )
 
 
@@ -120,8 +128,7 @@ def test_rest() -> None:
     """
     assert parse_docstring(doc) == (
         "Send a message.",
-        {"to": "Recipient address, one only.", "subject": "The subject.",
-         "urgent": "Mark urgent."},
+        {"to": "Recipient address, one only.", "subject": "The subject.", "urgent": "Mark urgent."},
     )
 
 

@@ -25,7 +25,10 @@ def problems(raw: str | bytes) -> list[str]:
         ('  \n\t{"a": []}\r\n ', {"a": []}),
         ('"\\ud83d\\ude00"', "😀"),  # a valid surrogate pair
         ('"\\uD83D\\uDE00"', "😀"),
-        ('{"a": {"a": 1}, "b": {"a": 2}}', {"a": {"a": 1}, "b": {"a": 2}}),  # same name, other objects
+        (
+            '{"a": {"a": 1}, "b": {"a": 2}}',
+            {"a": {"a": 1}, "b": {"a": 2}},
+        ),  # same name, other objects
         ("1e300", 1e300),
         ('"é"', "é"),
         ("[]", []),
@@ -126,12 +129,16 @@ def test_utf16_without_bom_is_rejected() -> None:
         ("", "invalid JSON at line 1 column 1: Expecting value"),
         ("   ", "invalid JSON at line 1 column 4: Expecting value"),
         ('{"a": }', "invalid JSON at line 1 column 7: Expecting value"),
-        ('{"a": 1,', "invalid JSON at line 1 column 9: Expecting property name enclosed in "
-                     "double quotes"),
+        (
+            '{"a": 1,',
+            "invalid JSON at line 1 column 9: Expecting property name enclosed in double quotes",
+        ),
         ('{"a": 1}\n  x', "invalid JSON at line 2 column 3: Extra data"),
         ("{} {}", "invalid JSON at line 1 column 4: Extra data"),
-        ("{'a': 1}", "invalid JSON at line 1 column 2: Expecting property name enclosed in "
-                     "double quotes"),
+        (
+            "{'a': 1}",
+            "invalid JSON at line 1 column 2: Expecting property name enclosed in double quotes",
+        ),
         ('"tab\there"', "invalid JSON at line 1 column 5: Invalid control character at"),
     ],
 )
@@ -172,6 +179,14 @@ def test_large_document_matches_json_loads() -> None:
 
 def test_json_type_and_pointer_helpers() -> None:
     assert [json_type(v) for v in (None, True, 1, 1.0, 1.5, "s", [], {})] == [
-        "null", "boolean", "integer", "integer", "number", "string", "array", "object"]
+        "null",
+        "boolean",
+        "integer",
+        "integer",
+        "number",
+        "string",
+        "array",
+        "object",
+    ]
     assert pointer([]) == "/"
     assert pointer(["a/b", 0, "~"]) == "/a~1b/0/~0"

@@ -17,15 +17,20 @@ from jsonschema import Draft202012Validator
 from nb_tools.tool import Schema, ValidationError
 from nb_tools.tool._json import loads_ijson
 
-SETTINGS = settings(max_examples=200, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=200,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 LIGHT = settings(SETTINGS, max_examples=100)
 
 KEYS = ["a", "b", "c", "é/~"]
 
 scalars = st.one_of(
-    st.none(), st.booleans(),
+    st.none(),
+    st.booleans(),
     st.integers(min_value=-3, max_value=3),
     st.integers(),
     st.sampled_from([0.0, 1.0, -2.0, 0.5, 2.5, 1e300, -1e-300]),
@@ -37,18 +42,17 @@ json_values = st.recursive(
     scalars,
     lambda inner: st.one_of(
         st.lists(inner, max_size=4),
-        st.dictionaries(st.one_of(st.sampled_from(KEYS), st.text(max_size=3)), inner,
-                        max_size=4),
+        st.dictionaries(st.one_of(st.sampled_from(KEYS), st.text(max_size=3)), inner, max_size=4),
     ),
     max_leaves=8,
 )
 
 TYPE_NAMES = ["null", "boolean", "integer", "number", "string", "array", "object"]
 PATTERNS = ["a", "^a", "b$", "[0-9]", "^$", "^[a-c]+$", "é"]
-enum_values = st.one_of(scalars, st.lists(st.sampled_from([0, 1, "a", True, None]),
-                                          max_size=2))
-small_num = st.one_of(st.integers(min_value=-3, max_value=3),
-                      st.sampled_from([0.5, -0.5, 2.5, 1e300]))
+enum_values = st.one_of(scalars, st.lists(st.sampled_from([0, 1, "a", True, None]), max_size=2))
+small_num = st.one_of(
+    st.integers(min_value=-3, max_value=3), st.sampled_from([0.5, -0.5, 2.5, 1e300])
+)
 small_len = st.integers(min_value=0, max_value=3)
 
 
@@ -58,28 +62,33 @@ def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 leaf_schemas = st.builds(
     lambda kw: Schema(**kw),
-    st.fixed_dictionaries({}, optional={
-        "type": st.one_of(st.sampled_from(TYPE_NAMES),
-                          st.lists(st.sampled_from(TYPE_NAMES), min_size=1, max_size=3,
-                                   unique=True)),
-        "enum": st.lists(enum_values, min_size=1, max_size=4),
-        "minimum": small_num,
-        "maximum": small_num,
-        "exclusive_minimum": small_num,
-        "exclusive_maximum": small_num,
-        "min_length": small_len,
-        "max_length": small_len,
-        "pattern": st.sampled_from(PATTERNS),
-        "format": st.sampled_from(["email", "date-time"]),
-        "description": st.sampled_from(["", "d"]),
-    }),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.one_of(
+                st.sampled_from(TYPE_NAMES),
+                st.lists(st.sampled_from(TYPE_NAMES), min_size=1, max_size=3, unique=True),
+            ),
+            "enum": st.lists(enum_values, min_size=1, max_size=4),
+            "minimum": small_num,
+            "maximum": small_num,
+            "exclusive_minimum": small_num,
+            "exclusive_maximum": small_num,
+            "min_length": small_len,
+            "max_length": small_len,
+            "pattern": st.sampled_from(PATTERNS),
+            "format": st.sampled_from(["email", "date-time"]),
+            "description": st.sampled_from(["", "d"]),
+        },
+    ),
 )
 
 
 def _extend(children: st.SearchStrategy[Schema]) -> st.SearchStrategy[Schema]:
     objects = st.builds(
-        lambda props, req, extra, base: _with(base, properties=props, required=req,
-                                              additional_properties=extra),
+        lambda props, req, extra, base: _with(
+            base, properties=props, required=req, additional_properties=extra
+        ),
         st.dictionaries(st.sampled_from(KEYS), children, max_size=3),
         _maybe(st.lists(st.sampled_from(KEYS), max_size=3, unique=True)),
         st.sampled_from([None, True, False]),
@@ -87,11 +96,12 @@ def _extend(children: st.SearchStrategy[Schema]) -> st.SearchStrategy[Schema]:
     )
     arrays = st.builds(
         lambda items, lo, hi, base: _with(base, items=items, min_items=lo, max_items=hi),
-        _maybe(children), _maybe(small_len), _maybe(small_len),
+        _maybe(children),
+        _maybe(small_len),
+        _maybe(small_len),
         st.one_of(st.just(Schema(type="array")), st.just(Schema()), leaf_schemas),
     )
-    any_ofs = st.builds(lambda bs: Schema(any_of=bs), st.lists(children, min_size=1,
-                                                                max_size=3))
+    any_ofs = st.builds(lambda bs: Schema(any_of=bs), st.lists(children, min_size=1, max_size=3))
     return st.one_of(objects, arrays, any_ofs)
 
 
@@ -151,14 +161,15 @@ def _mutate(text: str, edits: list[tuple[int, int, str]]) -> str:
         if kind == 0:
             text = text[:i] + ch + text[i:]
         elif kind == 1:
-            text = text[:i] + text[i + 1:]
+            text = text[:i] + text[i + 1 :]
         else:
-            text = text[:i] + ch + text[i + 1:]
+            text = text[:i] + ch + text[i + 1 :]
     return text
 
 
-garbage_chars = st.one_of(st.sampled_from(list('{}[]",:\\ 0-eE.+tnfNaI\ud800\ufeff')),
-                          st.characters())
+garbage_chars = st.one_of(
+    st.sampled_from(list('{}[]",:\\ 0-eE.+tnfNaI\ud800\ufeff')), st.characters()
+)
 
 
 FIXED_SCHEMAS = [
@@ -169,11 +180,15 @@ FIXED_SCHEMAS = [
 
 
 @LIGHT
-@given(st.sampled_from(FIXED_SCHEMAS), json_values,
-       st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 2), garbage_chars),
-                max_size=4))
+@given(
+    st.sampled_from(FIXED_SCHEMAS),
+    json_values,
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 2), garbage_chars), max_size=4),
+)
 def test_mutated_text_only_ever_raises_validation_error(
-    schema: Schema, value: Any, edits: list[tuple[int, int, str]],
+    schema: Schema,
+    value: Any,
+    edits: list[tuple[int, int, str]],
 ) -> None:
     text = _mutate(json.dumps(value, ensure_ascii=bool(edits and edits[0][1])), edits)
     for raw in (text, text.encode("utf-8", "surrogatepass")):

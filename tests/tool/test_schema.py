@@ -29,11 +29,17 @@ def test_builders_to_dict() -> None:
     assert Schema.number("n").to_dict() == {"type": "number", "description": "n"}
     assert Schema.boolean().to_dict() == {"type": "boolean"}
     assert Schema.enum("e", "a", "b").to_dict() == {
-        "type": "string", "description": "e", "enum": ["a", "b"]}
+        "type": "string",
+        "description": "e",
+        "enum": ["a", "b"],
+    }
     assert Schema.enum("", 1, 2).to_dict() == {"type": "integer", "enum": [1, 2]}
     assert Schema.enum("", "a", 1).to_dict() == {"enum": ["a", 1]}
     assert Schema.array(Schema.string(), "list").to_dict() == {
-        "type": "array", "description": "list", "items": {"type": "string"}}
+        "type": "array",
+        "description": "list",
+        "items": {"type": "string"},
+    }
 
 
 def test_object_builder_whole_dict() -> None:
@@ -41,11 +47,17 @@ def test_object_builder_whole_dict() -> None:
         "type": "object",
         "properties": {
             "city": {"type": "string", "description": "City name"},
-            "unit": {"type": "string", "description": "Temperature unit",
-                     "enum": ["celsius", "fahrenheit"]},
+            "unit": {
+                "type": "string",
+                "description": "Temperature unit",
+                "enum": ["celsius", "fahrenheit"],
+            },
             "days": {"type": "integer", "minimum": 1, "maximum": 14},
-            "hours": {"type": "array", "description": "Hours of the day",
-                      "items": {"type": "integer"}},
+            "hours": {
+                "type": "array",
+                "description": "Hours of the day",
+                "items": {"type": "integer"},
+            },
         },
         "required": ["city"],
     }
@@ -71,12 +83,26 @@ def test_json_is_compact_and_keeps_unicode() -> None:
 
 def test_every_keyword_round_trips_in_canonical_order() -> None:
     d = {
-        "type": ["string", "null"], "title": "T", "description": "D",
-        "properties": {"p": {"type": "integer"}}, "required": ["p"],
-        "items": {"type": "boolean"}, "enum": ["a", None], "default": "a", "format": "email",
-        "minimum": 0, "maximum": 9.5, "exclusiveMinimum": -1, "exclusiveMaximum": 10,
-        "minLength": 1, "maxLength": 5, "minItems": 0, "maxItems": 3, "pattern": "^a",
-        "anyOf": [{"type": "string"}, {"type": "null"}], "additionalProperties": False,
+        "type": ["string", "null"],
+        "title": "T",
+        "description": "D",
+        "properties": {"p": {"type": "integer"}},
+        "required": ["p"],
+        "items": {"type": "boolean"},
+        "enum": ["a", None],
+        "default": "a",
+        "format": "email",
+        "minimum": 0,
+        "maximum": 9.5,
+        "exclusiveMinimum": -1,
+        "exclusiveMaximum": 10,
+        "minLength": 1,
+        "maxLength": 5,
+        "minItems": 0,
+        "maxItems": 3,
+        "pattern": "^a",
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "additionalProperties": False,
     }
     shuffled = dict(reversed(list(d.items())))
     s = Schema.from_dict(shuffled)
@@ -101,27 +127,41 @@ def test_to_dict_returns_copies() -> None:
 
 
 def test_from_dict_ignores_annotations() -> None:
-    d = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-         "examples": [{}], "$comment": "c", "properties": {}}
+    d = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "examples": [{}],
+        "$comment": "c",
+        "properties": {},
+    }
     assert Schema.from_dict(d).to_dict() == {"type": "object", "properties": {}}
 
 
 @pytest.mark.parametrize(
     ("d", "message"),
     [
-        ({"$ref": "#/$defs/x"}, "/: unsupported keyword '$ref'; $ref/$defs are not supported: "
-                                "inline the definitions"),
-        ({"properties": {"a": {"oneOf": []}}}, "/properties/a: unsupported keyword 'oneOf'; use "
-                                               "Info.raw_parameters"),
-        ({"type": "str"}, "/type: expected one of null, boolean, integer, number, string, "
-                          "array, object or a list of them, got 'str'"),
+        (
+            {"$ref": "#/$defs/x"},
+            "/: unsupported keyword '$ref'; $ref/$defs are not supported: inline the definitions",
+        ),
+        (
+            {"properties": {"a": {"oneOf": []}}},
+            "/properties/a: unsupported keyword 'oneOf'; use Info.raw_parameters",
+        ),
+        (
+            {"type": "str"},
+            "/type: expected one of null, boolean, integer, number, string, "
+            "array, object or a list of them, got 'str'",
+        ),
         ({"required": "a"}, "/required: expected a list of strings, got 'a'"),
         ({"minimum": True}, "/minimum: expected a number, got True"),
         ({"maxLength": -1}, "/maxLength: expected a non-negative integer, got -1"),
         ({"anyOf": []}, "/anyOf: expected a non-empty list of schemas, got []"),
         ({"items": [{"type": "string"}]}, "/items: the array form of items is not supported"),
-        ({"additionalProperties": {"type": "string"}}, "/additionalProperties: only true/false "
-                                                       "is supported"),
+        (
+            {"additionalProperties": {"type": "string"}},
+            "/additionalProperties: only true/false is supported",
+        ),
         ({"anyOf": [{"type": "string"}, 3]}, "/anyOf/1: expected an object (dict), got int"),
         ({"pattern": "("}, "invalid pattern at /pattern '\\('"),
         ([], "/: expected an object (dict), got list"),
@@ -156,12 +196,14 @@ def test_strict_form_whole_dict() -> None:
             "points": Schema.array(nested),
             "maybe": Schema(type=["string", "null"]),
         },
-        "city", "point",
+        "city",
+        "point",
     )
     point = {
         "type": "object",
         "properties": {"x": {"type": "number"}, "y": {"type": ["number", "null"]}},
-        "required": ["x", "y"], "additionalProperties": False,
+        "required": ["x", "y"],
+        "additionalProperties": False,
     }
     assert s.to_strict_dict() == {
         "type": "object",
@@ -190,8 +232,9 @@ def test_strict_does_not_touch_the_original() -> None:
 
 def test_strict_validation_accepts_null_for_optional_properties_only() -> None:
     s = weather()
-    assert s.validate('{"city": "Oslo", "unit": null, "days": null, "hours": null}',
-                      strict=True) == {"city": "Oslo", "unit": None, "days": None, "hours": None}
+    assert s.validate(
+        '{"city": "Oslo", "unit": null, "days": null, "hours": null}', strict=True
+    ) == {"city": "Oslo", "unit": None, "days": None, "hours": None}
     assert s.validate('{"city": "Oslo"}', strict=True) == {"city": "Oslo"}
     with pytest.raises(ValidationError) as info:
         s.validate('{"city": null}', strict=True)
@@ -199,7 +242,11 @@ def test_strict_validation_accepts_null_for_optional_properties_only() -> None:
     with pytest.raises(ValidationError):
         s.validate('{"city": "Oslo", "unit": null}')
     assert s.strict().validate('{"city":"Oslo","unit":null,"days":null,"hours":[1]}') == {
-        "city": "Oslo", "unit": None, "days": None, "hours": [1]}
+        "city": "Oslo",
+        "unit": None,
+        "days": None,
+        "hours": [1],
+    }
 
 
 def test_assigning_a_field_drops_the_compiled_validator() -> None:

@@ -86,14 +86,19 @@ def test_booleans_are_never_numbers() -> None:
     [
         ("minimum", 2, [2, 2.0, 3], [1.99, 1], "/: 1 is less than the minimum 2"),
         ("maximum", 2, [2, 1.5], [2.01, 3], "/: 3 is greater than the maximum 2"),
-        ("exclusiveMinimum", 2, [2.01, 3], [2, 1],
-         "/: 1 is not greater than the exclusive minimum 2"),
-        ("exclusiveMaximum", 2, [1.99, 1], [2, 3],
-         "/: 3 is not less than the exclusive maximum 2"),
+        (
+            "exclusiveMinimum",
+            2,
+            [2.01, 3],
+            [2, 1],
+            "/: 1 is not greater than the exclusive minimum 2",
+        ),
+        ("exclusiveMaximum", 2, [1.99, 1], [2, 3], "/: 3 is not less than the exclusive maximum 2"),
     ],
 )
-def test_numeric_bounds(kw: str, bound: float, inside: list[float], outside: list[float],
-                        message: str) -> None:
+def test_numeric_bounds(
+    kw: str, bound: float, inside: list[float], outside: list[float], message: str
+) -> None:
     s = {"type": "number", kw: bound}
     assert all(ok(s, v) for v in inside)
     assert not any(ok(s, v) for v in outside)
@@ -175,7 +180,8 @@ def test_enum_with_containers() -> None:
 
 def test_enum_problem_lists_the_choices() -> None:
     assert problems(Schema.enum("", "celsius", "fahrenheit"), '"kelvin"') == [
-        '/: "kelvin" is not one of "celsius", "fahrenheit"']
+        '/: "kelvin" is not one of "celsius", "fahrenheit"'
+    ]
 
 
 # -- arrays -------------------------------------------------------------------------------
@@ -188,8 +194,10 @@ def test_items_and_counts() -> None:
     assert not ok(s, [1, 2, 3, 4])
     assert problems(s, "[]") == ["/: array has 0 items, fewer than the minimum 1"]
     assert problems(s, "[1, 2, 3, 4]") == ["/: array has 4 items, more than the maximum 3"]
-    assert problems(s, '[1, "x", 2.5]') == ["/1: expected integer, got string",
-                                            "/2: expected integer, got number"]
+    assert problems(s, '[1, "x", 2.5]') == [
+        "/1: expected integer, got string",
+        "/2: expected integer, got number",
+    ]
 
 
 def test_array_keywords_ignore_other_types() -> None:
@@ -201,9 +209,13 @@ def test_array_keywords_ignore_other_types() -> None:
 
 def test_required_and_properties_collect_every_problem() -> None:
     s = Schema.object(
-        {"city": Schema.string(), "days": Schema(type="integer", minimum=1),
-         "items": Schema.array(Schema.object({"name": Schema.string()}, "name"))},
-        "city", "days",
+        {
+            "city": Schema.string(),
+            "days": Schema(type="integer", minimum=1),
+            "items": Schema.array(Schema.object({"name": Schema.string()}, "name")),
+        },
+        "city",
+        "days",
     )
     assert problems(s, '{"items": [{"name": "a"}, {}, {"name": 3}]}') == [
         '/: missing required property "city"',
@@ -218,8 +230,9 @@ def test_required_and_properties_collect_every_problem() -> None:
 
 
 def test_additional_properties_false_names_the_extras() -> None:
-    s = Schema(type="object", properties={"a": Schema.string(), "b": Schema()},
-               additional_properties=False)
+    s = Schema(
+        type="object", properties={"a": Schema.string(), "b": Schema()}, additional_properties=False
+    )
     assert ok(s, {"a": "x", "b": [1]})
     assert problems(s, '{"a": "x", "zz": 1, "q": 2}') == [
         '/: unexpected property "zz"; allowed: "a", "b"',
@@ -228,7 +241,8 @@ def test_additional_properties_false_names_the_extras() -> None:
     assert ok({"type": "object", "additionalProperties": True}, {"any": 1})
     assert ok({"type": "object"}, {"any": 1})
     assert problems({"additionalProperties": False}, '{"x": 1}') == [
-        '/: unexpected property "x"; allowed: none']
+        '/: unexpected property "x"; allowed: none'
+    ]
 
 
 def test_property_paths_escape_pointer_characters() -> None:
@@ -263,15 +277,20 @@ def test_any_of() -> None:
 
 
 def test_nullable_any_of_reports_the_inner_problem() -> None:
-    s = Schema.object({"p": Schema(any_of=[Schema.object({"x": Schema.integer()}, "x"),
-                                           Schema(type="null")])})
+    s = Schema.object(
+        {"p": Schema(any_of=[Schema.object({"x": Schema.integer()}, "x"), Schema(type="null")])}
+    )
     assert ok(s, {"p": None})
     assert problems(s, '{"p": {"x": "1"}}') == ["/p/x: expected integer, got string"]
 
 
 def test_any_of_with_nested_paths_in_summary() -> None:
-    s = {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "array",
-                                                                      "items": {"type": "null"}}]}
+    s = {
+        "anyOf": [
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "array", "items": {"type": "null"}},
+        ]
+    }
     assert problems(s, "[1]") == [
         "/: matches none of the 2 allowed forms: (1) /0 expected string, got integer; "
         "(2) /0 expected null, got integer"
@@ -294,7 +313,8 @@ def test_validate_rejects_duplicates_even_when_both_values_are_valid() -> None:
 
 def test_validate_reports_syntax_errors() -> None:
     assert problems(Schema.object({}), '{"a": ') == [
-        "invalid JSON at line 1 column 7: Expecting value"]
+        "invalid JSON at line 1 column 7: Expecting value"
+    ]
 
 
 def test_validation_error_message_joins_problems() -> None:
@@ -320,8 +340,10 @@ def test_deeply_nested_schema() -> None:
 
 
 def test_many_properties() -> None:
-    s = Schema.object({f"p{i}": Schema(type="integer", maximum=i) for i in range(300)},
-                      *(f"p{i}" for i in range(300)))
+    s = Schema.object(
+        {f"p{i}": Schema(type="integer", maximum=i) for i in range(300)},
+        *(f"p{i}" for i in range(300)),
+    )
     value = {f"p{i}": i for i in range(300)}
     assert s.validate(json.dumps(value)) == value
     value["p150"] = 151
