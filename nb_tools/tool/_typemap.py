@@ -339,11 +339,10 @@ class Mapper:
         schema, _ = self.object_schema(fs, _join(where, type_name(tp)), closed=closed)
         schema.description = desc or None
         # pydantic converts nested values itself; only nulls meaning "not given" are dropped.
+        props = schema.properties or {}
         drop = frozenset(
-            f.key
-            for f in fs
-            if f.default is not UNSET and not _is_nullable(schema.properties[f.key])
-        )  # type: ignore[index]
+            f.key for f in fs if f.default is not UNSET and not _is_nullable(props[f.key])
+        )
         validate = tp.model_validate
         if not drop:
             return schema, validate
