@@ -180,9 +180,9 @@ class RunView:
             self._text_throttle.flush()
             item = rec.items[-1]
             status = "waiting for approval" if event.needs_approval else "running"
-            card = _Card(self, item, status)
-            self._cards[event.call.id] = card
-            self._entries.append(card)
+            created = _Card(self, item, status)
+            self._cards[event.call.id] = created
+            self._entries.append(created)
             self.refresh()
         elif isinstance(event, ApprovalRequested):
             card = self._cards.get(event.call.id)

@@ -42,6 +42,10 @@ def test_notebook_runs_offline(path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         assert displays and TRANSCRIPT in displays[-1].data, cell.source
         assert not [o for o in displays if WIDGET_VIEW in o.data], cell.source
         transcript = displays[-1].data[TRANSCRIPT]
+        if path.name == "data_analysis.ipynb":  # the DataFrame and the figure show as such
+            shown = [sorted(o.data) for o in displays[:-1]]
+            assert shown == [["text/html", "text/plain"], ["image/png", "text/plain"]]
+            assert "<table" in displays[0].data["text/html"]
         assert transcript["stop_reason"] == "end_turn", transcript
         assert all(i["status"] == "ok" for i in transcript["items"] if i["kind"] == "tool")
         runs += 1
