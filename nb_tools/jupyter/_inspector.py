@@ -125,9 +125,24 @@ class Inspector:
         self.header.value = f"<b>{len(reg)} tool(s)</b>, {reg.visible_count()} visible to the model"
 
 
+def static_html(session: Session | None = None) -> str:
+    """The inspector as plain HTML: what a saved notebook shows without a kernel."""
+    s = session or get_session()
+    names = [t.info().name for t in s.registry.list()]
+    rows = "".join(
+        f'<div style="margin:4px 0;padding:2px 0;border-bottom:1px solid '
+        f'var(--jp-border-color2,#d0d7de)">{row_html(s, n)}</div>' for n in names
+    )
+    return f"<div><b>{len(names)} tool(s)</b></div>{rows}"
+
+
 def show_inspector() -> Inspector:
+    """Display the inspector: the widget, with a static HTML table in the same bundle for
+    viewers without the widget state (GitHub, nbviewer)."""
     from IPython.display import display
 
     inspector = Inspector()
-    display(inspector.widget)
+    bundle = inspector.widget._repr_mimebundle_()
+    bundle["text/html"] = static_html(inspector.session)
+    display(bundle, raw=True)
     return inspector

@@ -267,6 +267,9 @@ def test_tools_magic(ready: Kernel) -> None:
     ex = ready.ok("%tools")
     models = [m["content"]["data"]["state"]["_model_name"] for m in ex.of_type("comm_open")]
     assert "CheckboxModel" in models and "DropdownModel" in models
+    [shown] = ex.displays
+    assert WIDGET_VIEW in shown["data"]
+    assert "<b>book_table</b>" in shown["data"]["text/html"]  # for viewers without widgets
 
 
 def test_builtins_write_shows_its_diff_before_approval(ready: Kernel, server) -> None:
