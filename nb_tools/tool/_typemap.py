@@ -24,7 +24,15 @@ from nb_tools.tool._docstring import parse_docstring
 from nb_tools.tool._schema import UNSET, Schema
 from nb_tools.tool._validate import make_nullable
 
-__all__ = ["NO_RECORD", "Converter", "Field", "Mapper", "is_pydantic_field", "type_name"]
+__all__ = [
+    "NO_RECORD",
+    "Converter",
+    "Field",
+    "Mapper",
+    "is_pydantic_field",
+    "null_stripper",
+    "type_name",
+]
 
 Converter = Callable[[Any], Any]
 
@@ -338,17 +346,13 @@ class Mapper:
         closed = tp.model_config.get("extra") == "forbid"
         schema, _ = self.object_schema(fs, _join(where, type_name(tp)), closed=closed)
         schema.description = desc or None
-        # pydantic converts nested values itself; only nulls meaning "not given" are dropped.
-        props = schema.properties or {}
-        drop = frozenset(
-            f.key for f in fs if f.default is not UNSET and not _is_nullable(props[f.key])
-        )
+        # pydantic converts nested values itself; only nulls that mean "not given" (strict
+        # mode) are removed first, at every depth, so its defaults apply.
         validate = tp.model_validate
-        if not drop:
+        strip = null_stripper(schema)
+        if strip is None:
             return schema, validate
-        return schema, lambda v: validate(
-            {k: x for k, x in v.items() if not (x is None and k in drop)}
-        )
+        return schema, lambda v: validate(strip(v))
 
     def object_schema(
         self, fs: list[Field], where: str, *, closed: bool, build: Callable[..., Any] | None = None
@@ -505,3 +509,38 @@ def _union_converter(mapped: list[tuple[Schema, Converter | None]]) -> Converter
         return v
 
     return convert
+
+
+def null_stripper(s: Schema) -> Converter | None:
+    """A converter removing null values of optional, non-nullable properties at any depth
+    (what a strict-mode model sends for "not given"); ``None`` when there are none."""
+    if s.properties:
+        required = set(s.required or ())
+        subs = {k: null_stripper(v) for k, v in s.properties.items()}
+        subs = {k: c for k, c in subs.items() if c is not None}
+        drop = frozenset(
+            k for k, v in s.properties.items() if k not in required and not _is_nullable(v)
+        )
+        if not subs and not drop:
+            return None
+
+        def strip_object(v: Any) -> Any:
+            if type(v) is not dict:
+                return v
+            out = {}
+            for k, x in v.items():
+                if x is None:
+                    if k not in drop:
+                        out[k] = x
+                else:
+                    c = subs.get(k)
+                    out[k] = x if c is None else c(x)
+            return out
+
+        return strip_object
+    if s.items is not None:
+        item = null_stripper(s.items)
+        if item is None:
+            return None
+        return lambda v: [item(x) for x in v] if type(v) is list else v
+    return None

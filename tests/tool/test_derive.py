@@ -631,13 +631,13 @@ def test_convert_union_picks_the_matching_branch() -> None:
     assert fs.convert({"shape": 5.0}) == {"shape": 5}
 
 
-def test_convert_pydantic_drops_nulls_for_defaults() -> None:
+def test_convert_pydantic_drops_nulls_for_defaults_at_every_depth() -> None:
     def f(p: Person) -> None: ...
 
     fs = function_schema(f)
-    assert fs.convert({"p": {"name": "A", "age": None, "email": None}}) == {
-        "p": Person(name="A", age=0, email=None)
-    }
+    args = {"p": {"name": "A", "age": None, "email": None, "home": {"x": 1, "y": None}}}
+    assert fs.schema.validate_value(args, strict=True) is args
+    assert fs.convert(args) == {"p": Person(name="A", age=0, email=None, home=Point(x=1))}
 
 
 def test_function_schema_is_frozen() -> None:
