@@ -6,9 +6,9 @@
 - ``bytes``: a recognised image (PNG, JPEG, GIF, WebP) or PDF becomes a part; valid UTF-8
   becomes text; anything else is described by its size (raw bytes mean nothing to a model).
 - Rich objects, found by duck typing so nothing here imports matplotlib, PIL, pandas or
-  IPython: a matplotlib figure or PIL image becomes a PNG part, an object with
-  ``_repr_png_``/``_repr_jpeg_`` an image part, a pandas DataFrame/Series a text table,
-  ``_repr_markdown_`` Markdown text, ``_repr_html_`` HTML text.
+  IPython: a matplotlib figure (an Axes stands for its figure) or a PIL image becomes a
+  PNG part, an object with ``_repr_png_``/``_repr_jpeg_`` an image part, a pandas
+  DataFrame/Series a text table, ``_repr_markdown_`` Markdown text, ``_repr_html_`` HTML.
 - Anything else is JSON (dataclasses, pydantic models, enums, sets, tuples, datetimes,
   paths, numpy values), or ``repr()`` when it cannot be encoded.
 
@@ -100,7 +100,11 @@ def _bytes_result(data: bytes, value: Any) -> Result:
 
 def _matplotlib_figure(value: Any) -> Result | None:
     if not (hasattr(value, "savefig") and hasattr(value, "canvas")):
-        return None
+        # An Axes (what plotting helpers often return) stands for its whole figure.
+        figure = getattr(value, "figure", None)
+        if not (hasattr(value, "plot") and hasattr(figure, "savefig")):
+            return None
+        value = figure
     buf = io.BytesIO()
     value.savefig(buf, format="png", bbox_inches="tight")
     return _image(buf.getvalue())

@@ -426,6 +426,9 @@ async def test_a_matplotlib_figure_becomes_a_png() -> None:
     assert result.parts[0].media_type == "image/png"
     assert result.parts[0].data.startswith(b"\x89PNG\r\n\x1a\n")
     assert isinstance(result.metadata["value"], Figure)
+    axes = Figure().add_subplot()
+    from_axes = to_result(axes)
+    assert from_axes.parts[0].data.startswith(b"\x89PNG") and from_axes.metadata["value"] is axes
 
 
 def test_a_pil_image_becomes_a_png() -> None:
