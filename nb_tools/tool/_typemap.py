@@ -527,7 +527,7 @@ def null_stripper(s: Schema) -> Converter | None:
         def strip_object(v: Any) -> Any:
             if type(v) is not dict:
                 return v
-            out = {}
+            out: dict[str, Any] = {}
             for k, x in v.items():
                 if x is None:
                     if k not in drop:
