@@ -489,3 +489,27 @@ async def test_execute_sync_inside_a_running_loop() -> None:
     with progress_sink(lambda call_id, p: got.append(call_id)):
         result = ex.execute_sync(tc("t", id="sync-1"))  # blocks this loop; must not deadlock
     assert (result.content, got) == ("inside", ["sync-1"])
+
+
+async def test_the_executor_sees_later_registry_changes() -> None:
+    reg = Registry()
+    ex = Executor(reg)
+    assert (await ex.execute(tc("ping"))).is_error
+    reg.add(AsyncTool("ping", echo))
+    assert (await ex.execute(tc("ping"))).content == "got {}"
+    reg.remove("ping")
+    assert (await ex.execute(tc("ping"))).content == "unknown tool 'ping'; available tools: none"
+
+
+async def test_middleware_sees_an_unknown_tool_as_none() -> None:
+    seen_tools: list[object] = []
+
+    async def spy(call: Call, next: Next) -> Result:
+        seen_tools.append(call.tool)
+        return await next(call)
+
+    reg = weather_registry()
+    result = await Executor(reg, spy).execute(tc("nope"))
+    await Executor(reg, spy).execute(tc("ping"))
+    assert result.content == "unknown tool 'nope'; available tools: get_weather, ping, secret"
+    assert seen_tools == [None, reg.get("ping")]
