@@ -26,7 +26,8 @@ class AgentMagics(Magics):
     @argument("--approval", choices=POLICIES, default=None,
               help="who approves calls that need it: ask (buttons in the cell), auto, deny, "
               "read-only (default: $NB_TOOLS_APPROVAL, else ask)")
-    @argument("--max-turns", type=int, default=None, help="stop after this many model turns")
+    @argument("--max-turns", type=int, default=None,
+              help="stop this run after this many model turns (default 25)")
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--system", default=None, help="system prompt (kept for later runs)")
     @argument("--tools", default=None,

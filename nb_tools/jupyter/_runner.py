@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from nb_tools.agent import Agent, RunResult
 
 APPROVAL_ENV = "NB_TOOLS_APPROVAL"
+DEFAULT_MAX_TURNS = 25
 WAKE_SECONDS = 0.25
 SETTLE_SECONDS = 10.0
 """How long a stopped run may take to answer its calls and emit ``RunFinished``."""
@@ -148,10 +149,9 @@ async def run_agent(
     if new:
         session.reset()
     agent.approval = policy
-    if max_turns is not None:
-        if max_turns < 1:
-            raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
-        agent.max_turns = max_turns
+    if max_turns is not None and max_turns < 1:
+        raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
+    agent.max_turns = max_turns or DEFAULT_MAX_TURNS  # per run, like --approval
     if system is not None:
         agent.system = system
     show = in_kernel() if show is None else show
