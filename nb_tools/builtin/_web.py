@@ -215,6 +215,10 @@ class WebFetchTool:
     async def _read(self, url: Any, response: Any, max_chars: int, hops: int) -> Result:
         ctype = response.headers.get("content-type", "")
         mime = ctype.split(";", 1)[0].strip().lower()
+        if mime and not mime.startswith(_TEXT_TYPES) and not mime.endswith(("+json", "+xml")):
+            raise ToolError(
+                f"web_fetch: {url} is {mime}, not text; web_fetch returns text and HTML only"
+            )
         data = bytearray()
         truncated = False
         async for chunk in response.aiter_bytes():
@@ -223,10 +227,6 @@ class WebFetchTool:
                 del data[self.max_bytes :]
                 truncated = True
                 break
-        if mime and not mime.startswith(_TEXT_TYPES) and not mime.endswith(("+json", "+xml")):
-            raise ToolError(
-                f"web_fetch: {url} is {mime}, not text; web_fetch returns text and HTML only"
-            )
         if not mime and b"\0" in data[:1024]:
             raise ToolError(f"web_fetch: {url} looks binary; web_fetch returns text only")
         if mime in _HTML_TYPES:
