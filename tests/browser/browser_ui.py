@@ -27,6 +27,8 @@ NO_KERNEL = """() => {
   const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
   return !!w && !!w.sessionContext && w.sessionContext.hasNoKernel && !w.sessionContext.session;
 }"""
+# Notebook 7.6.5 with JupyterLab 4.6.6 logs this on every page, extensions or not.
+KNOWN_NOTEBOOK7_ERROR = "Cannot read properties of undefined (reading 'schema')"
 SLOW = 90_000  # ms: kernel start and first run on a busy 2-core CI machine
 
 

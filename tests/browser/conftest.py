@@ -47,8 +47,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-# Notebook 7.6.5 with JupyterLab 4.6.6 logs this on every page, extensions or not.
-KNOWN_NOTEBOOK7_ERROR = "Cannot read properties of undefined (reading 'schema')"
 # Settings that keep JupyterLab from asking about (and fetching) news and updates, and keep
 # every cell in the DOM (no windowing) so off-screen outputs can be found.
 QUIET_SETTINGS = {
