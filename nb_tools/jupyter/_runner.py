@@ -136,6 +136,8 @@ async def run_agent(
             "button or Interrupt) before starting a new one"
         )
     policy = check_policy(approval or default_approval())
+    if max_turns is not None and max_turns < 1:
+        raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
     if isinstance(model, str) or model is None:
         agent = agent_for(session, model)
     else:
@@ -149,16 +151,18 @@ async def run_agent(
     if new:
         session.reset()
     agent.approval = policy
-    if max_turns is not None and max_turns < 1:
-        raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
     agent.max_turns = max_turns or DEFAULT_MAX_TURNS  # per run, like --approval
     if system is not None:
         agent.system = system
     show = in_kernel() if show is None else show
     recorder = TranscriptRecorder(prompt, model=agent.provider.model)
-    if show:
-        return await _run_shown(session, agent, prompt, recorder)
-    return await _run_quiet(session, agent, prompt, recorder)
+    session.running = recorder
+    try:
+        if show:
+            return await _run_shown(session, agent, prompt, recorder)
+        return await _run_quiet(session, agent, prompt, recorder)
+    finally:
+        session.running = None
 
 
 async def _run_quiet(session: Session, agent: Agent, prompt: str,
@@ -192,7 +196,6 @@ async def _run_shown(session: Session, agent: Agent, prompt: str,
 
     previous_approver = agent.approver
     agent.approver = view.ask if agent.approval != "deny" else None
-    session.running = view
     failure: BaseException | None = None
     interrupted = False
     try:
@@ -216,7 +219,6 @@ async def _run_shown(session: Session, agent: Agent, prompt: str,
             recorder.finish("stopped")
     finally:
         agent.approver = previous_approver
-        session.running = None
         transcript = recorder.to_dict()
         session.transcripts.append(transcript)
         view.finish(transcript)

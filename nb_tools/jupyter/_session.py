@@ -56,7 +56,7 @@ class Session:
         self.transcripts: list[dict[str, Any]] = []
         self.run_tools = Registry()
         self.builtins: dict[str, Registry] = {}  # root folder -> the built-in tools on it
-        self.running: Any = None  # the RunView of the run in progress
+        self.running: Any = None  # the transcript recorder of the run in progress
 
     # -- tools -------------------------------------------------------------------------
 

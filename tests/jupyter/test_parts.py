@@ -203,3 +203,27 @@ def test_inspector_toggles_visibility_and_approval_for_the_session() -> None:
         assert session.approval == {}
     finally:
         reg.remove("gamma")
+
+
+async def test_run_agent_without_display_keeps_the_conversation_and_transcripts() -> None:
+    from nb_tools.jupyter import run_agent, transcripts
+    from nb_tools.jupyter._session import get_session, reset_session
+    from nb_tools.testing import ScriptedModel, reply
+
+    reset_session()
+    try:
+        model = ScriptedModel([reply("one"), reply("two"), reply("fresh")])
+        first = await run_agent("a", model=model, show=False, approval="deny")
+        second = await run_agent("b", model=model, show=False)
+        assert (first.text, second.text) == ("one", "two")
+        assert [m.text for m in model.requests[1].messages] == ["a", "one", "b"]
+        third = await run_agent("c", model=model, show=False, new=True)
+        assert third.text == "fresh" and [m.text for m in model.requests[2].messages] == ["c"]
+        assert [t["items"][0]["text"] for t in transcripts()] == ["a", "b", "c"]
+        assert get_session().running is None
+        with pytest.raises(ValueError, match="--max-turns must be at least 1"):
+            await run_agent("d", model=model, show=False, max_turns=0)
+        with pytest.raises(ValueError, match="unknown approval policy 'sometimes'"):
+            await run_agent("d", model=model, show=False, approval="sometimes")
+    finally:
+        reset_session()
