@@ -34,7 +34,7 @@ class AgentMagics(Magics):
               help="comma-separated tool names: only these tools of the session registry")
     @argument("--builtins", action="store_true",
               help="add the built-in coding tools rooted at the notebook's folder")
-    @argument("prompt", nargs="*", help="the request (%%agent: the cell body)")
+    @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
         """Run the model's tool loop in this cell: ``%%agent [options]`` + the request."""
