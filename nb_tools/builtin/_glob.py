@@ -73,6 +73,9 @@ class GlobTool:
         except (ToolError, WorkspaceError) as exc:
             return Result.error(str(exc))
         limit = a.get("limit", 100)
+        prefix = str(target).rstrip("/") + "/"
+        if pattern.startswith(prefix):  # an absolute pattern inside the searched folder
+            pattern = "/" + pattern[len(prefix) :]
         search_dir = str(target)
         try:
             rg = self.rg

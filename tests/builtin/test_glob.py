@@ -139,3 +139,7 @@ def test_info() -> None:
     assert info.name == "glob" and info.read_only and not info.requires_approval
     assert info.parameters is not None
     assert list(info.parameters.to_dict()["properties"]) == ["pattern", "path", "limit"]
+
+
+def test_absolute_pattern_inside_the_folder(tool: GlobTool, root: Path) -> None:
+    assert run(tool, pattern=f"{root}/sub/**/*.py").content == "sub/deep/c.py"
