@@ -359,11 +359,11 @@ def test_quickstart_deny_tells_the_model(lab: Any, page: Any, script: Any, fake_
 
 
 def test_quickstart_stop_during_slow_tool(lab: Any, page: Any, script: Any) -> None:
-    script.push(reply("Running it.", call("crunch", n=150)))
+    script.push(reply("Running it.", call("crunch", n=60)))
     qs = open_quickstart(page, lab, "qs_stop.ipynb")
     run_cells(page, *qs.setup, qs.crunch)
 
-    expect(qs[qs.crunch].locator(OUTPUTS)).to_contain_text("step 3/150", timeout=SLOW)
+    expect(qs[qs.crunch].locator(OUTPUTS)).to_contain_text("step 3/60", timeout=SLOW)
     enabled_button(qs[qs.crunch], "Stop").click()
     transcript = qs[qs.crunch].locator(TRANSCRIPT)
     transcript.wait_for(timeout=SLOW)
