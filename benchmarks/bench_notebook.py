@@ -23,8 +23,16 @@ from pathlib import Path
 import jupyter_client
 
 ROOT = Path(__file__).resolve().parents[1]
-COUNTED = {"display_data", "update_display_data", "comm_open", "comm_msg", "comm_close",
-           "stream", "clear_output", "execute_result"}
+COUNTED = {
+    "display_data",
+    "update_display_data",
+    "comm_open",
+    "comm_msg",
+    "comm_close",
+    "stream",
+    "clear_output",
+    "execute_result",
+}
 
 STREAMER = '''
 import asyncio
@@ -53,7 +61,7 @@ class Streamer:
             stop_reason="end_turn", usage=Usage(input_tokens=10, output_tokens=self.n))
 '''
 
-NAIVE = '''
+NAIVE = """
 import asyncio, ipywidgets
 from IPython.display import display
 w = ipywidgets.HTML()
@@ -65,7 +73,7 @@ for i in range({n}):
     if {delay}:
         await asyncio.sleep({delay})
 w.close()
-'''
+"""
 
 
 class Kernel:
@@ -111,8 +119,9 @@ class Kernel:
 
 def traffic(msgs: list[dict]) -> tuple[int, int, dict[str, int]]:
     counted = [m for m in msgs if m["msg_type"] in COUNTED]
-    size = sum(len(json.dumps(m["content"])) + sum(len(b) for b in m.get("buffers") or [])
-               for m in counted)
+    size = sum(
+        len(json.dumps(m["content"])) + sum(len(b) for b in m.get("buffers") or []) for m in counted
+    )
     kinds: dict[str, int] = {}
     for m in counted:
         kinds[m["msg_type"]] = kinds.get(m["msg_type"], 0) + 1
@@ -120,11 +129,13 @@ def traffic(msgs: list[dict]) -> tuple[int, int, dict[str, int]]:
 
 
 def timed(k: Kernel, statement: str) -> float:
-    return float(k.value(
-        "import time as _t\n_t0 = _t.perf_counter()\n"
-        f"{statement}\n"
-        "print(_t.perf_counter() - _t0)"
-    ))
+    return float(
+        k.value(
+            "import time as _t\n_t0 = _t.perf_counter()\n"
+            f"{statement}\n"
+            "print(_t.perf_counter() - _t0)"
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,28 +148,36 @@ def main(argv: list[str] | None = None) -> int:
     try:
         k.run("import IPython, nb_tools.model  # warm: the kernel's own imports done")
         load = timed(k, "get_ipython().run_line_magic('load_ext', 'nb_tools')")
-        heavy = k.value("import sys; print(sorted(m for m in ('anthropic', 'ipywidgets') "
-                        "if m in sys.modules))")
+        heavy = k.value(
+            "import sys; print(sorted(m for m in ('anthropic', 'ipywidgets') if m in sys.modules))"
+        )
         sdk = timed(k, "import anthropic")
-        print(f"%load_ext nb_tools: {load * 1000:.1f} ms (target < 150 ms); "
-              f"modules loaded: {heavy}")
+        print(
+            f"%load_ext nb_tools: {load * 1000:.1f} ms (target < 150 ms); modules loaded: {heavy}"
+        )
         print(f"  vs import anthropic: {sdk * 1000:.1f} ms -> ratio {sdk / load:.1f}x")
 
-        k.run(STREAMER + f"\nfrom nb_tools.jupyter import use_model\n"
-              f"use_model(Streamer({args.tokens}, {args.delay}))")
+        k.run(
+            STREAMER + f"\nfrom nb_tools.jupyter import use_model\n"
+            f"use_model(Streamer({args.tokens}, {args.delay}))"
+        )
         k.run("%%agent --new\nwarm up the widgets")  # first run imports ipywidgets
         started = time.perf_counter()
         msgs = k.run("%%agent --new\nstream please")
         took = time.perf_counter() - started
         n, size, kinds = traffic(msgs)
-        print(f"%%agent streaming {args.tokens} tokens ({took:.1f} s): {n} messages, "
-              f"{size / 1000:.1f} KB (targets < 40, < 300 KB)")
+        print(
+            f"%%agent streaming {args.tokens} tokens ({took:.1f} s): {n} messages, "
+            f"{size / 1000:.1f} KB (targets < 40, < 300 KB)"
+        )
         print(f"  by type: {kinds}")
 
         naive_msgs = k.run(NAIVE.format(n=args.tokens, delay=args.delay))
         nn, nsize, _ = traffic(naive_msgs)
-        print(f"  vs HTML.value per token: {nn} messages, {nsize / 1000:.1f} KB -> "
-              f"{nn / n:.0f}x messages, {nsize / size:.0f}x bytes")
+        print(
+            f"  vs HTML.value per token: {nn} messages, {nsize / 1000:.1f} KB -> "
+            f"{nn / n:.0f}x messages, {nsize / size:.0f}x bytes"
+        )
     finally:
         k.close()
     return 0

@@ -181,8 +181,9 @@ class TranscriptRecorder:
         """The transcript (a deep copy: later events do not change it)."""
         d = self.summary()
         d["items"] = json.loads(json.dumps(self.items))
-        return {k: d[k] for k in ("version", "model", "stop_reason", "error", "turns",
-                                  "items", "usage")}
+        return {
+            k: d[k] for k in ("version", "model", "stop_reason", "error", "turns", "items", "usage")
+        }
 
 
 def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:

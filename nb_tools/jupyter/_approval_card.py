@@ -44,17 +44,26 @@ class ApprovalCard:
         )
         style = widgets.ButtonStyle()
         self.approve = widgets.Button(
-            description="Approve", button_style="success", icon="check", style=style,
+            description="Approve",
+            button_style="success",
+            icon="check",
+            style=style,
             layout=layout,
             tooltip=f"Run this {request.call.name} call",
         )
         self.deny = widgets.Button(
-            description="Deny", button_style="danger", icon="times", style=style,
+            description="Deny",
+            button_style="danger",
+            icon="times",
+            style=style,
             layout=layout,
             tooltip="Refuse this call; the model is told it was denied (with your message)",
         )
         self.always = widgets.Button(
-            description="Always allow", button_style="info", style=style, layout=layout,
+            description="Always allow",
+            button_style="info",
+            style=style,
+            layout=layout,
             tooltip=f"Run {request.call.name} without asking for the rest of this session",
         )
         self.message = widgets.Text(
@@ -62,12 +71,17 @@ class ApprovalCard:
             layout=widgets.Layout(width="60%"),
         )
         self.approve.on_click(lambda _b: self.decide(Decision(approved=True, by="user")))
-        self.deny.on_click(lambda _b: self.decide(
-            Decision(approved=False, by="user", message=self.message.value.strip() or None)))
-        self.always.on_click(lambda _b: self.decide(
-            Decision(approved=True, by="user", remember=True)))
-        self.buttons = widgets.HBox([self.approve, self.deny, self.always, self.message],
-                                    layout=layout)
+        self.deny.on_click(
+            lambda _b: self.decide(
+                Decision(approved=False, by="user", message=self.message.value.strip() or None)
+            )
+        )
+        self.always.on_click(
+            lambda _b: self.decide(Decision(approved=True, by="user", remember=True))
+        )
+        self.buttons = widgets.HBox(
+            [self.approve, self.deny, self.always, self.message], layout=layout
+        )
         self.widget = widgets.VBox([self.prompt, self.buttons], layout=layout)
 
     @property
@@ -107,8 +121,10 @@ class ApprovalCard:
             return
         for control in (self.approve, self.deny, self.always, self.message):
             control.disabled = True
-        self.prompt.value = (f"<b>{escape(self.request.call.name)}</b>: "
-                             f'<span style="{_MUTED}">not decided ({escape(why)})</span>')
+        self.prompt.value = (
+            f"<b>{escape(self.request.call.name)}</b>: "
+            f'<span style="{_MUTED}">not decided ({escape(why)})</span>'
+        )
         self.future.cancel()
 
     async def wait(self) -> Decision:
@@ -124,6 +140,13 @@ class ApprovalCard:
             raise
 
     def close(self) -> None:
-        for w in (self.approve, self.deny, self.always, self.message, self.buttons,
-                  self.prompt, self.widget):
+        for w in (
+            self.approve,
+            self.deny,
+            self.always,
+            self.message,
+            self.buttons,
+            self.prompt,
+            self.widget,
+        ):
             w.close()

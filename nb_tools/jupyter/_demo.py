@@ -44,9 +44,7 @@ def respond(request: ModelRequest) -> Reply:
         return Reply(text=f"I have no tools to call in this session. {NOTICE}")
     chosen = [t for t in tools if re.search(rf"\b{re.escape(t.name)}\b", prompt)]
     chosen = chosen[:MAX_CALLS] or tools[:1]
-    calls = tuple(
-        ScriptedCall(name=t.name, arguments=arguments_for(t, prompt)) for t in chosen
-    )
+    calls = tuple(ScriptedCall(name=t.name, arguments=arguments_for(t, prompt)) for t in chosen)
     names = ", ".join(c.name for c in calls)
     return Reply(text=f"Let me call {names}.", calls=calls)
 
@@ -134,8 +132,9 @@ def example(schema: Mapping[str, Any]) -> Any:
     types = _types(schema)
     kind = types[0] if types else "string"
     if kind == "integer":
-        low = schema.get("minimum", schema.get("exclusiveMinimum", 1) + 1
-                         if "exclusiveMinimum" in schema else 2)
+        low = schema.get(
+            "minimum", schema.get("exclusiveMinimum", 1) + 1 if "exclusiveMinimum" in schema else 2
+        )
         high = schema.get("maximum")
         return int(low if high is None else min(max(low, 2), high))
     if kind == "number":

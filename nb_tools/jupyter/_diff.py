@@ -35,11 +35,8 @@ def diff_html(diff: str, *, max_lines: int = MAX_DIFF_LINES) -> str:
     lines = diff.splitlines()
     shown = lines[:max_lines]
     body = "".join(
-        f'<span style="display:block;{_style(line)}">{escape(line) or " "}</span>'
-        for line in shown
+        f'<span style="display:block;{_style(line)}">{escape(line) or " "}</span>' for line in shown
     )
     if len(lines) > max_lines:
-        body += (
-            f'<span style="display:block;{_HEAD}">… {len(lines) - max_lines} more lines</span>'
-        )
+        body += f'<span style="display:block;{_HEAD}">… {len(lines) - max_lines} more lines</span>'
     return f'<pre class="nbtools-diff" style="{PRE_STYLE}">{body}</pre>'

@@ -78,8 +78,10 @@ def parts_html(parts: list[Mapping[str, Any]]) -> str:
                 'style="max-width:100%;max-height:400px;display:block;margin:2px 0"/>'
             )
         else:
-            out.append(f'<div style="{_MUTED}">[{escape(str(part.get("kind")))} '
-                       f"{escape(media_type)}]</div>")
+            out.append(
+                f'<div style="{_MUTED}">[{escape(str(part.get("kind")))} '
+                f"{escape(media_type)}]</div>"
+            )
     return "".join(out)
 
 
@@ -96,14 +98,18 @@ def approval_html(approval: Mapping[str, Any] | None) -> str:
     return f'<div style="color:{colour}">{verb} by {escape(str(who))}{note}</div>'
 
 
-def tool_item_html(item: Mapping[str, Any], *, status: str | None = None,
-                   progress: str | None = None) -> str:
+def tool_item_html(
+    item: Mapping[str, Any], *, status: str | None = None, progress: str | None = None
+) -> str:
     """One tool call as a card: name, status, duration, arguments (collapsed), approval,
     diff preview, progress, result (truncated, errors in red), images."""
     status = status or str(item.get("status", "pending"))
     duration = item.get("duration")
-    took = f' <span style="{_MUTED}">{duration:.2f} s</span>' if isinstance(
-        duration, int | float) else ""
+    took = (
+        f' <span style="{_MUTED}">{duration:.2f} s</span>'
+        if isinstance(duration, int | float)
+        else ""
+    )
     pieces = [
         f'<div style="{_CARD}">',
         f"<div><b>{escape(str(item.get('name')))}</b> · {status_html(status)}{took}</div>",
@@ -112,8 +118,10 @@ def tool_item_html(item: Mapping[str, Any], *, status: str | None = None,
         approval_html(item.get("approval")),
     ]
     for diff in item.get("diffs") or []:
-        pieces.append(f'<div style="{_MUTED}">{escape(str(diff.get("kind")))} '
-                      f"{escape(str(diff.get('path')))}</div>")
+        pieces.append(
+            f'<div style="{_MUTED}">{escape(str(diff.get("kind")))} '
+            f"{escape(str(diff.get('path')))}</div>"
+        )
         pieces.append(diff_html(str(diff.get("diff", ""))))
     shown_progress = progress if progress is not None else item.get("progress")
     if shown_progress and item.get("result") is None:
@@ -121,8 +129,11 @@ def tool_item_html(item: Mapping[str, Any], *, status: str | None = None,
         pieces.append(_pre(tail, _MUTED))
     result = item.get("result")
     if result:
-        pieces.append(result_html(str(result), error=item.get("status") in (
-            "error", "denied", "cut_off", "stopped")))
+        pieces.append(
+            result_html(
+                str(result), error=item.get("status") in ("error", "denied", "cut_off", "stopped")
+            )
+        )
     pieces.append(parts_html(item.get("parts") or []))
     pieces.append("</div>")
     return "".join(pieces)
@@ -130,8 +141,10 @@ def tool_item_html(item: Mapping[str, Any], *, status: str | None = None,
 
 def text_html(text: str, *, who: str = "assistant") -> str:
     if who == "user":
-        return (f'<div style="margin:4px 0"><b>You:</b> '
-                f'<span style="white-space:pre-wrap">{escape(text)}</span></div>')
+        return (
+            f'<div style="margin:4px 0"><b>You:</b> '
+            f'<span style="white-space:pre-wrap">{escape(text)}</span></div>'
+        )
     return f'<div style="white-space:pre-wrap;margin:4px 0">{escape(text)}</div>'
 
 
@@ -143,8 +156,10 @@ def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
     err = f'<div style="{_ERROR_TEXT}">Error: {escape(str(error))}</div>' if error else ""
     model = d.get("model")
     model_text = f"{escape(str(model))} · " if model else ""
-    return (f'<div style="{_MUTED};font-size:var(--jp-ui-font-size0,11px);margin-top:4px">'
-            f"{model_text}{escape(state)} · {escape(line)}</div>{err}")
+    return (
+        f'<div style="{_MUTED};font-size:var(--jp-ui-font-size0,11px);margin-top:4px">'
+        f"{model_text}{escape(state)} · {escape(line)}</div>{err}"
+    )
 
 
 def transcript_html(d: Mapping[str, Any]) -> str:

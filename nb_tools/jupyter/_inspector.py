@@ -23,8 +23,12 @@ def specs_json(session: Session | None = None) -> str:
     s = session or get_session()
     return json.dumps(
         [
-            {"name": sp.name, "description": sp.description,
-             "input_schema": dict(sp.input_schema), **({"strict": True} if sp.strict else {})}
+            {
+                "name": sp.name,
+                "description": sp.description,
+                "input_schema": dict(sp.input_schema),
+                **({"strict": True} if sp.strict else {}),
+            }
             for sp in s.registry.specs()
         ],
         indent=2,
@@ -83,15 +87,19 @@ class Inspector:
         names = [t.info().name for t in reg.list()]
         header = widgets.HTML(
             f"<b>{len(names)} tool(s)</b>, {reg.visible_count()} visible to the model"
-            if names else "No tools yet: decorate a function with <code>@tool</code>."
+            if names
+            else "No tools yet: decorate a function with <code>@tool</code>."
         )
         self.header = header
         children.append(header)
         for name in names:
-            html = widgets.HTML(row_html(self.session, name),
-                                layout=widgets.Layout(width="70%"))
-            visible = widgets.Checkbox(value=not reg.is_hidden(name), description="visible",
-                                       indent=False, layout=widgets.Layout(width="90px"))
+            html = widgets.HTML(row_html(self.session, name), layout=widgets.Layout(width="70%"))
+            visible = widgets.Checkbox(
+                value=not reg.is_hidden(name),
+                description="visible",
+                indent=False,
+                layout=widgets.Layout(width="90px"),
+            )
             choice = self.session.approval.get(name)
             approval = widgets.Dropdown(
                 options=_APPROVAL_CHOICES,
@@ -131,7 +139,8 @@ def static_html(session: Session | None = None) -> str:
     names = [t.info().name for t in s.registry.list()]
     rows = "".join(
         f'<div style="margin:4px 0;padding:2px 0;border-bottom:1px solid '
-        f'var(--jp-border-color2,#d0d7de)">{row_html(s, n)}</div>' for n in names
+        f'var(--jp-border-color2,#d0d7de)">{row_html(s, n)}</div>'
+        for n in names
     )
     return f"<div><b>{len(names)} tool(s)</b></div>{rows}"
 

@@ -21,19 +21,36 @@ POLICIES = ("ask", "auto", "deny", "read-only")
 @magics_class
 class AgentMagics(Magics):
     @magic_arguments()
-    @argument("--model", help="Claude model name, or 'demo' for the offline demo model "
-              "(default: $NB_TOOLS_MODEL, else the newest Sonnet; offline: the demo)")
-    @argument("--approval", choices=POLICIES, default=None,
-              help="who approves calls that need it: ask (buttons in the cell), auto, deny, "
-              "read-only (default: $NB_TOOLS_APPROVAL, else ask)")
-    @argument("--max-turns", type=int, default=None,
-              help="stop this run after this many model turns (default 25)")
+    @argument(
+        "--model",
+        help="Claude model name, or 'demo' for the offline demo model "
+        "(default: $NB_TOOLS_MODEL, else the newest Sonnet; offline: the demo)",
+    )
+    @argument(
+        "--approval",
+        choices=POLICIES,
+        default=None,
+        help="who approves calls that need it: ask (buttons in the cell), auto, deny, "
+        "read-only (default: $NB_TOOLS_APPROVAL, else ask)",
+    )
+    @argument(
+        "--max-turns",
+        type=int,
+        default=None,
+        help="stop this run after this many model turns (default 25)",
+    )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--system", default=None, help="system prompt (kept for later runs)")
-    @argument("--tools", default=None,
-              help="comma-separated tool names: only these tools of the session registry")
-    @argument("--builtins", action="store_true",
-              help="add the built-in coding tools rooted at the notebook's folder")
+    @argument(
+        "--tools",
+        default=None,
+        help="comma-separated tool names: only these tools of the session registry",
+    )
+    @argument(
+        "--builtins",
+        action="store_true",
+        help="add the built-in coding tools rooted at the notebook's folder",
+    )
     @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:

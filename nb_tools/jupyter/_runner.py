@@ -29,8 +29,10 @@ class RunInterrupted(KeyboardInterrupt):
     """Ends a cell whose run was interrupted, after its transcript is shown."""
 
     def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        return ["Interrupted: the run stopped and its transcript is above. The conversation "
-                "is kept; the next %%agent cell continues it."]
+        return [
+            "Interrupted: the run stopped and its transcript is above. The conversation "
+            "is kept; the next %%agent cell continues it."
+        ]
 
 
 def default_approval() -> str:
@@ -165,8 +167,9 @@ async def run_agent(
         session.running = None
 
 
-async def _run_quiet(session: Session, agent: Agent, prompt: str,
-                     recorder: TranscriptRecorder) -> RunResult:
+async def _run_quiet(
+    session: Session, agent: Agent, prompt: str, recorder: TranscriptRecorder
+) -> RunResult:
     def handler(event: Any) -> None:
         recorder.record(event)
         session.record(event)
@@ -177,8 +180,9 @@ async def _run_quiet(session: Session, agent: Agent, prompt: str,
         session.transcripts.append(recorder.to_dict())
 
 
-async def _run_shown(session: Session, agent: Agent, prompt: str,
-                     recorder: TranscriptRecorder) -> RunResult:
+async def _run_shown(
+    session: Session, agent: Agent, prompt: str, recorder: TranscriptRecorder
+) -> RunResult:
     from nb_tools.jupyter._view import RunView
 
     loop = asyncio.get_running_loop()

@@ -22,23 +22,31 @@ def transcript_notebook(runs: Iterable[Mapping[str, Any]], *, title: str | None 
     heading = title or "nb_tools conversation"
     cells.append(v4.new_markdown_cell(f"# {heading}\n\n{len(runs)} run(s)."))
     for n, run in enumerate(runs, 1):
-        prompt = next((i.get("text", "") for i in run.get("items", [])
-                       if i.get("kind") == "user"), "")
-        cells.append(v4.new_markdown_cell(
-            f"## Run {n}\n\n{run.get('model') or ''} · {run.get('stop_reason') or ''} · "
-            f"{usage_line(run.get('usage', {}), run.get('turns'))}"))
+        prompt = next(
+            (i.get("text", "") for i in run.get("items", []) if i.get("kind") == "user"), ""
+        )
+        cells.append(
+            v4.new_markdown_cell(
+                f"## Run {n}\n\n{run.get('model') or ''} · {run.get('stop_reason') or ''} · "
+                f"{usage_line(run.get('usage', {}), run.get('turns'))}"
+            )
+        )
         cell = v4.new_code_cell(f"%%agent\n{prompt}")
         cell.outputs = [v4.new_output("display_data", data=transcript_bundle(run))]
         cells.append(cell)
     nb = v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.validate(nb)
     return nb
 
 
-def save_transcript(path: str | Path, *, runs: Iterable[Mapping[str, Any]] | None = None,
-                    title: str | None = None) -> Path:
+def save_transcript(
+    path: str | Path, *, runs: Iterable[Mapping[str, Any]] | None = None, title: str | None = None
+) -> Path:
     """Write ``runs`` (default: every run of this session) to ``path`` as a new ``.ipynb``;
     returns the path. An existing file is not overwritten."""
     import nbformat

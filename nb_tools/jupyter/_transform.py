@@ -17,7 +17,7 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
         return lines
     first = lines[0].rstrip("\r\n")
     if first == "%%agent" or first.startswith(("%%agent ", "%%agent\t")):
-        line = first[len("%%agent"):].strip()
+        line = first[len("%%agent") :].strip()
         body = "".join(lines[1:])
         return [f"await {_RUNNER}.run_cell_magic_async({line!r}, {body!r})\n"]
     if not any(_LINE.match(x.rstrip("\r\n")) for x in lines):

@@ -72,8 +72,9 @@ class _Card:
         self.bar: widgets.IntProgress | None = None
         self.fraction: float | None = None
         self.approval: ApprovalCard | None = None
-        self.throttle = Throttle(self.render, loop=view.loop,
-                                 interval=lambda _age: PROGRESS_INTERVAL)
+        self.throttle = Throttle(
+            self.render, loop=view.loop, interval=lambda _age: PROGRESS_INTERVAL
+        )
         self.render()
 
     def render(self) -> None:
@@ -114,9 +115,13 @@ class RunView:
         self.layout = widgets.Layout()
         self.html_style = HTMLStyle()
         self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
-        self.stop_button = widgets.Button(description="Stop", icon="stop", layout=self.layout,
-                                          button_style="warning",
-                                          tooltip="Stop the run (as Interrupt does)")
+        self.stop_button = widgets.Button(
+            description="Stop",
+            icon="stop",
+            layout=self.layout,
+            button_style="warning",
+            tooltip="Stop the run (as Interrupt does)",
+        )
         self._on_stop = on_stop
         self.stop_button.on_click(lambda _b: self.stop())
         self.box = widgets.VBox([self.footer, self.stop_button], layout=self.layout)

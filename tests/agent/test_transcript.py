@@ -29,18 +29,23 @@ def tools() -> Registry:
     @tool(read_only=True)
     def picture() -> Result:
         """A picture."""
-        return Result(content="a dot", parts=[Part(kind="image", media_type="image/png",
-                                                   data=b"\x89PNG\r\n\x1a\nxx")])
+        return Result(
+            content="a dot",
+            parts=[Part(kind="image", media_type="image/png", data=b"\x89PNG\r\n\x1a\nxx")],
+        )
 
     return Registry(look, write, picture)
 
 
 async def test_a_run_becomes_the_documented_json() -> None:
-    model = ScriptedModel([
-        reply("Looking.", call("look", x=3, id="t1")),
-        reply("Writing.", call("write", text="new\n", id="t2"), call("picture", id="t3")),
-        reply("All done."),
-    ], model="scripted")
+    model = ScriptedModel(
+        [
+            reply("Looking.", call("look", x=3, id="t1")),
+            reply("Writing.", call("write", text="new\n", id="t2"), call("picture", id="t3")),
+            reply("All done."),
+        ],
+        model="scripted",
+    )
     agent = Agent(model, tools=tools(), approval="ask", approver=lambda req: False)
     rec = TranscriptRecorder("do it", model="scripted")
     await agent.run("do it", on_event=rec)
@@ -57,29 +62,60 @@ async def test_a_run_becomes_the_documented_json() -> None:
         "items": [
             {"kind": "user", "text": "do it"},
             {"kind": "assistant", "text": "Looking."},
-            {"kind": "tool", "id": "t1", "name": "look", "arguments": '{"x": 3}',
-             "status": "ok", "result": "saw 3", "parts": [], "diffs": [],
-             "progress": "looking\n", "approval": None},
+            {
+                "kind": "tool",
+                "id": "t1",
+                "name": "look",
+                "arguments": '{"x": 3}',
+                "status": "ok",
+                "result": "saw 3",
+                "parts": [],
+                "diffs": [],
+                "progress": "looking\n",
+                "approval": None,
+            },
             {"kind": "assistant", "text": "Writing."},
-            {"kind": "tool", "id": "t2", "name": "write", "arguments": '{"text": "new\\n"}',
-             "status": "denied",
-             "result": "The user denied this call.",
-             "parts": [],
-             "diffs": [{"path": "a.txt", "kind": "update",
-                        "diff": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n"}],
-             "progress": None,
-             "approval": {"approved": False, "by": "user", "message": None}},
-            {"kind": "tool", "id": "t3", "name": "picture", "arguments": "{}",
-             "status": "ok", "result": "a dot",
-             "parts": [{"kind": "image", "media_type": "image/png", "data": "iVBORw0KGgp4eA=="}],
-             "diffs": [], "progress": None, "approval": None},
+            {
+                "kind": "tool",
+                "id": "t2",
+                "name": "write",
+                "arguments": '{"text": "new\\n"}',
+                "status": "denied",
+                "result": "The user denied this call.",
+                "parts": [],
+                "diffs": [
+                    {
+                        "path": "a.txt",
+                        "kind": "update",
+                        "diff": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n",
+                    }
+                ],
+                "progress": None,
+                "approval": {"approved": False, "by": "user", "message": None},
+            },
+            {
+                "kind": "tool",
+                "id": "t3",
+                "name": "picture",
+                "arguments": "{}",
+                "status": "ok",
+                "result": "a dot",
+                "parts": [{"kind": "image", "media_type": "image/png", "data": "iVBORw0KGgp4eA=="}],
+                "diffs": [],
+                "progress": None,
+                "approval": None,
+            },
             {"kind": "assistant", "text": "All done."},
         ],
         "usage": d["usage"],
     }
     assert d["usage"]["input_tokens"] > 0 and set(d["usage"]) == {
-        "input_tokens", "output_tokens", "cache_creation_input_tokens",
-        "cache_read_input_tokens", "cost_usd"}
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "cost_usd",
+    }
     json.dumps(d)  # JSON all the way down
 
 
@@ -99,5 +135,8 @@ def test_a_run_that_never_finished_is_closed_by_finish() -> None:
     rec = TranscriptRecorder("x")
     rec.finish("error", "boom")
     d = rec.to_dict()
-    assert (d["stop_reason"], d["error"], d["items"]) == ("error", "boom",
-                                                         [{"kind": "user", "text": "x"}])
+    assert (d["stop_reason"], d["error"], d["items"]) == (
+        "error",
+        "boom",
+        [{"kind": "user", "text": "x"}],
+    )

@@ -32,8 +32,11 @@ class Execution:
 
     @property
     def stdout(self) -> str:
-        return "".join(o.get("text", "") for o in self.outputs
-                       if o["output_type"] == "stream" and o.get("name") == "stdout")
+        return "".join(
+            o.get("text", "")
+            for o in self.outputs
+            if o["output_type"] == "stream" and o.get("name") == "stdout"
+        )
 
     @property
     def errors(self) -> list[dict[str, Any]]:
@@ -44,9 +47,12 @@ class Execution:
         return [o for o in self.outputs if o["output_type"] in ("display_data", "execute_result")]
 
     def buttons(self, description: str) -> list[str]:
-        return [m["content"]["comm_id"] for m in self.of_type("comm_open")
-                if m["content"]["data"]["state"].get("_model_name") == "ButtonModel"
-                and m["content"]["data"]["state"].get("description") == description]
+        return [
+            m["content"]["comm_id"]
+            for m in self.of_type("comm_open")
+            if m["content"]["data"]["state"].get("_model_name") == "ButtonModel"
+            and m["content"]["data"]["state"].get("description") == description
+        ]
 
 
 class Kernel:
@@ -72,8 +78,9 @@ class Kernel:
         self.km.shutdown_kernel(now=True)
 
     def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
-        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {"comm_id": comm_id,
-                                                                    "data": data}))
+        self.kc.shell_channel.send(
+            self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        )
 
     def click(self, comm_id: str) -> None:
         """A Button click exactly as JupyterLab 4.6 sends it."""
@@ -97,8 +104,10 @@ class Kernel:
         deadline = time.monotonic() + timeout
         while True:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"cell did not finish in {timeout} s: {code[:80]!r}; "
-                                   f"last messages: {[m['msg_type'] for m in ex.messages[-5:]]}")
+                raise TimeoutError(
+                    f"cell did not finish in {timeout} s: {code[:80]!r}; "
+                    f"last messages: {[m['msg_type'] for m in ex.messages[-5:]]}"
+                )
             try:
                 msg = self.kc.get_iopub_msg(timeout=0.5)
             except queue.Empty:

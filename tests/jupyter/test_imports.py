@@ -12,8 +12,7 @@ def test_importing_the_extension_imports_nothing_heavy() -> None:
         "heavy = ('anthropic', 'ipywidgets', 'nb_tools.agent', 'nb_tools.agent._agent')\n"
         "print([m for m in heavy if m in sys.modules])"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 

@@ -91,10 +91,14 @@ def test_load_ext_is_light_and_registers_magics(kernel: Kernel) -> None:
 
 
 def test_approve_runs_the_tool_and_the_model_gets_its_result(ready: Kernel, server) -> None:
-    server.push(reply("Booking.", call("book_table", restaurant="Chez Panisse", people=4)),
-                reply("Your table is booked."))
+    server.push(
+        reply("Booking.", call("book_table", restaurant="Chez Panisse", people=4)),
+        reply("Your table is booked."),
+    )
     n = len(server.requests)
-    ex = ready.run("%%agent --new\nBook a table for 4 at Chez Panisse", on_message=clicker("Approve"))
+    ex = ready.run(
+        "%%agent --new\nBook a table for 4 at Chez Panisse", on_message=clicker("Approve")
+    )
     transcript = final_state(ex)
     assert ex.buttons("Approve") and ex.buttons("Deny") and ex.buttons("Always allow")
     assert len(server.requests) == n + 2
@@ -115,8 +119,10 @@ def test_approve_runs_the_tool_and_the_model_gets_its_result(ready: Kernel, serv
 
 def test_deny_with_a_message_does_not_run_the_tool(ready: Kernel, server) -> None:
     ready.ok("ran.clear()")
-    server.push(reply("Booking.", call("book_table", restaurant="Nopa", people=12)),
-                reply("Understood, I did not book."))
+    server.push(
+        reply("Booking.", call("book_table", restaurant="Nopa", people=12)),
+        reply("Understood, I did not book."),
+    )
     state: dict = {}
 
     def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
@@ -135,7 +141,8 @@ def test_deny_with_a_message_does_not_run_the_tool(ready: Kernel, server) -> Non
     [block] = tool_results(server)
     assert block["is_error"] is True
     assert result_text(block) == (
-        "The user denied this call. Message from the user: too many people")
+        "The user denied this call. Message from the user: too many people"
+    )
     tool = next(i for i in transcript["items"] if i["kind"] == "tool")
     assert tool["status"] == "denied"
     assert tool["approval"] == {"approved": False, "by": "user", "message": "too many people"}
@@ -144,9 +151,11 @@ def test_deny_with_a_message_does_not_run_the_tool(ready: Kernel, server) -> Non
 
 def test_always_allow_skips_the_next_approval(ready: Kernel, server) -> None:
     ready.ok("ran.clear()")
-    server.push(reply("", call("book_table", restaurant="A", people=1)),
-                reply("", call("book_table", restaurant="B", people=2)),
-                reply("Both booked."))
+    server.push(
+        reply("", call("book_table", restaurant="A", people=1)),
+        reply("", call("book_table", restaurant="B", people=2)),
+        reply("Both booked."),
+    )
     ex = ready.run("%%agent\nBook two", on_message=clicker("Always allow"))
     transcript = final_state(ex)
     assert len(ex.buttons("Always allow")) == 1  # asked once only
@@ -163,8 +172,11 @@ def test_interrupt_during_a_tool_keeps_the_kernel_and_the_conversation(
 
     def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
         # the tool card reports progress: the slow tool is running, interrupt now
-        if (msg["msg_type"] == "comm_msg" and "interrupted" not in started
-                and "step 1" in json.dumps(msg["content"])):
+        if (
+            msg["msg_type"] == "comm_msg"
+            and "interrupted" not in started
+            and "step 1" in json.dumps(msg["content"])
+        ):
             started["interrupted"] = time.monotonic()
             k.km.interrupt_kernel()
 
@@ -180,8 +192,13 @@ def test_interrupt_during_a_tool_keeps_the_kernel_and_the_conversation(
     ex = ready.ok("%%agent\nWhat happened?")
     final_state(ex)
     messages = server.requests[-1].body["messages"]
-    answers = [b for m in messages if m["role"] == "user" for b in m["content"]
-               if isinstance(b, dict) and b.get("type") == "tool_result"]
+    answers = [
+        b
+        for m in messages
+        if m["role"] == "user"
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
     assert "cut off" in result_text(answers[-1]) or "stopped" in result_text(answers[-1])
     assert messages[-1]["content"][-1]["text"] == "What happened?"
 
@@ -195,8 +212,12 @@ def test_stop_button_stops_the_run(ready: Kernel, server) -> None:
             s = msg["content"]["data"]["state"]
             if s.get("_model_name") == "ButtonModel" and s.get("description") == "Stop":
                 state["stop"] = msg["content"]["comm_id"]
-        if (msg["msg_type"] == "comm_msg" and "stop" in state and "clicked" not in state
-                and "step 1" in json.dumps(msg["content"])):
+        if (
+            msg["msg_type"] == "comm_msg"
+            and "stop" in state
+            and "clicked" not in state
+            and "step 1" in json.dumps(msg["content"])
+        ):
             state["clicked"] = True
             k.click(state["stop"])
 
@@ -213,8 +234,10 @@ def test_line_magic_and_python_api(ready: Kernel, server) -> None:
     transcript = final_state(ready.ok("%agent --approval deny say hello"))
     assert transcript["items"][0] == {"kind": "user", "text": "say hello"}
     server.push(reply("Hello from Python."))
-    ex = ready.ok("import nb_tools\nr = await nb_tools.run_agent('hi', show=False)\n"
-                  "print(r.text, r.stop_reason)")
+    ex = ready.ok(
+        "import nb_tools\nr = await nb_tools.run_agent('hi', show=False)\n"
+        "print(r.text, r.stop_reason)"
+    )
     assert ex.stdout.strip() == "Hello from Python. end_turn"
 
 
@@ -228,7 +251,8 @@ def test_policy_from_the_environment_and_options(ready: Kernel, server) -> None:
     assert [t["name"] for t in body["tools"]] == ["book_table"]
     assert "Be brief." in json.dumps(body.get("system"))
     assert [i["approval"]["by"] for i in transcript["items"] if i["kind"] == "tool"] == [
-        "policy:auto"]
+        "policy:auto"
+    ]
     ready.ok("del os.environ['NB_TOOLS_APPROVAL']")
 
 
@@ -251,8 +275,11 @@ def test_rich_result_shows_in_the_cell(ready: Kernel, server) -> None:
     server.push(reply("", call("sales")), reply("Feb sold more."))
     ex = ready.ok("%%agent --approval auto\nsales?")
     final_state(ex)
-    tables = [o for o in ex.displays if "<table" in o["data"].get("text/html", "")
-              and TRANSCRIPT not in o["data"]]
+    tables = [
+        o
+        for o in ex.displays
+        if "<table" in o["data"].get("text/html", "") and TRANSCRIPT not in o["data"]
+    ]
     assert len(tables) == 1
     [block] = tool_results(server)
     assert "units" in result_text(block) and "feb" in result_text(block)
@@ -290,18 +317,25 @@ def test_builtins_write_shows_its_diff_before_approval(ready: Kernel, server) ->
     assert seen == {"diff_before_click": True, "clicked": True}
     tool = next(i for i in transcript["items"] if i["kind"] == "tool")
     assert tool["status"] == "ok"
-    assert tool["diffs"] == [{"path": "hello.txt", "kind": "create",
-                              "diff": "--- /dev/null\n+++ b/hello.txt\n@@ -0,0 +1 @@\n+hi there\n"}]
+    assert tool["diffs"] == [
+        {
+            "path": "hello.txt",
+            "kind": "create",
+            "diff": "--- /dev/null\n+++ b/hello.txt\n@@ -0,0 +1 @@\n+hi there\n",
+        }
+    ]
     assert "glob" in [t["name"] for t in server.requests[-1].body["tools"]]
     assert ready.ok("print(open('hello.txt').read(), end='')").stdout == "hi there\n"
 
 
 def test_reload_and_unload(ready: Kernel, server) -> None:
-    ex = ready.ok("%reload_ext nb_tools\n"
-                  "print('agent' in get_ipython().magics_manager.magics['cell'])")
+    ex = ready.ok(
+        "%reload_ext nb_tools\nprint('agent' in get_ipython().magics_manager.magics['cell'])"
+    )
     assert ex.stdout.strip() == "True"
-    ex = ready.ok("%unload_ext nb_tools\n"
-                  "print('agent' in get_ipython().magics_manager.magics['cell'])")
+    ex = ready.ok(
+        "%unload_ext nb_tools\nprint('agent' in get_ipython().magics_manager.magics['cell'])"
+    )
     assert ex.stdout.strip() == "False"
     ready.ok("%load_ext nb_tools")
     server.push(reply("Back."))
@@ -309,12 +343,14 @@ def test_reload_and_unload(ready: Kernel, server) -> None:
 
 
 def test_interrupt_while_waiting_for_approval(ready: Kernel, server) -> None:
-    ready.ok("ran.clear()\n"
-             "@tool(requires_approval=True)\n"
-             "def launch(target: str) -> str:\n"
-             "    'Launch something.'\n"
-             "    ran.append(target)\n"
-             "    return 'launched'\n")
+    ready.ok(
+        "ran.clear()\n"
+        "@tool(requires_approval=True)\n"
+        "def launch(target: str) -> str:\n"
+        "    'Launch something.'\n"
+        "    ran.append(target)\n"
+        "    return 'launched'\n"
+    )
     server.push(reply("", call("launch", target="moon")))
     state: dict = {}
 
@@ -334,6 +370,9 @@ def test_interrupt_while_waiting_for_approval(ready: Kernel, server) -> None:
     assert ready.ok("print(ran)").stdout.strip() == "[]"
     server.push(reply("Not booked then."))
     final_state(ready.ok("%%agent\nok?"))
-    [answer] = [b for b in server.requests[-1].body["messages"][-1]["content"]
-                if b.get("type") == "tool_result"]
+    [answer] = [
+        b
+        for b in server.requests[-1].body["messages"][-1]["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert "stopped" in result_text(answer)

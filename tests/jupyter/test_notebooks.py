@@ -15,8 +15,9 @@ TRANSCRIPT = "application/vnd.nbtools.transcript+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if ".executed." not in p.name],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [p for p in NOTEBOOKS if ".executed." not in p.name], ids=lambda p: p.name
+)
 def test_notebook_runs_offline(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import nbformat
     from nbclient import NotebookClient
@@ -26,11 +27,13 @@ def test_notebook_runs_offline(path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     # suite's guard sets a dummy key and a blocked endpoint, which would mean "Claude")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    )
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     runs = 0
     for cell in nb.cells:
         if cell.cell_type != "code":

@@ -23,17 +23,22 @@ RUNNER = '__import__("nb_tools.jupyter", fromlist=["_"])'
 
 def test_transformer_rewrites_an_agent_cell_into_an_awaited_call() -> None:
     out = agent_cell_transformer(["%%agent --new --model demo\n", "Plot 'it'\n", "now\n"])
-    assert out == [f"await {RUNNER}.run_cell_magic_async('--new --model demo', "
-                   "\"Plot 'it'\\nnow\\n\")\n"]
+    assert out == [
+        f"await {RUNNER}.run_cell_magic_async('--new --model demo', \"Plot 'it'\\nnow\\n\")\n"
+    ]
     assert agent_cell_transformer(["%%agent\n"]) == [
-        f"await {RUNNER}.run_cell_magic_async('', '')\n"]
+        f"await {RUNNER}.run_cell_magic_async('', '')\n"
+    ]
 
 
 def test_transformer_rewrites_top_level_agent_lines_only() -> None:
     cell = ["x = 1\n", "%agent say hi\n", "  %agent not me\n", "%agents no\n"]
     assert agent_cell_transformer(cell) == [
-        "x = 1\n", f"await {RUNNER}.run_line_magic_async('say hi')\n",
-        "  %agent not me\n", "%agents no\n"]
+        "x = 1\n",
+        f"await {RUNNER}.run_line_magic_async('say hi')\n",
+        "  %agent not me\n",
+        "%agents no\n",
+    ]
     other = ["%%time\n", "%agent x\n"]
     assert agent_cell_transformer(["print(1)\n"]) == ["print(1)\n"]
     assert agent_cell_transformer(other)[0] == "%%time\n"
@@ -48,21 +53,29 @@ def test_the_transformed_cell_is_async_python() -> None:
 
 
 def test_demo_arguments_come_from_the_schema_and_the_prompt() -> None:
-    spec = ToolSpec(name="book", description="", input_schema={
-        "type": "object",
-        "properties": {
-            "restaurant": {"type": "string"},
-            "people": {"type": "integer", "minimum": 1},
-            "when": {"type": "string", "format": "date"},
-            "vip": {"type": "boolean"},
-            "note": {"type": "string"},
-            "kind": {"enum": ["lunch", "dinner"]},
+    spec = ToolSpec(
+        name="book",
+        description="",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "restaurant": {"type": "string"},
+                "people": {"type": "integer", "minimum": 1},
+                "when": {"type": "string", "format": "date"},
+                "vip": {"type": "boolean"},
+                "note": {"type": "string"},
+                "kind": {"enum": ["lunch", "dinner"]},
+            },
+            "required": ["restaurant", "people", "when", "kind"],
         },
-        "required": ["restaurant", "people", "when", "kind"],
-    })
+    )
     assert arguments_for(spec, "book people=6 restaurant='Chez Panisse' vip=yes") == {
-        "restaurant": "Chez Panisse", "people": 6, "when": "2026-01-15", "vip": True,
-        "kind": "lunch"}
+        "restaurant": "Chez Panisse",
+        "people": 6,
+        "when": "2026-01-15",
+        "vip": True,
+        "kind": "lunch",
+    }
     assert example({"type": "array", "items": {"type": "number"}, "minItems": 2}) == [1.5, 1.5]
     assert example({"anyOf": [{"type": "integer", "maximum": 1}, {"type": "null"}]}) == 1
 
@@ -135,15 +148,34 @@ def test_diff_html_colours_lines_with_theme_variables() -> None:
 
 
 TRANSCRIPT = {
-    "version": 1, "model": "m", "stop_reason": "end_turn", "error": None, "turns": 1,
+    "version": 1,
+    "model": "m",
+    "stop_reason": "end_turn",
+    "error": None,
+    "turns": 1,
     "items": [
         {"kind": "user", "text": "<script>alert(1)</script>"},
-        {"kind": "tool", "id": "t", "name": "f", "arguments": '{"a": 1}', "status": "error",
-         "result": "x" * 5000, "parts": [], "duration": 0.5, "diffs": [],
-         "progress": None, "approval": None},
+        {
+            "kind": "tool",
+            "id": "t",
+            "name": "f",
+            "arguments": '{"a": 1}',
+            "status": "error",
+            "result": "x" * 5000,
+            "parts": [],
+            "duration": 0.5,
+            "diffs": [],
+            "progress": None,
+            "approval": None,
+        },
     ],
-    "usage": {"input_tokens": 10, "output_tokens": 2, "cache_creation_input_tokens": 0,
-              "cache_read_input_tokens": 4, "cost_usd": 0.01},
+    "usage": {
+        "input_tokens": 10,
+        "output_tokens": 2,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 4,
+        "cost_usd": 0.01,
+    },
 }
 
 
@@ -155,7 +187,8 @@ def test_transcript_html_escapes_and_truncates_with_show_all() -> None:
     bundle = transcript_bundle(TRANSCRIPT)
     assert set(bundle) == {TRANSCRIPT_MIME, "text/html", "text/plain"}
     assert bundle["text/plain"].splitlines()[-1] == (
-        "[end_turn] 1 turn · 10 in / 2 out tokens · 4 cached · $0.0100")
+        "[end_turn] 1 turn · 10 in / 2 out tokens · 4 cached · $0.0100"
+    )
 
 
 def test_save_transcript_writes_a_valid_notebook(tmp_path) -> None:

@@ -35,8 +35,11 @@ def make_tools(ran: list) -> Registry:
 async def start(script, ran):
     model = ScriptedModel(script)
     agent = Agent(model, tools=make_tools(ran))
-    view = RunView(TranscriptRecorder("go", model=model.model), loop=asyncio.get_running_loop(),
-                   on_stop=lambda: task.cancel())
+    view = RunView(
+        TranscriptRecorder("go", model=model.model),
+        loop=asyncio.get_running_loop(),
+        on_stop=lambda: task.cancel(),
+    )
     agent.approver = view.ask
     task = asyncio.ensure_future(agent.run("go", on_event=view.on_event))
     return agent, model, view, task
@@ -54,10 +57,14 @@ async def first_card(view: RunView):
 async def test_approve_click_runs_the_call_and_disables_the_buttons() -> None:
     ran: list = []
     _agent, _model, view, task = await start(
-        [reply("", call("launch", target="moon")), reply("Done.")], ran)
+        [reply("", call("launch", target="moon")), reply("Done.")], ran
+    )
     card = await first_card(view)
     assert [b.description for b in (card.approve, card.deny, card.always)] == [
-        "Approve", "Deny", "Always allow"]
+        "Approve",
+        "Deny",
+        "Always allow",
+    ]
     card.approve.click()
     result = await task
     assert ran == ["moon"]
@@ -73,7 +80,8 @@ async def test_approve_click_runs_the_call_and_disables_the_buttons() -> None:
 async def test_deny_click_sends_the_message_to_the_model() -> None:
     ran: list = []
     _agent, model, view, task = await start(
-        [reply("", call("launch", target="mars")), reply("OK.")], ran)
+        [reply("", call("launch", target="mars")), reply("OK.")], ran
+    )
     card = await first_card(view)
     card.message.value = "not today"
     card.deny.click()
@@ -88,8 +96,13 @@ async def test_deny_click_sends_the_message_to_the_model() -> None:
 async def test_always_allow_remembers_the_tool() -> None:
     ran: list = []
     agent, _model, view, task = await start(
-        [reply("", call("launch", target="a")), reply("", call("launch", target="b")),
-         reply("Both.")], ran)
+        [
+            reply("", call("launch", target="a")),
+            reply("", call("launch", target="b")),
+            reply("Both."),
+        ],
+        ran,
+    )
     card = await first_card(view)
     card.always.click()
     await task
@@ -123,8 +136,9 @@ async def test_streamed_text_is_throttled_and_flushed_at_the_end() -> None:
     view._text.observe(lambda ch: updates.append(ch["new"]), names="value")
     for _ in range(499):
         view.on_event(TextDelta(text="tok "))
-    view.on_event(RunFinished(result=RunResult(text="", messages=(), usage=Usage(),
-                                               stop_reason="end_turn")))
+    view.on_event(
+        RunFinished(result=RunResult(text="", messages=(), usage=Usage(), stop_reason="end_turn"))
+    )
     assert 1 <= len(updates) <= 10  # 500 deltas, a handful of widget updates
     assert updates[-1].count("tok") == 500
 
@@ -150,8 +164,9 @@ async def test_progress_shows_in_the_card_with_a_bar_for_fractions() -> None:
 
     model = ScriptedModel([reply("", call("job")), reply("ok")])
     view = RunView(TranscriptRecorder("go"), loop=asyncio.get_running_loop())
-    task = asyncio.ensure_future(Agent(model, tools=Registry(job)).run("go",
-                                                                       on_event=view.on_event))
+    task = asyncio.ensure_future(
+        Agent(model, tools=Registry(job)).run("go", on_event=view.on_event)
+    )
     for _ in range(300):
         card = next(iter(view._cards.values()), None)
         if card is not None and card.bar is not None and "half way" in card.html.value:
