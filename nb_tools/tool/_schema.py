@@ -145,6 +145,12 @@ class Schema:
         if name != _CACHE:
             self.__dict__.pop(_CACHE, None)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Copies and pickles leave the compiled validators behind (generated code).
+        state = dict(self.__dict__)
+        state.pop(_CACHE, None)
+        return state
+
     # -- builders -------------------------------------------------------------------------
 
     @classmethod

@@ -257,6 +257,17 @@ def test_assigning_a_field_drops_the_compiled_validator() -> None:
         s.validate("5")
 
 
+def test_a_used_schema_pickles_and_copies_without_its_compiled_code() -> None:
+    import pickle
+
+    s = weather()
+    s.validate('{"city": "x"}')
+    for other in (pickle.loads(pickle.dumps(s)), copy.copy(s), copy.deepcopy(s)):
+        assert other == s
+        assert "_compiled" not in other.__dict__
+        assert other.validate('{"city": "y"}') == {"city": "y"}
+
+
 def test_equality_ignores_the_cache() -> None:
     a, b = weather(), weather()
     a.validate('{"city": "x"}')
