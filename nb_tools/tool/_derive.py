@@ -47,7 +47,8 @@ class SignatureError(TypeError):
 
 _SUPPORTED = (
     "supported: str, int, float, bool, None, Any, Literal, Enum, list/set/tuple, "
-    "dict[str, X], Optional/Union, dataclasses, TypedDicts and pydantic models"
+    "dict[str, X], Optional/Union, Path, datetime/date/time, UUID, dataclasses, TypedDicts "
+    "and pydantic models"
 )
 
 

@@ -7,6 +7,7 @@ Used by :mod:`nb_tools.tool._derive`. Every problem is collected in ``Mapper.pro
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import inspect
 import json
@@ -15,6 +16,7 @@ import re
 import sys
 import types
 import typing
+import uuid
 from collections import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -119,6 +121,9 @@ class Mapper:
             return Schema(type="number"), None
         if isinstance(tp, type) and issubclass(tp, pathlib.PurePath):
             return Schema(type="string"), tp
+        if tp in _STRING_FORMATS:
+            fmt, parse = _STRING_FORMATS[tp]
+            return Schema(type="string", format=fmt), _parser(parse, fmt, where)
         if isinstance(tp, typing.NewType):
             return self.map(tp.__supertype__, where)
         if isinstance(tp, typing.TypeVar):
@@ -507,6 +512,27 @@ def _union_converter(mapped: list[tuple[Schema, Converter | None]]) -> Converter
             if is_valid(v):
                 return v if c is None else c(v)
         return v
+
+    return convert
+
+
+_STRING_FORMATS: dict[Any, tuple[str, Callable[[str], Any]]] = {
+    datetime.datetime: ("date-time", datetime.datetime.fromisoformat),
+    datetime.date: ("date", datetime.date.fromisoformat),
+    datetime.time: ("time", datetime.time.fromisoformat),
+    uuid.UUID: ("uuid", uuid.UUID),
+}
+
+
+def _parser(parse: Callable[[str], Any], fmt: str, where: str) -> Converter:
+    """Parse a string argument, with a message the model can act on when it is malformed
+    (``format`` is only an annotation, so validation lets any string through)."""
+
+    def convert(v: Any) -> Any:
+        try:
+            return parse(v)
+        except ValueError:
+            raise ValueError(f"{where}: {v!r} is not a valid {fmt} (ISO 8601 / RFC 4122)") from None
 
     return convert
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import pathlib
 import socket
 import sys
+import uuid
 from collections.abc import Sequence
 from typing import (
     Annotated,
@@ -323,6 +325,28 @@ def test_path_and_newtype() -> None:
     fs = function_schema(f)
     assert props(f) == {"p": {"type": "string"}, "u": {"type": "integer"}}
     assert fs.convert({"p": "a/b", "u": 3.0}) == {"p": pathlib.Path("a/b"), "u": 3}
+
+
+def test_dates_times_and_uuids_are_formatted_strings() -> None:
+    def f(at: datetime.datetime, day: datetime.date, t: datetime.time, id: uuid.UUID) -> None: ...
+
+    fs = function_schema(f)
+    assert props(f) == {
+        "at": {"type": "string", "format": "date-time"},
+        "day": {"type": "string", "format": "date"},
+        "t": {"type": "string", "format": "time"},
+        "id": {"type": "string", "format": "uuid"},
+    }
+    u = "12345678-1234-5678-1234-567812345678"
+    args = {"at": "2026-11-29T21:30:00+00:00", "day": "2026-11-29", "t": "21:30", "id": u}
+    assert fs.convert(args) == {
+        "at": datetime.datetime(2026, 11, 29, 21, 30, tzinfo=datetime.UTC),
+        "day": datetime.date(2026, 11, 29),
+        "t": datetime.time(21, 30),
+        "id": uuid.UUID(u),
+    }
+    with pytest.raises(ValueError, match="parameter 'day': '29/11/2026' is not a valid date"):
+        fs.convert({**args, "day": "29/11/2026"})
 
 
 def test_docstring_fills_descriptions_and_description_is_cleaned() -> None:
