@@ -274,7 +274,7 @@ def test_quickstart_approve_then_reopen_without_kernel(lab: Any, page: Any, scri
     approve.wait_for(timeout=SLOW)
     expect(qs[qs.note].locator(f"{OUTPUTS} pre.nbtools-diff")).to_contain_text("+# Dinner")
     qs[qs.note].scroll_into_view_if_needed()
-    shot(page, "lab-approval-card-with-diff", qs[qs.note])
+    live = shot(page, "lab-approval-card-with-diff", qs[qs.note])
     approve.click()
     qs.wait_done()
 
@@ -295,8 +295,8 @@ def test_quickstart_approve_then_reopen_without_kernel(lab: Any, page: Any, scri
     expect(crunch.locator(".jp-nbtools-progress")).to_contain_text("step 5/5: total=55")
     expect(crunch.locator(".jp-nbtools-result")).to_have_text("sum of squares 1..5 = 55")
     written.scroll_into_view_if_needed()
-    shot(page, "lab-quickstart-transcript", qs[qs.note])
-    readme_screenshot(qs[qs.note])
+    done = shot(page, "lab-quickstart-transcript", qs[qs.note])
+    readme_screenshot(live, done)
     assert script.remaining == 0
     errors_so_far = page.console.unexpected()
 
@@ -316,12 +316,27 @@ def test_quickstart_approve_then_reopen_without_kernel(lab: Any, page: Any, scri
     assert page.console.unexpected() == []
 
 
-def readme_screenshot(locator: Any) -> None:
-    """docs/screenshot.png for the README: written when missing, or on request
-    (NB_TOOLS_UPDATE_SCREENSHOT=1), so ordinary runs leave the repository clean."""
+def readme_screenshot(*shots: Path) -> None:
+    """docs/screenshot.png for the README (the shots stacked, top to bottom): written when
+    missing, or on request (NB_TOOLS_UPDATE_SCREENSHOT=1), so ordinary runs leave the
+    repository clean."""
     target = REPO / "docs" / "screenshot.png"
-    if os.environ.get("NB_TOOLS_UPDATE_SCREENSHOT") == "1" or not target.exists():
-        locator.screenshot(path=str(target))
+    if target.exists() and os.environ.get("NB_TOOLS_UPDATE_SCREENSHOT") != "1":
+        return
+    from PIL import Image
+
+    images = [Image.open(p).convert("RGB") for p in shots]
+    gap = 12
+    canvas = Image.new(
+        "RGB",
+        (max(i.width for i in images), sum(i.height for i in images) + gap * (len(images) - 1)),
+        "white",
+    )
+    top = 0
+    for image in images:
+        canvas.paste(image, (0, top))
+        top += image.height + gap
+    canvas.save(target, optimize=True)
 
 
 def test_quickstart_deny_tells_the_model(lab: Any, page: Any, script: Any, fake_model: Any) -> None:
