@@ -1,15 +1,16 @@
 """Our messages to the Messages API's JSON and back (no SDK import: plain dicts).
 
-``request_params`` builds what :class:`~nb_tools.model.anthropic.AnthropicProvider` sends;
-``request_from_api`` reads such a body back into a :class:`ModelRequest` (the fake server
-uses it so scripted responders can inspect tool results).
+``request_params`` builds the body :class:`~nb_tools.model.anthropic.AnthropicProvider`
+sends and :class:`RequestEncoder` encodes it as JSON, reusing what is unchanged since the
+previous turn; ``request_from_api`` reads such a body back into a :class:`ModelRequest`
+(the fake server uses it so scripted responders can inspect tool results).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from nb_tools.model._provider import ModelRequest
@@ -46,6 +47,96 @@ def request_params(request: ModelRequest, *, model: str, cache: bool) -> JSON:
     if cache:
         add_cache_breakpoints(params)
     return params
+
+
+def _jsonable(value: object) -> Any:
+    """What the SDK's encoder also accepts: any mapping as an object, any other iterable
+    (a tuple, a set, a generator) as an array."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes | bytearray):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# The SDK's own encoding (anthropic._utils._json): compact, UTF-8, no NaN or Infinity.
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_jsonable
+)
+dumps = _ENCODER.encode
+
+
+class RequestEncoder:
+    """Request bodies for ``POST /v1/messages`` as JSON bytes: :func:`request_params` plus
+    ``"stream": true``, encoded as the SDK encodes a body.
+
+    A conversation grows by a message or two per turn, so the JSON text of each message is
+    kept (by identity: messages are immutable) and reused for as long as the message is in
+    the conversation; likewise the tool list (a registry hands out the same ``ToolSpec``
+    objects until it changes; they are read-only) and the system prompt. Only the newest
+    message, which carries the cache breakpoint, and new messages are encoded again.
+    """
+
+    def __init__(self, model: str) -> None:
+        self._head = '{"model":' + dumps(model) + ',"stream":true,"max_tokens":'
+        self._messages: dict[int, tuple[Message, str]] = {}
+        self._tools: tuple[tuple[ToolSpec, ...], bool, str] | None = None
+        self._system: tuple[str, bool, str] | None = None
+
+    def encode(self, request: ModelRequest, *, cache: bool) -> bytes:
+        parts = [self._head, str(int(request.max_tokens))]
+        if request.system:
+            parts += [',"system":', self._system_json(request.system, cache)]
+        if request.tools:
+            parts += [',"tools":', self._tools_json(request.tools, cache)]
+        parts.append(',"messages":[')
+        parts.append(",".join(self._messages_json(request.messages, cache)))
+        parts.append("]}")
+        return "".join(parts).encode()
+
+    def _system_json(self, system: str, cache: bool) -> str:
+        kept = self._system
+        if kept is None or kept[0] != system or kept[1] != cache:
+            if cache:
+                text = dumps([{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}])
+            else:
+                text = dumps(system)
+            kept = self._system = (system, cache, text)
+        return kept[2]
+
+    def _tools_json(self, tools: Sequence[ToolSpec], cache: bool) -> str:
+        kept = self._tools
+        if (
+            kept is None
+            or kept[1] != cache
+            or len(kept[0]) != len(tools)
+            or any(a is not b for a, b in zip(kept[0], tools, strict=True))
+        ):
+            api = [tool_to_api(t) for t in tools]
+            if cache:
+                api[-1]["cache_control"] = dict(EPHEMERAL)
+            kept = self._tools = (tuple(tools), cache, dumps(api))
+        return kept[2]
+
+    def _messages_json(self, messages: Sequence[Message], cache: bool) -> list[str]:
+        old = self._messages
+        new: dict[int, tuple[Message, str]] = {}
+        out: list[str] = []
+        last = len(messages) - 1
+        for i, message in enumerate(messages):
+            if i == last and cache:
+                api = message_to_api(message)
+                if api["content"]:
+                    api["content"][-1]["cache_control"] = dict(EPHEMERAL)
+                out.append(dumps(api))
+                continue
+            kept = old.get(id(message))
+            if kept is None or kept[0] is not message:
+                kept = (message, dumps(message_to_api(message)))
+            new[id(message)] = kept
+            out.append(kept[1])
+        self._messages = new
+        return out
 
 
 def add_cache_breakpoints(params: JSON) -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+import warnings
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nb_tools.model._anthropic_convert import request_params
+from nb_tools.model._anthropic_convert import RequestEncoder
 from nb_tools.model._defaults import (
     BLOCK_ENV,
     default_model,
@@ -32,6 +33,7 @@ from nb_tools.model._provider import (
     ToolArgumentsDeltaEvent,
     ToolUseStartEvent,
 )
+from nb_tools.model._sse_parse import SSEDecoder
 from nb_tools.model._types import Block, Message, TextBlock, ToolUseBlock, Usage
 
 if TYPE_CHECKING:
@@ -78,6 +80,8 @@ _WAY_OUT = {
     429: "wait a little and run the turn again",
     529: "wait a little and run the turn again",
 }
+# Events whose content a turn does not need (their JSON is not even parsed).
+_UNUSED_EVENTS = frozenset({"ping", "content_block_stop"})
 
 
 class AnthropicProvider:
@@ -113,6 +117,9 @@ class AnthropicProvider:
         # False when the model has no known price: its cost is reported as 0.
         self.priced = price_for(self._model) is not None
         self._warned_unpriced = False
+        self._warn_deprecated = True
+        self._encoder = RequestEncoder(self._model)
+        self._options: dict[str, Any] | None = None
 
     @property
     def model(self) -> str:
@@ -147,19 +154,46 @@ class AnthropicProvider:
         return f"AnthropicProvider(model={self._model!r}, base_url={self.base_url!r})"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Stream one turn: text and tool-argument deltas, then one :class:`ResponseEvent`."""
+        """Stream one turn: text and tool-argument deltas, then one :class:`ResponseEvent`.
+
+        The SDK sends the request (auth, headers, retries of 408/409/429/5xx/529 with
+        their ``retry-after``, timeouts, status errors); the body is encoded here, reusing
+        the JSON of the unchanged conversation, and the event stream is read here with a
+        small SSE decoder and ``json.loads``, without a pydantic object per event.
+        """
         self._check_allowed()
         import anthropic
         import httpx2
 
-        params = request_params(request, model=self._model, cache=self.cache)
+        if self._warn_deprecated:
+            self._warn_deprecated = False
+            _warn_if_deprecated(self._model)
+        body = self._encoder.encode(request, cache=self.cache)
         turn = _Turn()
+        decoder = SSEDecoder()
         try:
-            stream = await self.client.messages.create(**params, stream=True)
-            async with stream:
-                async for event in stream:
-                    for out in turn.feed(event):
-                        yield out
+            response = await self.client.post(
+                "/v1/messages",
+                cast_to=httpx2.Response,
+                content=body,
+                options=self._span_options(request.max_tokens),
+                stream=True,
+            )
+            # Undecoded bytes when nothing needs decoding: one generator fewer per chunk.
+            encoded = response.headers.get("content-encoding", "identity") != "identity"
+            chunks = response.aiter_bytes() if encoded else response.aiter_raw()
+            try:
+                async for chunk in chunks:
+                    for name, data in decoder.feed(chunk):
+                        if name in _UNUSED_EVENTS:
+                            continue
+                        if name == "error":
+                            raise self._event_error(data)
+                        if data:
+                            for out in turn.feed_data(data):
+                                yield out
+            finally:
+                await response.aclose()
         except anthropic.APIStatusError as err:
             raise self._status_error(err) from err
         except anthropic.APIConnectionError as err:
@@ -169,8 +203,10 @@ class AnthropicProvider:
                 "connection or ANTHROPIC_BASE_URL",
                 retryable=True,
             ) from err
-        except (httpx2.HTTPError, json.JSONDecodeError) as err:
+        except httpx2.HTTPError as err:
             raise _cut_error(f"{type(err).__name__}: {err}") from err
+        except _UnreadableEvent as err:
+            raise _cut_error(str(err)) from err.__cause__
         except anthropic.APIError as err:
             raise ModelError(
                 f"Anthropic API sent a response nb_tools could not read ({err}); "
@@ -199,6 +235,22 @@ class AnthropicProvider:
             usage=self._priced(turn.usage),
         )
 
+    def _span_options(self, max_tokens: int) -> Any:
+        """What ``messages.create`` tells the SDK for its tracing span (read only by a
+        client that records spans): the body is sent as bytes, so the request attributes
+        the SDK would read from a dict body come along here."""
+        options = self._options
+        if options is None or options["span_attributes"]["gen_ai.request.max_tokens"] != max_tokens:
+            options = self._options = {
+                "span_name": "anthropic.messages.create",
+                "span_route": "/v1/messages",
+                "span_attributes": {
+                    "gen_ai.request.model": self._model,
+                    "gen_ai.request.max_tokens": max_tokens,
+                },
+            }
+        return options
+
     def _check_allowed(self) -> None:
         url = self.base_url
         if real_requests_blocked() and not is_loopback_url(url):
@@ -218,14 +270,7 @@ class AnthropicProvider:
         error_type, detail = _error_detail(err.body, err.message)
         status = int(err.status_code)
         if status < 400:
-            # An `event: error` inside a 200 stream: the SDK does not retry those.
-            status = _STATUS_BY_ERROR_TYPE.get(error_type, 500)
-            return ModelError(
-                f"Anthropic API stream failed mid-way with {error_type or 'an error'} "
-                f"({status}): {detail}; run the turn again",
-                status=status,
-                retryable=_retryable(status),
-            )
+            return _mid_stream_error(error_type, detail)
         retryable = _retryable(status)
         words = _STATUS_WORDS.get(status, "error")
         after = f" after {self.max_retries} retries" if retryable else ""
@@ -236,6 +281,18 @@ class AnthropicProvider:
         return ModelError(
             f"{message}; {way_out}" if way_out else message, status=status, retryable=retryable
         )
+
+    @staticmethod
+    def _event_error(data: bytes) -> ModelError:
+        """An ``event: error`` inside a 200 stream (the API overloaded mid-way, say); the
+        SDK does not retry those, so the caller may run the turn again."""
+        text = data.decode("utf-8", errors="replace")
+        try:
+            body: object = json.loads(text)
+        except ValueError:
+            body = text
+        error_type, detail = _error_detail(body, text or "Error code: 200")
+        return _mid_stream_error(error_type, detail)
 
 
 @dataclass
@@ -254,8 +311,12 @@ class _Block:
         return ToolUseBlock(id=self.id, name=self.name, arguments=text or self.initial or "{}")
 
 
+class _UnreadableEvent(Exception):
+    """An event of the stream that is not the JSON the Messages API sends."""
+
+
 class _Turn:
-    """Accumulates one streamed turn from the SDK's raw events."""
+    """Accumulates one streamed turn from the API's events (as parsed JSON)."""
 
     def __init__(self) -> None:
         self.blocks: dict[int, _Block] = {}
@@ -263,41 +324,68 @@ class _Turn:
         self.stop_reason: str | None = None
         self.stopped = False
 
-    def feed(self, event: Any) -> list[ModelEvent]:
-        kind = event.type
-        if kind == "message_start":
-            self.usage = _usage(event.message.usage, self.usage)
-        elif kind == "content_block_start":
-            return self._start(event.index, event.content_block)
-        elif kind == "content_block_delta":
-            return self._delta(event.index, event.delta)
-        elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
-            self.usage = _usage(event.usage, self.usage)
-        elif kind == "message_stop":
-            self.stopped = True
+    def feed_data(self, data: bytes) -> list[ModelEvent]:
+        """One event's ``data`` as it came off the wire."""
+        try:
+            event = json.loads(data.decode())
+        except ValueError as err:  # JSONDecodeError, UnicodeDecodeError
+            raise _UnreadableEvent(f"an event is not UTF-8 JSON: {err}") from err
+        if type(event) is not dict:
+            raise _UnreadableEvent(f"an event is not a JSON object: {data[:200]!r}")
+        return self._feed(event)
+
+    def feed(self, event: Mapping[str, Any] | Any) -> list[ModelEvent]:
+        """One event: its parsed JSON, or the SDK's object for it."""
+        return self._feed(event if isinstance(event, Mapping) else event.model_dump())
+
+    def _feed(self, event: Mapping[str, Any]) -> list[ModelEvent]:
+        try:
+            kind = event.get("type")
+            if kind == "content_block_delta":
+                return self._delta(event["index"], event["delta"])
+            if kind == "content_block_start":
+                return self._start(event["index"], event["content_block"])
+            if kind == "message_start":
+                self.usage = _usage(event["message"].get("usage"), self.usage)
+            elif kind == "message_delta":
+                self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
+                self.usage = _usage(event.get("usage"), self.usage)
+            elif kind == "message_stop":
+                self.stopped = True
+        except (KeyError, TypeError, AttributeError, ValueError) as err:
+            raise _UnreadableEvent(
+                f"a {kind!r} event lacks what it should carry ({type(err).__name__}: {err})"
+            ) from err
         return []
 
-    def _start(self, index: int, block: Any) -> list[ModelEvent]:
-        if block.type == "text":
-            self.blocks[index] = _Block(chunks=[block.text])
-            return [TextDeltaEvent(text=block.text)] if block.text else []
-        if block.type == "tool_use":
-            initial = json.dumps(block.input) if block.input else ""
-            self.blocks[index] = _Block(id=block.id, name=block.name, initial=initial)
-            return [ToolUseStartEvent(id=block.id, name=block.name)]
+    def _start(self, index: int, block: Mapping[str, Any]) -> list[ModelEvent]:
+        kind = block["type"]
+        if kind == "text":
+            text = block.get("text") or ""
+            self.blocks[index] = _Block(chunks=[text])
+            return [TextDeltaEvent(text=text)] if text else []
+        if kind == "tool_use":
+            value = block.get("input")
+            initial = json.dumps(value) if value else ""
+            tool_id, name = block["id"], block["name"]
+            self.blocks[index] = _Block(id=tool_id, name=name, initial=initial)
+            return [ToolUseStartEvent(id=tool_id, name=name)]
         return []  # thinking, redacted thinking, server tools: not part of our messages
 
-    def _delta(self, index: int, delta: Any) -> list[ModelEvent]:
+    def _delta(self, index: int, delta: Mapping[str, Any]) -> list[ModelEvent]:
         block = self.blocks.get(index)
         if block is None:
             return []
-        if delta.type == "text_delta" and not block.id:
-            block.chunks.append(delta.text)
-            return [TextDeltaEvent(text=delta.text)]
-        if delta.type == "input_json_delta" and block.id and delta.partial_json:
-            block.chunks.append(delta.partial_json)
-            return [ToolArgumentsDeltaEvent(id=block.id, partial_json=delta.partial_json)]
+        kind = delta["type"]
+        if kind == "input_json_delta":
+            partial = delta.get("partial_json")
+            if block.id and partial:
+                block.chunks.append(partial)
+                return [ToolArgumentsDeltaEvent(id=block.id, partial_json=partial)]
+        elif kind == "text_delta" and not block.id:
+            text = delta["text"]
+            block.chunks.append(text)
+            return [TextDeltaEvent(text=text)]
         return []
 
     def message(self) -> Message:
@@ -305,22 +393,24 @@ class _Turn:
         return Message(role="assistant", content=tuple(b for b in blocks if b is not None))
 
 
-def _usage(api: Any, previous: Usage) -> Usage:
-    """Merge the SDK's usage object into ours (counts are running totals, not increments;
-    an absent optional count keeps the previous value)."""
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
 
-    def count(name: str, old: int) -> int:
-        value = getattr(api, name, None)
-        return old if value is None else int(value)
 
-    return Usage(
-        input_tokens=count("input_tokens", previous.input_tokens),
-        output_tokens=count("output_tokens", previous.output_tokens),
-        cache_creation_input_tokens=count(
-            "cache_creation_input_tokens", previous.cache_creation_input_tokens
-        ),
-        cache_read_input_tokens=count("cache_read_input_tokens", previous.cache_read_input_tokens),
-    )
+def _usage(api: Mapping[str, Any] | None, previous: Usage) -> Usage:
+    """Merge the API's usage object into ours (counts are running totals, not increments;
+    an absent or null count keeps the previous value)."""
+    if not api:
+        return previous
+    counts = {}
+    for name in _USAGE_FIELDS:
+        value = api.get(name)
+        counts[name] = getattr(previous, name) if value is None else int(value)
+    return Usage(**counts)
 
 
 def _error_detail(body: object, fallback: str) -> tuple[str, str]:
@@ -330,6 +420,34 @@ def _error_detail(body: object, fallback: str) -> tuple[str, str]:
         if isinstance(error, dict):
             return str(error.get("type", "")), str(error.get("message", fallback))
     return "", fallback
+
+
+def _mid_stream_error(error_type: str, detail: str) -> ModelError:
+    status = _STATUS_BY_ERROR_TYPE.get(error_type, 500)
+    return ModelError(
+        f"Anthropic API stream failed mid-way with {error_type or 'an error'} "
+        f"({status}): {detail}; run the turn again",
+        status=status,
+        retryable=_retryable(status),
+    )
+
+
+def _warn_if_deprecated(model: str) -> None:
+    """The warning ``messages.create`` gives for a deprecated model (the SDK's table is
+    private: anthropic._data, checked against 2.14; without it, no warning)."""
+    try:
+        from anthropic._data import DEPRECATED_MODELS
+    except ImportError:
+        return
+    if model in DEPRECATED_MODELS:
+        warnings.warn(
+            f"The model '{model}' is deprecated and will reach end-of-life on "
+            f"{DEPRECATED_MODELS[model]}.\nPlease migrate to a newer model. Visit "
+            "https://docs.anthropic.com/en/docs/resources/model-deprecations for more "
+            "information.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
 
 
 def _retryable(status: int) -> bool:

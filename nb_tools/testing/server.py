@@ -315,16 +315,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.send_header("request-id", "req_fake")
         self.end_headers()
+        # Events due at the same moment go out in one write: one per event only when
+        # ``chunk_delay`` spaces them out (a send per event costs both client and server).
+        pending: list[bytes] = []
         for n, (name, data) in enumerate(events):
             if cut is not None and n >= cut:
+                self.wfile.write(b"".join(pending))
                 self._cut()
                 return
             if delay and n:
+                self.wfile.write(b"".join(pending))
+                pending.clear()
                 time.sleep(delay)
             chunk = encode_event(name, data)
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
+            pending.append(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        pending.append(b"0\r\n\r\n")
+        self.wfile.write(b"".join(pending))
 
     def _send_json(
         self,

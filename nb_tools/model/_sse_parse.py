@@ -1,0 +1,52 @@
+"""A small incremental decoder for Server-Sent Events (the Messages API's stream).
+
+It turns the bytes of a ``text/event-stream`` body, in whatever pieces they arrive, into
+``(event name, data)`` pairs, following the WHATWG event-stream rules that matter here:
+lines end with ``\\n``, ``\\r\\n`` or ``\\r`` (also when split between pieces), ``data:``
+lines of one event are joined with ``\\n``, one space after the colon is dropped, comment
+lines (``:``) and the ``id``/``retry`` fields are ignored, and an event is dispatched at
+the blank line that ends it (an unfinished event at the end of the body is dropped).
+The data stays bytes: the caller decodes and parses only the events it wants.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SSEDecoder"]
+
+
+class SSEDecoder:
+    """Feed body chunks to :meth:`feed`; it returns the events they complete."""
+
+    __slots__ = ("_data", "_event", "_pending")
+
+    def __init__(self) -> None:
+        self._pending = b""  # an unfinished line (and a held-back trailing "\r")
+        self._event = ""
+        self._data: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> list[tuple[str, bytes]]:
+        """The events that ``chunk`` completes, in order, as (name, data) pairs; the name
+        is "" when the event had no ``event:`` line."""
+        buf = self._pending + chunk if self._pending else chunk
+        tail = b""
+        if b"\r" in buf:
+            if buf.endswith(b"\r"):  # its "\n" may come with the next chunk
+                buf, tail = buf[:-1], b"\r"
+            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = buf.split(b"\n")
+        self._pending = lines.pop() + tail
+        out: list[tuple[str, bytes]] = []
+        data = self._data
+        for line in lines:
+            if not line:
+                if data or self._event:
+                    out.append((self._event, b"\n".join(data)))
+                    data = self._data = []
+                    self._event = ""
+            elif line.startswith(b"data:"):
+                data.append(line[6:] if line.startswith(b"data: ") else line[5:])
+            elif line.startswith(b"event:"):
+                value = line[7:] if line.startswith(b"event: ") else line[6:]
+                self._event = value.decode("utf-8", errors="replace")
+            # comments (":..."), "id", "retry" and unknown fields: ignored
+        return out
