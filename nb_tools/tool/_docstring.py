@@ -63,7 +63,7 @@ _KNOWN_SECTIONS = (
 )
 
 _GOOGLE_HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
-_GOOGLE_ENTRY = re.compile(r"^\*{0,2}([A-Za-z_]\w*)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
+_GOOGLE_ENTRY = re.compile(r"^\*{0,2}([A-Za-z_]\w*)\s*(?:\((.*?)\))?\s*:\s*(.*)$")
 _NUMPY_RULE = re.compile(r"^\s*-{3,}\s*$")
 _NUMPY_ENTRY = re.compile(r"^\*{0,2}([A-Za-z_]\w*(?:\s*,\s*\*{0,2}[A-Za-z_]\w*)*)\s*(?::\s*(.*))?$")
 _REST_FIELD = re.compile(r"^:(\w+)((?:\s+[^:]+?)?)\s*:\s*(.*)$")

@@ -52,6 +52,21 @@ def test_google() -> None:
     )
 
 
+def test_google_nested_parentheses_and_description_on_the_next_line() -> None:
+    doc = """Merge.
+
+    Args:
+        weights (dict(str, int)): Weights: by name.
+        city:
+            The city,
+            in full.
+    """
+    assert parse_docstring(doc) == (
+        "Merge.",
+        {"weights": "Weights: by name.", "city": "The city, in full."},
+    )
+
+
 def test_google_section_aliases_and_yields() -> None:
     doc = """Stream rows.
 
