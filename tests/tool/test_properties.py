@@ -6,8 +6,11 @@ small numbers the schemas use, so that both verdicts come up often.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import json
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -15,6 +18,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from nb_tools.tool import Schema, ValidationError
+from nb_tools.tool._derive import function_schema
 from nb_tools.tool._json import loads_ijson
 
 SETTINGS = settings(
@@ -231,3 +235,74 @@ def test_a_repeated_key_is_always_found(obj: dict[str, Any], data: st.DataObject
         loads_ijson(raw)
     token = key.replace("~", "~0").replace("/", "~1")
     assert info.value.problems == [f"/{token}: duplicate key"]
+
+
+# -- derivation round trip: Python values -> JSON -> validate -> convert -> same values ----
+
+
+class Color(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+@dataclasses.dataclass
+class Point:
+    x: float
+    y: float = 0.0
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Route:
+    start: Point
+    stops: list[Point]
+    color: Color = Color.RED
+
+
+def plan(
+    route: Route,
+    pair: tuple[int, str],
+    ids: set[int],
+    when: datetime.date | None = None,
+    mode: Literal["fast", "slow"] = "fast",
+) -> None: ...
+
+
+PLAN = function_schema(plan)
+finite = st.floats(allow_nan=False, allow_infinity=False)
+points = st.builds(Point, x=finite, y=finite, tags=st.lists(st.text(max_size=3), max_size=2))
+routes = st.builds(
+    Route, start=points, stops=st.lists(points, max_size=3), color=st.sampled_from(Color)
+)
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {k: _to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_to_json(v) for v in value]
+    return value
+
+
+@LIGHT
+@given(
+    st.fixed_dictionaries(
+        {
+            "route": routes,
+            "pair": st.tuples(st.integers(), st.text(max_size=3)),
+            "ids": st.sets(st.integers(), max_size=3),
+        },
+        optional={"when": st.dates(), "mode": st.sampled_from(["fast", "slow"])},
+    )
+)
+def test_arguments_survive_json_validation_and_conversion(kwargs: dict[str, Any]) -> None:
+    fs = PLAN
+    raw = json.dumps(_to_json(kwargs), ensure_ascii=False)
+    assert fs.convert(fs.schema.validate(raw)) == kwargs
+    assert fs.convert(fs.schema.validate(raw, strict=True)) == kwargs
