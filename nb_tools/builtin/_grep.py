@@ -172,6 +172,18 @@ class GrepTool:
     def info(self) -> Info:
         return self._info
 
+    def is_protected_call(self, args: str | bytes) -> bool:
+        """Whether the call searches a protected path (``.git/``, ``.env*``, rc files,
+        ``.ssh/``) explicitly; the walk itself never enters them (they are hidden)."""
+        try:
+            path = parse_args("grep", PARAMETERS, args).get("path")
+        except ToolError:
+            return False
+        return isinstance(path, str) and bool(path) and self.workspace.is_protected(path)
+
+    def requires_approval_for(self, args: str | bytes) -> bool:
+        return self.is_protected_call(args)
+
     @property
     def rg(self) -> str | None:
         return find_rg() if self._rg is _AUTO else self._rg

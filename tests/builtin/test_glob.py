@@ -57,9 +57,7 @@ def test_pattern_without_slash_matches_names_at_any_depth(tool: GlobTool) -> Non
 
 
 def test_anchored_patterns(tool: GlobTool) -> None:
-    assert run(tool, pattern="sub/**").content == (
-        "sub/README.md\nsub/anchored.txt\nsub/deep/c.py"
-    )
+    assert run(tool, pattern="sub/**").content == ("sub/README.md\nsub/anchored.txt\nsub/deep/c.py")
     assert run(tool, pattern="sub/*.txt").content == "sub/anchored.txt"
     assert run(tool, pattern="/a.py").content == "a.py"
 
@@ -143,3 +141,10 @@ def test_info() -> None:
 
 def test_absolute_pattern_inside_the_folder(tool: GlobTool, root: Path) -> None:
     assert run(tool, pattern=f"{root}/sub/**/*.py").content == "sub/deep/c.py"
+
+
+def test_protected_paths_ask(root: Path) -> None:
+    tool = GlobTool(Workspace(root))
+    assert tool.requires_approval_for(json.dumps({"pattern": "*", "path": ".git"}))
+    assert not tool.requires_approval_for(json.dumps({"pattern": "*", "path": "sub"}))
+    assert not tool.requires_approval_for(json.dumps({"pattern": "*"}))

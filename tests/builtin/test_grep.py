@@ -337,3 +337,11 @@ def test_an_rg_that_cannot_start_falls_back_to_python(root: Path) -> None:
     r = run(tool, pattern="hello", path="sub")
     assert r.metadata["engine"] == "python"
     assert r.content == "Found 3 files\nsub/README.md\nsub/anchored.txt\nsub/deep/c.py"
+
+
+def test_protected_paths_ask(root: Path) -> None:
+    tool = GrepTool(Workspace(root))
+    assert tool.requires_approval_for(json.dumps({"pattern": "x", "path": ".git"}))
+    assert tool.requires_approval_for(json.dumps({"pattern": "x", "path": ".env"}))
+    assert not tool.requires_approval_for(json.dumps({"pattern": "x", "path": "sub"}))
+    assert not tool.requires_approval_for(json.dumps({"pattern": "x"}))
