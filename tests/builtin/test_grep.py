@@ -345,3 +345,14 @@ def test_protected_paths_ask(root: Path) -> None:
     assert tool.requires_approval_for(json.dumps({"pattern": "x", "path": ".env"}))
     assert not tool.requires_approval_for(json.dumps({"pattern": "x", "path": "sub"}))
     assert not tool.requires_approval_for(json.dumps({"pattern": "x"}))
+
+
+def test_too_many_results_stop_the_search(
+    tool: GrepTool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_grep, "MAX_COLLECTED_LINES", 3)
+    r = run(tool, pattern="hello", output_mode="content")
+    assert r.content.endswith(
+        "(stopped after collecting 3 result lines: the list is incomplete; narrow the "
+        "pattern, path or glob)"
+    )
