@@ -347,9 +347,7 @@ def test_protected_paths_ask(root: Path) -> None:
     assert not tool.requires_approval_for(json.dumps({"pattern": "x"}))
 
 
-def test_too_many_results_stop_the_search(
-    tool: GrepTool, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_too_many_results_stop_the_search(tool: GrepTool, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_grep, "MAX_COLLECTED_LINES", 3)
     r = run(tool, pattern="hello", output_mode="content")
     assert r.content.endswith(
