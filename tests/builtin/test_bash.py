@@ -72,9 +72,8 @@ async def test_cwd_is_the_root(tool: BashTool, tmp_path: Path) -> None:
 
 
 async def test_stdin_is_closed(tool: BashTool) -> None:
-    start = time.monotonic()
     r = await tool.call(args("cat; echo done", timeout=20_000))
-    assert time.monotonic() - start < 10
+    assert not r.metadata["timed_out"], "cat waited for input"
     assert r.content == "done\n\n[exit code 0]"
 
 
@@ -128,24 +127,30 @@ async def test_cancellation_returns_partial_output(tool: BashTool, tmp_path: Pat
     assert await _wait_dead(int(pidfile.read_text()))
 
 
-async def test_progress_streams_output_while_running(tool: BashTool) -> None:
-    seen: list[tuple[str, Progress, float]] = []
-    start = time.monotonic()
-    sink = progress_sink(lambda cid, p: seen.append((cid, p, time.monotonic() - start)))
-    with sink, bind_call("call-1"):
-        r = await tool.call(args("echo one; sleep 0.6; echo two"))
+async def test_progress_streams_output_while_running(tool: BashTool, tmp_path: Path) -> None:
+    """The command waits until the test has seen its first line as progress."""
+    seen: list[tuple[str, Progress]] = []
+
+    def sink(cid: str, p: Progress) -> None:
+        seen.append((cid, p))
+        if "one" in p.text:
+            (tmp_path / "go").touch()
+
+    command = "echo one; while [ ! -f go ]; do sleep 0.02; done; echo two"
+    with progress_sink(sink), bind_call("call-1"):
+        r = await tool.call(args(command, timeout=60_000))
     assert r.content == "one\ntwo\n\n[exit code 0]"
-    assert {cid for cid, _, _ in seen} == {"call-1"}
-    assert "".join(p.text for _, p, _ in seen) == "one\ntwo\n"
-    first = next(t for _, p, t in seen if "one" in p.text)
-    assert first < 0.5, "the first line arrived only at the end"
+    assert {cid for cid, _ in seen} == {"call-1"}
+    assert [p.text for _, p in seen] == ["one\n", "two\n"]
 
 
-async def test_background_child_does_not_hold_the_call(tool: BashTool) -> None:
-    start = time.monotonic()
-    r = await tool.call(args("sleep 5 > /dev/null 2>&1 & echo bg"))
-    assert time.monotonic() - start < 4
+async def test_background_child_does_not_hold_the_call(tool: BashTool, tmp_path: Path) -> None:
+    """A background child keeps the output pipe open; the call still ends with bash."""
+    pidfile = tmp_path / "bg.pid"
+    r = await tool.call(args(f"sleep 60 & echo $! > {pidfile}; echo bg", timeout=30_000))
+    assert not r.metadata["timed_out"]
     assert r.content == "bg\n\n[exit code 0]"
+    os.kill(int(pidfile.read_text()), 9)
 
 
 async def test_invalid_arguments(tool: BashTool) -> None:
