@@ -61,10 +61,7 @@ def capture_progress() -> Callable[[Progress], None] | None:
         return None
 
     def send(update: Progress) -> None:
-        try:
-            sink(call_id, update)
-        except Exception:
-            pass
+        _deliver(sink, call_id, update)
 
     return send
 
@@ -78,7 +75,14 @@ def progress(chunk: str = "", *, fraction: float | None = None) -> None:
         return
     if fraction is not None:
         fraction = min(1.0, max(0.0, float(fraction)))
+    _deliver(sink, call_id, Progress(text=chunk, fraction=fraction))
+
+
+def _deliver(sink: ProgressSink, call_id: str, update: Progress) -> None:
+    """A broken display must never break the tool: log the sink's error and go on."""
     try:
-        sink(call_id, Progress(text=chunk, fraction=fraction))
-    except Exception:  # a broken display must never break the tool
-        pass
+        sink(call_id, update)
+    except Exception:
+        import logging
+
+        logging.getLogger("nb_tools").exception("progress sink failed for call %s", call_id)
