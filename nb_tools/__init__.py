@@ -66,6 +66,11 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where ``jupyter labextension develop`` finds the built extension."""
+    return [{"src": "../labextension/dist", "dest": "nb-tools-labextension"}]
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext nb_tools``."""
     from nb_tools.jupyter import load_ipython_extension as load
