@@ -190,3 +190,17 @@ async def test_model_failure_shows_in_the_footer() -> None:
     assert result.stop_reason == "error"
     assert "Error: " in view.footer.value and "bad request body" in view.footer.value
     assert "bad request body" in view.recorder.to_dict()["error"]
+
+
+async def test_stop_while_an_approval_waits_closes_the_question() -> None:
+    ran: list = []
+    agent, _model, view, task = await start([reply("", call("launch", target="x"))], ran)
+    card = await first_card(view)
+    view.stop_button.click()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert ran == []
+    assert card.approve.disabled and "not decided" in card.prompt.value
+    assert agent.last_result is not None and agent.last_result.stop_reason == "stopped"
+    item = view.recorder.to_dict()["items"][-1]
+    assert (item["status"], item["approval"]) == ("stopped", None)
