@@ -9,21 +9,30 @@
 (b) one turn with 16 parallel read-only calls of a 50 ms tool: the tools' span (first
     start to last end) and the whole run.
 
-Both sides talk HTTP to the same ``FakeMessagesServer`` on loopback, with warm clients;
-each figure is the median of ``--reps`` interleaved runs. The SDK's runner runs a turn's
-tool calls one after another; ours runs adjacent read-only calls together. A last row
-times our loop alone (``ScriptedModel``, no HTTP) to show what the loop itself costs.
+(c) one model request of a 5-round conversation (one text + tool-call reply), client CPU:
+    ``AnthropicProvider.stream`` vs the SDK's ``messages.create`` (non-streaming and
+    streaming), and the floor under any of them: the SDK's own ``client.post`` of the
+    same body bytes, its raw response read to the end (no parsing at all).
 
-The fake server's handler (checked at nb_tools 0.1.0) writes SSE in small pieces with
-Nagle's algorithm on, so every streamed request stalls ~40 ms on the client's delayed
-ACK; that stall is the same for both sides and hides the loops, so the benchmark turns
-Nagle off for its server unless ``--keep-nagle`` is given.
+Both sides talk HTTP to the same ``FakeMessagesServer`` on loopback, with warm clients;
+each figure is the median of ``--reps`` interleaved runs. The server runs in this
+process (a thread), so its work is in both sides' figures. Besides wall time, (a) and (b)
+report the process CPU time of a run (client and server thread), which a busy machine
+disturbs far less than wall time. The SDK's runner runs a turn's tool calls one after
+another; ours runs adjacent read-only calls together. A last row times our loop alone
+(``ScriptedModel``, no HTTP) to show what the loop itself costs.
+
+Older fake servers wrote SSE in small pieces with Nagle's algorithm on, so every
+streamed request stalled ~40 ms on the client's delayed ACK; the benchmark turns Nagle
+off on such a server unless ``--keep-nagle`` is given (today's server has it off).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import statistics
 import sys
 import time
@@ -36,12 +45,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nb_tools import tool
 from nb_tools.agent import Agent
+from nb_tools.model import ModelRequest
+from nb_tools.model._anthropic_convert import request_params
 from nb_tools.model._defaults import default_model
 from nb_tools.model.anthropic import AnthropicProvider
 from nb_tools.testing import ScriptedModel, call, reply
 from nb_tools.testing.server import FakeMessagesServer
 
 ROUNDS = 10
+ONE_REQUESTS = 10  # requests per rep in (c)
 PARALLEL = 16
 SLOW_SECONDS = 0.05
 
@@ -72,10 +84,41 @@ class Span:
         return max(self.ends) - min(self.starts)
 
 
-async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
-    start = time.perf_counter()
+async def timed(fn: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
+    """Wall and process CPU seconds of one run."""
+    cpu, start = time.process_time(), time.perf_counter()
     await fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def one_request_messages(rounds: int) -> list[Any]:
+    """Our conversation after ``rounds`` tool rounds, ready for the next request."""
+    from nb_tools.model import Message, TextBlock, ToolResult, ToolResultBlock, ToolUseBlock
+
+    messages = [Message(role="user", content=(TextBlock(text="go"),))]
+    for i in range(rounds):
+        messages.append(
+            Message(
+                role="assistant",
+                content=(
+                    TextBlock(text=f"Step {i}: looking up k{i}."),
+                    ToolUseBlock(
+                        id=f"toolu_{i:04d}", name="lookup", arguments=f'{{"key": "k{i}"}}'
+                    ),
+                ),
+            )
+        )
+        messages.append(
+            Message(
+                role="user",
+                content=(
+                    ToolResultBlock(
+                        result=ToolResult(tool_use_id=f"toolu_{i:04d}", content=f"value of k{i}")
+                    ),
+                ),
+            )
+        )
+    return messages
 
 
 def no_nagle() -> bool:
@@ -91,7 +134,10 @@ def no_nagle() -> bool:
 
 async def main(reps: int, keep_nagle: bool) -> None:
     import anthropic
+    import httpx2
     from anthropic import beta_async_tool
+
+    from nb_tools.tool import Registry
 
     model = default_model()
     span = Span()
@@ -149,10 +195,46 @@ async def main(reps: int, keep_nagle: bool) -> None:
                 await runner.until_done()
 
         async def loop_alone() -> None:
-            result = await Agent(ScriptedModel(rounds_script()), tools=[lookup],
-                                 approval="auto").run("go")
+            result = await Agent(
+                ScriptedModel(rounds_script()), tools=[lookup], approval="auto"
+            ).run("go")
             if result.stop_reason != "end_turn":
                 raise RuntimeError(f"scripted run ended with {result.stop_reason}")
+
+        # (c) one request, its parts taken apart
+        request = ModelRequest(
+            system="",
+            messages=one_request_messages(5),
+            tools=tuple(Registry(lookup).specs()),
+            max_tokens=1024,
+        )
+        params = request_params(request, model=model, cache=True)
+        body = json.dumps({**params, "stream": True}).encode()
+
+        def c_reply() -> None:
+            srv.push(reply("Step 5: looking up k5.", call("lookup", key="k5")))
+
+        async def c_ours() -> None:
+            c_reply()
+            async for _ in provider.stream(request):
+                pass
+
+        async def c_create(stream: bool) -> None:
+            c_reply()
+            if stream:
+                async for _ in await client.messages.create(**params, stream=True):
+                    pass
+            else:
+                await client.messages.create(**params)
+
+        async def c_floor() -> None:
+            c_reply()
+            response = await client.post(
+                "/v1/messages", cast_to=httpx2.Response, content=body, stream=True
+            )
+            async for _ in response.aiter_raw():
+                pass
+            await response.aclose()
 
         cases: dict[str, Callable[[], Awaitable[Any]]] = {
             "loop": loop_alone,
@@ -162,48 +244,91 @@ async def main(reps: int, keep_nagle: bool) -> None:
             "b/ours": lambda: ours([slow_read], parallel_script()),
             "b/sdk": lambda: theirs([sdk_slow_read], parallel_script(), False),
         }
-        walls: dict[str, list[float]] = {k: [] for k in cases}
+        one: dict[str, Callable[[], Awaitable[Any]]] = {
+            "c/ours": c_ours,
+            "c/create": lambda: c_create(False),
+            "c/create-stream": lambda: c_create(True),
+            "c/floor": c_floor,
+        }
+        walls: dict[str, list[float]] = {k: [] for k in [*cases, *one]}
+        cpus: dict[str, list[float]] = {k: [] for k in walls}
         spans: dict[str, list[float]] = {k: [] for k in cases if k.startswith("b/")}
-        for fn in cases.values():  # warm-up: imports, connections
+        for fn in [*cases.values(), *one.values()]:  # warm-up: imports, connections
             await fn()
         for _ in range(reps):
             for name, fn in cases.items():
                 span.starts.clear()
                 span.ends.clear()
-                walls[name].append(await timed(fn))
+                wall, cpu = await timed(fn)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
                 if name in spans:
                     spans[name].append(span.seconds())
+            for name, fn in one.items():
+                thread_cpu = time.thread_time()
+                for _ in range(ONE_REQUESTS):
+                    await fn()
+                cpus[name].append((time.thread_time() - thread_cpu) / ONE_REQUESTS)
         await client.close()
         await provider.client.close()
 
-    med = {k: statistics.median(v) * 1000 for k, v in walls.items()}
+    med = {k: statistics.median(v) * 1000 for k, v in walls.items() if v}
+    cpu = {k: statistics.median(v) * 1000 for k, v in cpus.items()}
     tool_ms = {k: statistics.median(v) * 1000 for k, v in spans.items()}
     nagle = "Nagle on" if keep_nagle else "Nagle off"
-    print(f"tool loop benchmark: anthropic {anthropic.__version__}, {reps} reps, medians, "
-          f"FakeMessagesServer on loopback ({nagle})\n")
+    print(
+        f"tool loop benchmark: anthropic {anthropic.__version__}, {reps} reps, medians, "
+        f"FakeMessagesServer on loopback ({nagle}), load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} CPUs\n"
+    )
     print(f"{'case':58} {'ours':>9} {'SDK':>9} {'ratio':>7}")
     rows = [
         (f"(a) {ROUNDS} tool rounds, wall ms (SDK non-streaming)", med["a/ours"], med["a/sdk"]),
-        (f"(a) {ROUNDS} tool rounds, wall ms (SDK streaming)", med["a/ours"],
-         med["a/sdk-stream"]),
-        (f"(b) {PARALLEL} x {SLOW_SECONDS * 1000:.0f} ms read-only calls, tool span ms",
-         tool_ms["b/ours"], tool_ms["b/sdk"]),
-        (f"(b) {PARALLEL} x {SLOW_SECONDS * 1000:.0f} ms read-only calls, whole run ms",
-         med["b/ours"], med["b/sdk"]),
+        (f"(a) {ROUNDS} tool rounds, wall ms (SDK streaming)", med["a/ours"], med["a/sdk-stream"]),
+        (f"(a) {ROUNDS} tool rounds, CPU ms (SDK non-streaming)", cpu["a/ours"], cpu["a/sdk"]),
+        (f"(a) {ROUNDS} tool rounds, CPU ms (SDK streaming)", cpu["a/ours"], cpu["a/sdk-stream"]),
+        (
+            f"(b) {PARALLEL} x {SLOW_SECONDS * 1000:.0f} ms read-only calls, tool span ms",
+            tool_ms["b/ours"],
+            tool_ms["b/sdk"],
+        ),
+        (
+            f"(b) {PARALLEL} x {SLOW_SECONDS * 1000:.0f} ms read-only calls, whole run ms",
+            med["b/ours"],
+            med["b/sdk"],
+        ),
+        ("(c) one request, client CPU ms (SDK messages.create)", cpu["c/ours"], cpu["c/create"]),
+        (
+            "(c) one request, client CPU ms (SDK messages.create, stream)",
+            cpu["c/ours"],
+            cpu["c/create-stream"],
+        ),
+        (
+            "(c) one request, client CPU ms (SDK client.post, raw bytes)",
+            cpu["c/ours"],
+            cpu["c/floor"],
+        ),
     ]
     for label, a, b in rows:
-        print(f"{label:58} {a:9.1f} {b:9.1f} {a / b:6.2f}x")
+        print(f"{label:58} {a:9.2f} {b:9.2f} {a / b:6.2f}x")
     per_round = med["loop"] / (ROUNDS + 1)
-    print(f"\nour loop alone (ScriptedModel, no HTTP): {med['loop']:.1f} ms for the "
-          f"{ROUNDS}-round conversation, {per_round:.2f} ms per model turn")
+    print(
+        f"\nour loop alone (ScriptedModel, no HTTP): {med['loop']:.1f} ms for the "
+        f"{ROUNDS}-round conversation, {per_round:.2f} ms per model turn"
+    )
     print("targets: (a) ours <= 0.7x the SDK runner; (b) tool span < 100 ms vs ~800 ms")
+    print(
+        "(c) 'client.post, raw bytes' is the SDK's transport alone: no body encoding, no "
+        "event parsing; what any client built on the SDK pays at least"
+    )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=7)
-    parser.add_argument("--keep-nagle", action="store_true",
-                        help="leave the fake server's sockets as they are")
+    parser.add_argument(
+        "--keep-nagle", action="store_true", help="leave the fake server's sockets as they are"
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     if not args.keep_nagle:

@@ -38,15 +38,15 @@ class SSEDecoder:
         out: list[tuple[str, bytes]] = []
         data = self._data
         for line in lines:
-            if not line:
-                if data or self._event:
-                    out.append((self._event, b"\n".join(data)))
-                    data = self._data = []
-                    self._event = ""
-            elif line.startswith(b"data:"):
-                data.append(line[6:] if line.startswith(b"data: ") else line[5:])
-            elif line.startswith(b"event:"):
-                value = line[7:] if line.startswith(b"event: ") else line[6:]
-                self._event = value.decode("utf-8", errors="replace")
-            # comments (":..."), "id", "retry" and unknown fields: ignored
+            if line:
+                if line.startswith(b"data:"):
+                    data.append(line[6:] if line.startswith(b"data: ") else line[5:])
+                elif line.startswith(b"event:"):
+                    value = line[7:] if line.startswith(b"event: ") else line[6:]
+                    self._event = value.decode("utf-8", errors="replace")
+                # comments (":..."), "id", "retry" and unknown fields: ignored
+            elif data or self._event:
+                out.append((self._event, data[0] if len(data) == 1 else b"\n".join(data)))
+                data = self._data = []
+                self._event = ""
         return out

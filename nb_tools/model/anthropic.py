@@ -179,9 +179,11 @@ class AnthropicProvider:
                 options=self._span_options(request.max_tokens),
                 stream=True,
             )
-            # Undecoded bytes when nothing needs decoding: one generator fewer per chunk.
-            encoded = response.headers.get("content-encoding", "identity") != "identity"
-            chunks = response.aiter_bytes() if encoded else response.aiter_raw()
+            # The bytes as they come when nothing needs decoding (one generator fewer per
+            # chunk); a transport may also hand over a response it has read already.
+            encoding = response.headers.get("content-encoding", "").strip().lower()
+            raw = encoding in ("", "identity") and not response.is_stream_consumed
+            chunks = response.aiter_raw() if raw else response.aiter_bytes()
             try:
                 async for chunk in chunks:
                     for name, data in decoder.feed(chunk):

@@ -3,11 +3,14 @@ Messages API server on loopback."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+import warnings
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
@@ -29,7 +32,9 @@ from nb_tools.model import (
     ToolUseStartEvent,
     Usage,
 )
+from nb_tools.model._anthropic_convert import RequestEncoder, request_params
 from nb_tools.model._defaults import FALLBACK_MODEL, default_model, newest_model
+from nb_tools.model._sse_parse import SSEDecoder
 from nb_tools.model.anthropic import AnthropicProvider
 from nb_tools.testing._guard import block_real_models  # noqa: F401  (autouse)
 from nb_tools.testing._script import Fault, call, reply
@@ -514,3 +519,240 @@ def test_importing_the_provider_and_server_leaves_the_sdk_unimported() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_rate_limit_with_retry_after_is_retried_by_the_sdk(srv: FakeMessagesServer) -> None:
+    srv.push(Fault(status=429, times=2), reply("Through."))
+    events = await collect(provider_for(srv), ask())
+    assert final(events).message.text == "Through."
+    assert len(srv.requests) == 3
+
+
+async def test_deprecated_model_warns_once_like_messages_create(
+    srv: FakeMessagesServer,
+) -> None:
+    from anthropic._data import DEPRECATED_MODELS
+
+    deprecated = next(iter(DEPRECATED_MODELS))
+    provider = AnthropicProvider(deprecated, base_url=srv.base_url, max_retries=0)
+    srv.push(reply("one"), reply("two"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        await collect(provider, ask())
+        await collect(provider, ask())
+    messages = [str(w.message) for w in caught if w.category is DeprecationWarning]
+    assert len(messages) == 1
+    assert messages[0].startswith(f"The model '{deprecated}' is deprecated")
+
+
+# ---- the wire format, read by our own SSE decoder -------------------------------------------
+
+SSE_BODY = (
+    b': a comment\r\nevent: message_start\r\ndata: {"a":\r\ndata:1}\r\n\r\n'
+    b"event: ping\ndata: {}\n\n"
+    b'data: {"no": "name"}\rid: 7\rretry: 10\r\r'
+    b"event: only_name\n\n"
+    b"event: unfinished\ndata: {}\n"
+)
+SSE_EVENTS = [
+    ("message_start", b'{"a":\n1}'),
+    ("ping", b"{}"),
+    ("", b'{"no": "name"}'),
+    ("only_name", b""),
+]
+
+
+def test_sse_decoder_reads_events_however_the_body_is_split() -> None:
+    for cut in range(len(SSE_BODY) + 1):
+        decoder = SSEDecoder()
+        assert decoder.feed(SSE_BODY[:cut]) + decoder.feed(SSE_BODY[cut:]) == SSE_EVENTS, cut
+    decoder = SSEDecoder()
+    assert [e for byte in SSE_BODY for e in decoder.feed(bytes([byte]))] == SSE_EVENTS
+
+
+def sse(*events: tuple[str, dict[str, object]], crlf: bool = False) -> bytes:
+    text = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+    return (text.replace("\n", "\r\n") if crlf else text).encode()
+
+
+START = ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 7}}})
+STOP = ("message_stop", {"type": "message_stop"})
+
+
+def text_events(text: str, index: int = 0) -> list[tuple[str, dict[str, object]]]:
+    return [
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": text},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]
+
+
+def wire_provider(
+    body: bytes, headers: dict[str, str] | None = None, *, piece: int = 7
+) -> AnthropicProvider:
+    """A provider whose SDK client gets ``body`` as the answer to every request, streamed
+    ``piece`` bytes at a time (0: all read at once) by an httpx2 transport in place of the
+    network; the SDK above it is the real one."""
+    import anthropic
+    import httpx2
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), piece):
+            yield body[start : start + piece]
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
+            200,
+            headers={"content-type": "text/event-stream", **(headers or {})},
+            content=pieces() if piece else body,
+        )
+
+    client = anthropic.AsyncAnthropic(
+        api_key="test",
+        base_url="http://127.0.0.1:9",
+        max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(answer)),
+    )
+    return AnthropicProvider(MODEL, client=client, cache=False)
+
+
+@pytest.mark.parametrize("piece", [7, 0])
+async def test_gzip_crlf_stream_with_thinking_is_read(piece: int) -> None:
+    thinking = [
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "thinking", "thinking": ""},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": "hmm"},
+            },
+        ),
+    ]
+    delta = (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 3, "input_tokens": None},
+        },
+    )
+    body = sse(
+        START, ("ping", {"type": "ping"}), *thinking, *text_events("Hi", 1), delta, STOP, crlf=True
+    )
+    provider = wire_provider(gzip.compress(body), {"content-encoding": "gzip"}, piece=piece)
+    events = await collect(provider, ask())
+    assert events[:-1] == [TextDeltaEvent(text="Hi")]
+    response = final(events)
+    assert response.message == Message(role="assistant", content=(TextBlock(text="Hi"),))
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (7, 3)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"this is not JSON", "cut mid-way (an event is not UTF-8 JSON"),
+        (b"\xff\xfe{}", "cut mid-way (an event is not UTF-8 JSON"),
+        (b"[1, 2]", "cut mid-way (an event is not a JSON object"),
+        (b'{"type": "content_block_start", "index": 1}', "lacks what it should carry"),
+    ],
+)
+async def test_unreadable_event_is_a_retryable_error(data: bytes, expected: str) -> None:
+    body = sse(START) + b"event: content_block_start\ndata: " + data + b"\n\n" + sse(STOP)
+    with pytest.raises(ModelError, match=re.escape(expected)) as caught:
+        await collect(wire_provider(body), ask())
+    assert caught.value.retryable
+
+
+async def test_error_event_that_is_not_json_is_reported_as_sent() -> None:
+    body = sse(START, *text_events("Hi")) + b"event: error\ndata: upstream hiccup\n\n"
+    received: list[ModelEvent] = []
+    with pytest.raises(ModelError) as caught:
+        async for event in wire_provider(body).stream(ask()):
+            received.append(event)
+    assert received == [TextDeltaEvent(text="Hi")]
+    assert (caught.value.status, caught.value.retryable) == (500, True)
+    assert str(caught.value) == (
+        "Anthropic API stream failed mid-way with an error (500): upstream hiccup; "
+        "run the turn again"
+    )
+
+
+# ---- the request body, encoded once per message -------------------------------------------
+
+
+def conversation(rounds: int) -> list[Message]:
+    messages = [Message(role="user", content=(TextBlock(text="Weather in Paris?"),))]
+    for i in range(rounds):
+        messages.append(
+            Message(
+                role="assistant",
+                content=(
+                    TextBlock(text=f"Checking {i}."),
+                    ToolUseBlock(
+                        id=f"toolu_{i}", name="get_weather", arguments='{"city": "Paris"}'
+                    ),
+                ),
+            )
+        )
+        messages.append(
+            Message(
+                role="user",
+                content=(
+                    ToolResultBlock(result=ToolResult(tool_use_id=f"toolu_{i}", content="Sunny")),
+                ),
+            )
+        )
+    return messages
+
+
+@pytest.mark.parametrize("system", ["", "Be brief."])
+def test_encoded_body_is_request_params_turn_after_turn(system: str) -> None:
+    encoder = RequestEncoder(MODEL)
+    messages = conversation(3)
+    for size in range(1, len(messages) + 1):
+        for cache in (True, False, True):
+            request = ModelRequest(
+                system=system, messages=tuple(messages[:size]), tools=(WEATHER,), max_tokens=99
+            )
+            body = json.loads(encoder.encode(request, cache=cache))
+            assert body == {**request_params(request, model=MODEL, cache=cache), "stream": True}
+
+
+def test_encoded_body_follows_a_changed_tool_list_and_system_prompt() -> None:
+    encoder = RequestEncoder(MODEL)
+    messages = tuple(conversation(1))
+    other = ToolSpec(name="other", description="Other.", input_schema={"type": "object"})
+    changes: list[Callable[[ModelRequest], ModelRequest]] = [
+        lambda r: r,
+        lambda r: ModelRequest(system="New.", messages=r.messages, tools=r.tools),
+        lambda r: ModelRequest(system=r.system, messages=r.messages, tools=(WEATHER, other)),
+        lambda r: ModelRequest(system=r.system, messages=r.messages, tools=(other,)),
+        lambda r: ModelRequest(system=r.system, messages=r.messages, tools=()),
+    ]
+    request = ModelRequest(system="Old.", messages=messages, tools=(WEATHER,))
+    for change in changes:
+        request = change(request)
+        body = json.loads(encoder.encode(request, cache=True))
+        assert body == {**request_params(request, model=MODEL, cache=True), "stream": True}
