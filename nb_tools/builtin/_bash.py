@@ -4,8 +4,8 @@ Each call is a fresh ``bash -c`` (no state carries over between calls) with stdi
 in its own process group so that a timeout or a cancellation ends the whole tree:
 SIGTERM to the group, then SIGKILL after a grace period. Output (stdout and stderr
 interleaved) streams as progress about once a second; the model sees at most 30,000
-characters, head and tail. Background processes the command leaves running keep
-running; their output after the command exits is not collected.
+characters, head and tail. The call ends when bash exits: background processes the
+command leaves running keep running (their later output is drained, not collected).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import json
 import os
 import signal
 import time
-from typing import Any
 
 from nb_tools.builtin._bash_readonly import is_read_only
 from nb_tools.builtin._common import ToolError, parse_args
@@ -32,6 +31,7 @@ MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 _KEEP_BYTES = 4 * MAX_OUTPUT_CHARS  # per end: enough for 15,000 characters of any UTF-8
 _PROGRESS_CHUNK = 8_000
+_POLL = 0.05  # seconds between looks at the exit status
 
 _DESCRIPTION = f"""\
 Run a bash command in the workspace root and return its exit code and output (stdout and \
@@ -158,39 +158,45 @@ class BashTool:
             )  # fmt: skip
         except OSError as exc:
             return Result.error(f"bash: could not start bash: {exc.strerror or exc}")
-        out = _Output()
-        pending: list[bytes] = []
-        reader = asyncio.ensure_future(_pump(proc, out, pending))
-        waiter = asyncio.ensure_future(proc.wait())
+        sink = _Sink()
+        reader = asyncio.ensure_future(_pump(proc, sink))
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         deadline = time.monotonic() + timeout
+        last_flush = time.monotonic()
         timed_out = cancelled = False
         try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
+            # Poll the exit status: Process.wait() also waits for the pipe to close, which a
+            # background child (`server &`) keeps open.
+            while proc.returncode is None:
+                now = time.monotonic()
+                if now >= deadline:
                     timed_out = True
                     break
-                await asyncio.wait({waiter}, timeout=min(self.progress_interval, left))
-                _flush(pending, decoder)
-                if waiter.done():
-                    break
+                if reader.done():  # output closed, process still running
+                    await asyncio.sleep(min(_POLL, deadline - now))
+                else:
+                    await asyncio.wait({reader}, timeout=min(_POLL, deadline - now))
+                if time.monotonic() - last_flush >= self.progress_interval:
+                    last_flush = time.monotonic()
+                    _flush(sink.pending, decoder)
         except asyncio.CancelledError:
             cancelled = True
         try:
             if timed_out or cancelled:
-                await self._stop(proc, waiter)
-            # Output written just before exit; a background child may hold the pipe open.
+                await self._stop(proc)
+            # Output written just before the exit; a background child may hold the pipe.
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(reader), 0.5)
         finally:
-            if not waiter.done():  # cancelled again while stopping: no survivors
+            if proc.returncode is None:  # cancelled again while stopping: no survivors
                 _signal_group(proc.pid, signal.SIGKILL)
-            reader.cancel()
-        _flush(pending, decoder)
-        return _result(out, proc.returncode, timeout, timed_out=timed_out, cancelled=cancelled)
+            # A background child may keep writing: keep draining the pipe (so it never
+            # blocks on a full pipe) but stop collecting.
+            sink.collecting = False
+        _flush(sink.pending, decoder)
+        return _result(sink.out, proc.returncode, timeout, timed_out=timed_out, cancelled=cancelled)
 
-    async def _stop(self, proc: asyncio.subprocess.Process, waiter: Any) -> None:
+    async def _stop(self, proc: asyncio.subprocess.Process) -> None:
         """SIGTERM the group, give it ``kill_grace`` seconds, then SIGKILL what is left."""
         pgid = proc.pid  # start_new_session: the group id is the leader's pid
         _signal_group(pgid, signal.SIGTERM)
@@ -198,17 +204,28 @@ class BashTool:
         while time.monotonic() < end and _group_alive(pgid):
             await asyncio.sleep(0.05)
         _signal_group(pgid, signal.SIGKILL)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(waiter), 5)
+        end = time.monotonic() + 5
+        while proc.returncode is None and time.monotonic() < end:
+            await asyncio.sleep(0.02)
 
 
-async def _pump(proc: asyncio.subprocess.Process, out: _Output, pending: list[bytes]) -> None:
+class _Sink:
+    """Where the pipe's bytes go while the call collects them."""
+
+    def __init__(self) -> None:
+        self.out = _Output()
+        self.pending: list[bytes] = []
+        self.collecting = True
+
+
+async def _pump(proc: asyncio.subprocess.Process, sink: _Sink) -> None:
     stream = proc.stdout
     if stream is None:  # pragma: no cover - PIPE always gives a stream
         return
     while chunk := await stream.read(1 << 16):
-        out.add(chunk)
-        pending.append(chunk)
+        if sink.collecting:
+            sink.out.add(chunk)
+            sink.pending.append(chunk)
 
 
 def _flush(pending: list[bytes], decoder: codecs.IncrementalDecoder) -> None:

@@ -150,7 +150,10 @@ async def test_background_child_does_not_hold_the_call(tool: BashTool, tmp_path:
     r = await tool.call(args(f"sleep 60 & echo $! > {pidfile}; echo bg", timeout=30_000))
     assert not r.metadata["timed_out"]
     assert r.content == "bg\n\n[exit code 0]"
-    os.kill(int(pidfile.read_text()), 9)
+    pid = int(pidfile.read_text())
+    os.kill(pid, 9)
+    assert await _wait_dead(pid)
+    await asyncio.sleep(0.1)  # let the loop see the pipe close before the test ends
 
 
 async def test_invalid_arguments(tool: BashTool) -> None:
@@ -169,3 +172,8 @@ def test_read_only_vote_and_approval(tool: BashTool) -> None:
     assert tool.requires_approval_for(json.dumps({"command": 3}))
     info = tool.info()
     assert info.name == "bash" and info.requires_approval and not info.read_only
+
+
+async def test_closed_output_then_exit(tool: BashTool) -> None:
+    r = await tool.call(args("echo before; exec >&- 2>&-; sleep 0.3; exit 4"))
+    assert r.content == "before\n\n[exit code 4]"
