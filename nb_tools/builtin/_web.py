@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -95,7 +96,8 @@ def _host_allowed(host: str, allow: Iterable[str]) -> bool:
 class WebFetchTool:
     """The ``web_fetch`` tool. ``allow_hosts``: hosts fetched without asking (an entry
     starting with "." also allows its subdomains). ``allow_private_network``: tests only.
-    ``resolver``: an async ``(host, port) -> [ip, ...]`` replacing DNS (tests)."""
+    ``resolver``: an async ``(host, port) -> [ip, ...]`` replacing DNS (tests);
+    ``verify``: the TLS verification httpx uses (tests pass a context with their CA)."""
 
     def __init__(
         self,
@@ -106,6 +108,7 @@ class WebFetchTool:
         max_bytes: int = 10 * 1024 * 1024,
         max_redirects: int = MAX_REDIRECTS,
         resolver: Resolver | None = None,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
         self.allow_hosts = tuple(allow_hosts)
         self.allow_private_network = allow_private_network
@@ -113,6 +116,7 @@ class WebFetchTool:
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
         self._resolve = resolver or _system_resolve
+        self._verify = verify
         self._info = Info(
             name="web_fetch",
             description=_DESCRIPTION,
@@ -152,7 +156,7 @@ class WebFetchTool:
 
         origin_host = url.host
         async with httpx.AsyncClient(
-            trust_env=False, follow_redirects=False, timeout=self.timeout
+            trust_env=False, follow_redirects=False, timeout=self.timeout, verify=self._verify
         ) as client:
             for hop in range(self.max_redirects + 1):
                 address = await self._checked_address(url)

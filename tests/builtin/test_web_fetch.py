@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -292,3 +294,81 @@ def test_approval_per_host() -> None:
     assert tool.requires_approval_for("{not json")
     info = tool.info()
     assert info.read_only and info.requires_approval
+
+
+# -- https: the connection goes to the checked address, TLS checks the host name ----------
+
+
+def _self_signed(tmp_path: Path, host: str) -> tuple[Path, Path]:
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+async def test_https_pins_the_address_and_verifies_the_name(tmp_path: Path) -> None:
+    pytest.importorskip("cryptography")
+    cert, key = _self_signed(tmp_path, "test.local")
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    seen: list[str] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head.decode())
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n"
+            b"Connection: close\r\n\r\nsecure"
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=server_ctx)
+    port = server.sockets[0].getsockname()[1]
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    client_ctx = ssl.create_default_context(cafile=str(cert))
+    try:
+        tool = WebFetchTool(
+            allow_private_network=True, timeout=5, resolver=resolver, verify=client_ctx
+        )
+        r = await tool.call(fetch_args(f"https://test.local:{port}/x"))
+        assert r.content == "secure", r.content
+        assert f"host: test.local:{port}" in seen[0].lower()
+        # The certificate names test.local: another name on the same address fails TLS.
+        other = await tool.call(fetch_args(f"https://other.local:{port}/x"))
+        assert other.is_error
+        assert "could not fetch" in other.content
+    finally:
+        server.close()
+        await server.wait_closed()
