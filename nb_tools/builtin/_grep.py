@@ -452,10 +452,39 @@ def _refuse_binary(path: str) -> None:
 # -- pure Python -------------------------------------------------------------------------
 
 
+_POSIX = {
+    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7F", "blank": "\\t ",
+    "cntrl": "\\x00-\\x1F\\x7F", "digit": "0-9", "graph": "!-~", "lower": "a-z",
+    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z",
+    "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
+}  # fmt: skip
+_RUST_ONLY = re.compile(r"\\.|\[:(\^?)([a-z]+):\]|\(\?<(?=[A-Za-z_])")
+
+
+def python_pattern(pattern: str) -> str:
+    """Rust regex syntax that Python's ``re`` spells differently: POSIX classes
+    (``[[:alpha:]]``), ``\\z``, ``(?<name>...)``. Other Rust-only syntax (``\\pL``) makes
+    ``re`` fail with an error that names it."""
+
+    def swap(m: re.Match[str]) -> str:
+        tok = m.group()
+        if tok == "\\z":
+            return "\\Z"
+        if tok.startswith("(?<"):
+            return "(?P<"
+        if tok.startswith("[:") and m.group(2) in _POSIX:
+            if m.group(1):
+                raise ToolError(f"grep: negated POSIX class {tok} is not supported here")
+            return _POSIX[m.group(2)]
+        return tok
+
+    return _RUST_ONLY.sub(swap, pattern)
+
+
 async def _run_python(q: Query, target: str) -> Found:
     try:
         flags = re.MULTILINE | (re.IGNORECASE if q.ignore_case else 0)
-        rx = re.compile(q.pattern, flags | (re.DOTALL if q.multiline else 0))
+        rx = re.compile(python_pattern(q.pattern), flags | (re.DOTALL if q.multiline else 0))
     except re.error as exc:
         raise ToolError(f"grep: invalid pattern {q.pattern!r}: {exc}") from None
     if os.path.isfile(target):

@@ -39,7 +39,19 @@ def run(tool: GrepTool, **args: Any) -> Any:
     return asyncio.run(tool.call(json.dumps(args)))
 
 
-PATTERNS = ["hello", "^h", "o$", r"hel+o\s", "w\u00f6rld", r"\bx\b", "ab\nab", "zzz-none", ""]
+PATTERNS = [
+    "hello",
+    "^h",
+    "o$",
+    r"hel+o\s",
+    "w\u00f6rld",
+    r"\bx\b",
+    "ab\nab",
+    "zzz-none",
+    "",
+    "[[:upper:]]{2}",
+    "(?<word>h)ello",
+]
 OPTIONS: list[dict[str, Any]] = [
     {},
     {"output_mode": "content"},
