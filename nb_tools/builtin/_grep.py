@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nb_tools.builtin._common import ToolError, parse_args
+from nb_tools.builtin._grep_python import python_pattern, search_python
 from nb_tools.builtin._ignore import (
     TYPES,
     PathFilter,
     recheck_paths,
     rg_filter_args,
-    walk_files,
 )
 from nb_tools.builtin._rg import RgUnavailable, find_rg, run_rg
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
@@ -452,35 +452,6 @@ def _refuse_binary(path: str) -> None:
 # -- pure Python -------------------------------------------------------------------------
 
 
-_POSIX = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7F", "blank": "\\t ",
-    "cntrl": "\\x00-\\x1F\\x7F", "digit": "0-9", "graph": "!-~", "lower": "a-z",
-    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z",
-    "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
-}  # fmt: skip
-_RUST_ONLY = re.compile(r"\\.|\[:(\^?)([a-z]+):\]|\(\?<(?=[A-Za-z_])")
-
-
-def python_pattern(pattern: str) -> str:
-    """Rust regex syntax that Python's ``re`` spells differently: POSIX classes
-    (``[[:alpha:]]``), ``\\z``, ``(?<name>...)``. Other Rust-only syntax (``\\pL``) makes
-    ``re`` fail with an error that names it."""
-
-    def swap(m: re.Match[str]) -> str:
-        tok = m.group()
-        if tok == "\\z":
-            return "\\Z"
-        if tok.startswith("(?<"):
-            return "(?P<"
-        if tok.startswith("[:") and m.group(2) in _POSIX:
-            if m.group(1):
-                raise ToolError(f"grep: negated POSIX class {tok} is not supported here")
-            return _POSIX[m.group(2)]
-        return tok
-
-    return _RUST_ONLY.sub(swap, pattern)
-
-
 async def _run_python(q: Query, target: str) -> Found:
     try:
         flags = re.MULTILINE | (re.IGNORECASE if q.ignore_case else 0)
@@ -491,7 +462,9 @@ async def _run_python(q: Query, target: str) -> Found:
         _refuse_binary(target)
     found = Found()
     stop = threading.Event()
-    work = asyncio.ensure_future(asyncio.to_thread(_python_search, rx, q, target, found, stop))
+    work = asyncio.ensure_future(
+        asyncio.to_thread(search_python, rx, q, target, found, stop, MAX_COLLECTED_LINES)
+    )
     last = time.monotonic()
     try:
         while not work.done():
@@ -504,127 +477,3 @@ async def _run_python(q: Query, target: str) -> Found:
         stop.set()
         found.cut_off = True
     return found
-
-
-def _python_search(
-    rx: re.Pattern[str], q: Query, target: str, found: Found, stop: threading.Event
-) -> None:
-    if os.path.isdir(target):
-        base = target
-        names = walk_files(target, stop)
-        keep = PathFilter(q.globs, q.types)
-        if keep.active:
-            names = [n for n in names if keep(n)]
-        names.sort()
-    else:
-        base, names = os.path.dirname(target), [os.path.basename(target)]
-    for name in names:
-        if stop.is_set():
-            return
-        try:
-            with open(os.path.join(base, name), "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if b"\0" in data:
-            continue
-        text, lossy = _decode(data)
-        if q.mode == "files_with_matches":
-            if _first_line(rx, text, q.multiline) is not None:
-                found.files.append(name)
-                found.collected += 1
-            continue
-        hits = _matching_lines(rx, text, q.multiline)
-        if not hits:
-            continue
-        if q.mode == "count":
-            found.counts[name] = len(hits)
-            found.collected += 1
-            continue
-        lines = _context_lines(text, hits, q, lossy)
-        found.lines[name] = lines
-        found.collected += len(lines)
-        if found.collected > MAX_COLLECTED_LINES:
-            found.overflow = True
-            return
-
-
-def _decode(data: bytes) -> tuple[str, bool]:
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", "replace"), False
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "surrogateescape"), True
-
-
-def _iter_hits(rx: re.Pattern[str], text: str, multiline: bool) -> Any:
-    """Yield (first line, last line) of each match, 1-based, as ripgrep reports them:
-    in line mode a match never spans lines (one that does is re-tried line by line)."""
-    n = len(text)
-    phantom = n == 0 or text.endswith("\n")  # no line starts at the very end
-    line = 1
-    pos = 0
-    for m in rx.finditer(text):
-        s, e = m.span()
-        if s == n and phantom:
-            return
-        line += text.count("\n", pos, s)
-        pos = s
-        end_line = line + text.count("\n", s, max(s, e - 1))
-        if multiline:
-            yield line, end_line
-            continue
-        if text.find("\n", s, e) < 0:
-            yield line, line
-            continue
-        start = text.rfind("\n", 0, s) + 1
-        for k in range(line, end_line + 1):
-            stop = text.find("\n", start)
-            stop = n if stop < 0 else stop
-            if rx.search(text, start, stop) is not None:
-                yield k, k
-            start = stop + 1
-
-
-def _first_line(rx: re.Pattern[str], text: str, multiline: bool) -> int | None:
-    for first, _ in _iter_hits(rx, text, multiline):
-        return first
-    return None
-
-
-def _matching_lines(rx: re.Pattern[str], text: str, multiline: bool) -> list[tuple[int, int]]:
-    """Distinct (start, end) line spans; the count is the number of distinct start lines."""
-    out: list[tuple[int, int]] = []
-    for first, last in _iter_hits(rx, text, multiline):
-        if out and out[-1][0] == first:
-            if last > out[-1][1]:
-                out[-1] = (first, last)
-            continue
-        out.append((first, last))
-    return out
-
-
-def _context_lines(
-    text: str, hits: list[tuple[int, int]], q: Query, lossy: bool
-) -> list[tuple[int, bool, str]]:
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    total = len(lines)
-    matched: set[int] = set()
-    for first, last in hits:
-        matched.update(range(first, last + 1))
-    wanted: set[int] = set(matched)
-    if q.before or q.after:
-        for k in matched:
-            wanted.update(range(max(1, k - q.before), min(total, k + q.after) + 1))
-    out = []
-    for k in sorted(wanted):
-        line = lines[k - 1]
-        if lossy:
-            line = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        out.append((k, k in matched, line))
-    return out
