@@ -433,8 +433,11 @@ class _Run:
     async def _run_calls(self, executor: Executor) -> None:
         approved: list[CallPlan] = []
         for p in self.pending:
-            await self.emit(ToolCallStarted(call=p.call, info=p.info, preview=p.preview,
-                                            needs_approval=p.needs_approval))
+            await self.emit(
+                ToolCallStarted(
+                    call=p.call, info=p.info, preview=p.preview, needs_approval=p.needs_approval
+                )
+            )
             decision = await self._decide(p)
             if decision is None or decision.approved:
                 approved.append(p)
@@ -457,8 +460,9 @@ class _Run:
 
     async def _report(self, p: CallPlan, result: ToolResult, duration: float, status: str) -> None:
         self.reported.add(p.call.id)
-        await self.emit(ToolCallFinished(call=p.call, result=result, duration=duration,
-                                         status=status))
+        await self.emit(
+            ToolCallFinished(call=p.call, result=result, duration=duration, status=status)
+        )
 
     async def _decide(self, p: CallPlan) -> Decision | None:
         """``None``: the call needs no approval and runs."""
@@ -478,8 +482,10 @@ class _Run:
                 )
             if match is not None and match.action == "ask":
                 rule_asks = match.label
-            elif match is not None and match.action == "allow" and (
-                p.valid and is_protected_call(p.tool, p.call.arguments)
+            elif (
+                match is not None
+                and match.action == "allow"
+                and (p.valid and is_protected_call(p.tool, p.call.arguments))
             ):
                 pass  # an allow rule never waives the question for a protected path
             elif match is not None:
@@ -514,8 +520,13 @@ class _Run:
                 has_approver=agent.approver is not None,
             )
             if decision is None and agent.approver is not None:
-                request = ApprovalRequest(call=p.call, info=p.info, preview=p.preview,
-                                          arguments=p.arguments, protected=protected)
+                request = ApprovalRequest(
+                    call=p.call,
+                    info=p.info,
+                    preview=p.preview,
+                    arguments=p.arguments,
+                    protected=protected,
+                )
                 await self.emit(ApprovalRequested(call=p.call, info=p.info, preview=p.preview))
                 decision = await ask(agent.approver, request)
                 if decision.approved and decision.remember:
@@ -526,8 +537,14 @@ class _Run:
                     decision = replace(decision, by=f"user, asked by {rule_asks}")
         if decision is None:  # unreachable: decide() answers when there is no approver
             decision = Decision(approved=False, by="policy:ask", message="no approver")
-        await self.emit(ApprovalDecided(call_id=p.call.id, approved=decision.approved,
-                                        by=decision.by, message=decision.message))
+        await self.emit(
+            ApprovalDecided(
+                call_id=p.call.id,
+                approved=decision.approved,
+                by=decision.by,
+                message=decision.message,
+            )
+        )
         return decision
 
     def _answer_pending(self) -> list[tuple[CallPlan, ToolResult, str]]:
@@ -568,8 +585,12 @@ class _Run:
         self.partial = []
         now = time.perf_counter()
         events: list[Event] = [
-            ToolCallFinished(call=p.call, result=result, status=status,
-                             duration=now - self.tracker.started.get(p.call.id, now))
+            ToolCallFinished(
+                call=p.call,
+                result=result,
+                status=status,
+                duration=now - self.tracker.started.get(p.call.id, now),
+            )
             for p, result, status in self._answer_pending()
         ]
         return self._result(stop_reason, error), events

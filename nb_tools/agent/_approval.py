@@ -96,8 +96,7 @@ def decide(
         return Decision(
             approved=False,
             by="policy:deny",
-            message="the approval policy is 'deny', which refuses every call that needs "
-            "approval",
+            message="the approval policy is 'deny', which refuses every call that needs approval",
         )
     ask = protected or policy == "ask"
     if not ask:

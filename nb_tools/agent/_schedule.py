@@ -40,8 +40,17 @@ def plan(registry: Registry, call: ToolCall) -> CallPlan:
     approval: they never run, the executor answers them with an error."""
     entry = registry.entry(call.name)
     if entry is None:
-        return CallPlan(call=call, tool=None, info=None, valid=False, arguments=None,
-                        preview=None, needs_approval=False, read_only=False, parallel=False)
+        return CallPlan(
+            call=call,
+            tool=None,
+            info=None,
+            valid=False,
+            arguments=None,
+            preview=None,
+            needs_approval=False,
+            read_only=False,
+            parallel=False,
+        )
     tool, info = entry.tool, entry.info
     raw = call.arguments if call.arguments.strip() else "{}"
     # The executor validates again when it runs the call; checking here decides whether

@@ -44,9 +44,7 @@ class ResponseEvent:
     usage: Usage
 
 
-ModelEvent: TypeAlias = (
-    TextDeltaEvent | ToolUseStartEvent | ToolArgumentsDeltaEvent | ResponseEvent
-)
+ModelEvent: TypeAlias = TextDeltaEvent | ToolUseStartEvent | ToolArgumentsDeltaEvent | ResponseEvent
 
 
 class ModelError(Exception):

@@ -64,6 +64,8 @@ def reply(text: str = "", *calls: ScriptedCall, **kwargs: Any) -> Reply:
     return Reply(text=text, calls=tuple(calls), **kwargs)
 
 
-def call(name: str, raw: str | None = None, *, id: str | None = None, **arguments: Any) -> ScriptedCall:
+def call(
+    name: str, raw: str | None = None, *, id: str | None = None, **arguments: Any
+) -> ScriptedCall:
     """``call("get_weather", city="Paris")`` or ``call("f", raw='{"a": 1, "a": 2}')``."""
     return ScriptedCall(name=name, arguments=arguments, raw=raw, id=id)

@@ -100,8 +100,10 @@ class Change:
         fromfile = "/dev/null" if self.before is None else f"a/{self.path}"
         tofile = "/dev/null" if self.after is None else f"b/{self.path}"
         lines = difflib.unified_diff(old, new, fromfile, tofile, n=context)
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                       for line in lines)
+        return "".join(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in lines
+        )
 
 
 @runtime_checkable
