@@ -4,6 +4,13 @@ The SDK costs about a second to import, so it is imported when the first client 
 not when this module is. Tool arguments are passed on as the raw ``partial_json`` text the
 API streamed, so our validator sees duplicate keys and the like exactly as the model wrote
 them; the SDK's own parsed ``input`` would have resolved them already.
+
+The SDK's client sends each request (``client.post``: auth, headers, retries, timeouts,
+status errors, tracing span); the body is encoded by :class:`RequestEncoder`, which
+reuses the JSON of what did not change since the last turn, and the event stream is read
+by :class:`SSEDecoder` and ``json.loads``, not as a pydantic object per event: that was
+most of a turn's client time. Retries still work for a streamed request, as the SDK
+checks the status before handing over the body.
 """
 
 from __future__ import annotations
