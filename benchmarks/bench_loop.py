@@ -18,8 +18,9 @@ Both sides talk HTTP to the same ``FakeMessagesServer`` on loopback, with warm c
 each figure is the median of ``--reps`` interleaved runs. The server runs in this
 process (a thread), so its work is in both sides' figures. Besides wall time, (a) and (b)
 report the process CPU time of a run (client and server thread), which a busy machine
-disturbs far less than wall time. The SDK's runner runs a turn's tool calls one after
-another; ours runs adjacent read-only calls together. A last row times our loop alone
+disturbs far less than wall time, and (a) the CPU time without the server thread's.
+The SDK's runner runs a turn's tool calls one after another; ours runs adjacent
+read-only calls together. A last row times our loop alone
 (``ScriptedModel``, no HTTP) to show what the loop itself costs.
 
 Older fake servers wrote SSE in small pieces with Nagle's algorithm on, so every
@@ -84,11 +85,16 @@ class Span:
         return max(self.ends) - min(self.starts)
 
 
-async def timed(fn: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
-    """Wall and process CPU seconds of one run."""
-    cpu, start = time.process_time(), time.perf_counter()
+async def timed(fn: Callable[[], Awaitable[Any]]) -> tuple[float, float, float]:
+    """Wall, process CPU and this thread's CPU seconds of one run (the fake server runs
+    in another thread of this process: process minus thread is the server's share)."""
+    cpu, thread_cpu, start = time.process_time(), time.thread_time(), time.perf_counter()
     await fn()
-    return time.perf_counter() - start, time.process_time() - cpu
+    return (
+        time.perf_counter() - start,
+        time.process_time() - cpu,
+        time.thread_time() - thread_cpu,
+    )
 
 
 def one_request_messages(rounds: int) -> list[Any]:
@@ -252,6 +258,7 @@ async def main(reps: int, keep_nagle: bool) -> None:
         }
         walls: dict[str, list[float]] = {k: [] for k in [*cases, *one]}
         cpus: dict[str, list[float]] = {k: [] for k in walls}
+        client_cpus: dict[str, list[float]] = {k: [] for k in cases}
         spans: dict[str, list[float]] = {k: [] for k in cases if k.startswith("b/")}
         for fn in [*cases.values(), *one.values()]:  # warm-up: imports, connections
             await fn()
@@ -259,9 +266,10 @@ async def main(reps: int, keep_nagle: bool) -> None:
             for name, fn in cases.items():
                 span.starts.clear()
                 span.ends.clear()
-                wall, cpu = await timed(fn)
+                wall, cpu, thread_cpu = await timed(fn)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
+                client_cpus[name].append(thread_cpu)
                 if name in spans:
                     spans[name].append(span.seconds())
             for name, fn in one.items():
@@ -274,6 +282,7 @@ async def main(reps: int, keep_nagle: bool) -> None:
 
     med = {k: statistics.median(v) * 1000 for k, v in walls.items() if v}
     cpu = {k: statistics.median(v) * 1000 for k, v in cpus.items()}
+    client_cpu = {k: statistics.median(v) * 1000 for k, v in client_cpus.items()}
     tool_ms = {k: statistics.median(v) * 1000 for k, v in spans.items()}
     nagle = "Nagle on" if keep_nagle else "Nagle off"
     print(
@@ -287,6 +296,11 @@ async def main(reps: int, keep_nagle: bool) -> None:
         (f"(a) {ROUNDS} tool rounds, wall ms (SDK streaming)", med["a/ours"], med["a/sdk-stream"]),
         (f"(a) {ROUNDS} tool rounds, CPU ms (SDK non-streaming)", cpu["a/ours"], cpu["a/sdk"]),
         (f"(a) {ROUNDS} tool rounds, CPU ms (SDK streaming)", cpu["a/ours"], cpu["a/sdk-stream"]),
+        (
+            f"(a) {ROUNDS} tool rounds, CPU ms without the server's",
+            client_cpu["a/ours"],
+            client_cpu["a/sdk"],
+        ),
         (
             f"(b) {PARALLEL} x {SLOW_SECONDS * 1000:.0f} ms read-only calls, tool span ms",
             tool_ms["b/ours"],

@@ -87,6 +87,7 @@ _WAY_OUT = {
     429: "wait a little and run the turn again",
     529: "wait a little and run the turn again",
 }
+_raw_decode = json.JSONDecoder().raw_decode
 # Events whose content a turn does not need (their JSON is not even parsed).
 _UNUSED_EVENTS = frozenset({"ping", "content_block_stop"})
 
@@ -198,8 +199,8 @@ class AnthropicProvider:
                             continue
                         if name == "error":
                             raise self._event_error(data)
-                        if data:
-                            for out in turn.feed_data(data):
+                        if data and (events := turn.feed_data(data)):
+                            for out in events:
                                 yield out
             finally:
                 await response.aclose()
@@ -336,7 +337,14 @@ class _Turn:
     def feed_data(self, data: bytes) -> list[ModelEvent]:
         """One event's ``data`` as it came off the wire."""
         try:
-            event = json.loads(data.decode())
+            text = data.decode()
+            try:  # json.loads without its two wrapper calls, for the usual compact JSON
+                event, end = _raw_decode(text)
+                exact = end == len(text)
+            except ValueError:
+                exact = False
+            if not exact:  # whitespace around it, or not JSON: json.loads says which
+                event = json.loads(text)
         except ValueError as err:  # JSONDecodeError, UnicodeDecodeError
             raise _UnreadableEvent(f"an event is not UTF-8 JSON: {err}") from err
         if type(event) is not dict:

@@ -756,3 +756,12 @@ def test_encoded_body_follows_a_changed_tool_list_and_system_prompt() -> None:
         request = change(request)
         body = json.loads(encoder.encode(request, cache=True))
         assert body == {**request_params(request, model=MODEL, cache=True), "stream": True}
+
+
+async def test_event_json_with_whitespace_around_it_is_read() -> None:
+    body = (
+        sse(START, *text_events("Hi"))
+        + b'event: message_stop\ndata:   {"type": "message_stop"} \n\n'
+    )
+    response = final(await collect(wire_provider(body), ask()))
+    assert response.message.text == "Hi"
