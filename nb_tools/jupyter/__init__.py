@@ -20,8 +20,10 @@ TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext nb_tools``: the magics and the ``%%agent`` cell transformer."""
     from nb_tools.jupyter._magics import AgentMagics
+    from nb_tools.jupyter._rules_mcp import RulesMCPMagics
 
     ipython.register_magics(AgentMagics)
+    ipython.register_magics(RulesMCPMagics)
     cleanup = ipython.input_transformers_cleanup
     if agent_cell_transformer not in cleanup:
         cleanup.append(agent_cell_transformer)
@@ -29,12 +31,19 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """``%unload_ext nb_tools``: remove the magics and the transformer, drop the session."""
+    """``%unload_ext nb_tools``: remove the magics and the transformer, drop the session.
+    Attached MCP servers stay attached (``%mcp remove`` or ``nb_tools.mcp.detach``)."""
     cleanup = ipython.input_transformers_cleanup
     while agent_cell_transformer in cleanup:
         cleanup.remove(agent_cell_transformer)
     magics = ipython.magics_manager.magics
-    for kind, name in (("line", "agent"), ("cell", "agent"), ("line", "tools")):
+    for kind, name in (
+        ("line", "agent"),
+        ("cell", "agent"),
+        ("line", "tools"),
+        ("line", "nbtools"),
+        ("line", "mcp"),
+    ):
         magics[kind].pop(name, None)
     reset_session()
 
@@ -62,6 +71,13 @@ async def run_line_magic_async(line: str) -> None:
     await run_magic(line, None)
 
 
+async def run_mcp_magic_async(line: str) -> None:
+    """What a rewritten ``%mcp ...`` line awaits."""
+    from nb_tools.jupyter._rules_mcp import mcp_command
+
+    print(await mcp_command(line))
+
+
 def use_model(model: Provider | str | None) -> None:
     """Set the model of the session's next runs: a Provider (e.g. ``ScriptedModel``), a
     Claude model name, "demo" (the offline demo model), or ``None`` for the default."""
@@ -86,6 +102,7 @@ __all__ = [
     "run_agent",
     "run_cell_magic_async",
     "run_line_magic_async",
+    "run_mcp_magic_async",
     "save_transcript",
     "transcripts",
     "unload_ipython_extension",

@@ -106,7 +106,11 @@ class ApprovalCard:
         name = escape(self.request.call.name)
         who = "you" if d.by == "user" else escape(d.by)
         if d.approved and d.remember:
-            what = f"Always allowed by {who}: {name} runs without asking for this session"
+            what = (
+                f"Always allowed by {who}: {name} runs without asking for this session "
+                f"(session rule <code>allow {name}</code>; <code>%nbtools forget {name}</code> "
+                "undoes it)"
+            )
         elif d.approved:
             what = f"Approved by {who}"
         else:

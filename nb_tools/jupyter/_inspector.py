@@ -1,6 +1,7 @@
 """``%tools``: the registry inspector (one row per tool with its flags, call count, last
 duration, JSON Schema and strict schema; toggles to hide a tool from the model and to
-change its approval for the session) and ``%tools --json`` (the specs the model sees)."""
+change its approval for the session; MCP tools grouped under a header row per server; the
+session's permission rules below) and ``%tools --json`` (the specs the model sees)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,62 @@ def row_html(session: Session, name: str) -> str:
     )
 
 
+def tool_groups(session: Session) -> list[tuple[str | None, list[str]]]:
+    """The registry's tool names, sorted: the session's own tools first (``None``), then
+    one group per MCP server (by the tool's ``mcp_server``), servers sorted by name."""
+    own: list[str] = []
+    servers: dict[str, list[str]] = {}
+    for tool in session.registry.list():
+        name = tool.info().name
+        server = getattr(tool, "mcp_server", None)
+        if isinstance(server, str):
+            servers.setdefault(server, []).append(name)
+        else:
+            own.append(name)
+    groups: list[tuple[str | None, list[str]]] = [(None, own)] if own else []
+    return groups + [(srv, servers[srv]) for srv in sorted(servers)]
+
+
+def server_header_html(server: str, count: int) -> str:
+    """The header row of one MCP server's tools: name, state, how it is reached."""
+    from nb_tools.mcp import attached
+
+    handle = attached().get(server)
+    if handle is None:
+        state = "not attached"
+    else:
+        conn = handle.connection
+        where = f"url {conn.url}" if conn.url else "command " + " ".join(conn.command or [])
+        state = ("connected" if handle.connected else "NOT connected") + f" · {where}"
+    return (
+        f'<div style="margin-top:8px;padding:2px 4px;background:var(--jp-layout-color2,'
+        f'#f6f8fa)"><b>MCP server {escape(server)}</b> · {count} tool(s) · '
+        f'<span style="{_MUTED}">{escape(state)}</span></div>'
+    )
+
+
+def rules_html(session: Session) -> str:
+    """The session's permission rules (action, rule, source) for below the table."""
+    try:
+        rules = session.rules.rules
+    except ValueError as exc:  # a broken settings file
+        return f'<div style="color:var(--jp-error-color1,#cf222e)">{escape(str(exc))}</div>'
+    head = (
+        '<div style="margin-top:8px"><b>Permission rules</b> '
+        f'<span style="{_MUTED}">(deny wins over ask, ask over allow; '
+        "<code>%nbtools allow|ask|deny RULE</code>)</span></div>"
+    )
+    if not rules:
+        return head + f'<div style="{_MUTED}">none</div>'
+    order = ("deny", "ask", "allow")
+    rows = "".join(
+        f"<tr><td><b>{escape(r.action)}</b></td><td><code>{escape(r.text)}</code></td>"
+        f'<td style="{_MUTED}">{escape(r.source)}</td></tr>'
+        for r in sorted(rules, key=lambda r: order.index(r.action))
+    )
+    return head + f"<table>{rows}</table>"
+
+
 class Inspector:
     """The widget: a row per tool, with a visibility toggle and an approval choice."""
 
@@ -84,7 +141,8 @@ class Inspector:
         self.approval: dict[str, Any] = {}
         reg = self.session.registry
         children = []
-        names = [t.info().name for t in reg.list()]
+        groups = tool_groups(self.session)
+        names = [n for _, group in groups for n in group]
         header = widgets.HTML(
             f"<b>{len(names)} tool(s)</b>, {reg.visible_count()} visible to the model"
             if names
@@ -92,7 +150,11 @@ class Inspector:
         )
         self.header = header
         children.append(header)
-        for name in names:
+        pairs = [(server, n) for server, group in groups for n in group]
+        for i, (server, name) in enumerate(pairs):
+            if server is not None and (i == 0 or pairs[i - 1][0] != server):
+                count = sum(1 for srv, _ in pairs if srv == server)
+                children.append(widgets.HTML(server_header_html(server, count)))
             html = widgets.HTML(row_html(self.session, name), layout=widgets.Layout(width="70%"))
             visible = widgets.Checkbox(
                 value=not reg.is_hidden(name),
@@ -110,6 +172,8 @@ class Inspector:
             approval.observe(lambda ch, n=name: self.set_approval(n, ch["new"]), names="value")
             self.rows[name], self.visible[name], self.approval[name] = html, visible, approval
             children.append(widgets.HBox([html, visible, approval]))
+        self.rules = widgets.HTML(rules_html(self.session))
+        children.append(self.rules)
         self.widget = widgets.VBox(children)
 
     def set_visible(self, name: str, visible: bool) -> None:
@@ -136,13 +200,18 @@ class Inspector:
 def static_html(session: Session | None = None) -> str:
     """The inspector as plain HTML: what a saved notebook shows without a kernel."""
     s = session or get_session()
-    names = [t.info().name for t in s.registry.list()]
-    rows = "".join(
-        f'<div style="margin:4px 0;padding:2px 0;border-bottom:1px solid '
-        f'var(--jp-border-color2,#d0d7de)">{row_html(s, n)}</div>'
-        for n in names
-    )
-    return f"<div><b>{len(names)} tool(s)</b></div>{rows}"
+    parts = []
+    count = 0
+    for server, names in tool_groups(s):
+        if server is not None:
+            parts.append(server_header_html(server, len(names)))
+        count += len(names)
+        parts.extend(
+            f'<div style="margin:4px 0;padding:2px 0;border-bottom:1px solid '
+            f'var(--jp-border-color2,#d0d7de)">{row_html(s, n)}</div>'
+            for n in names
+        )
+    return f"<div><b>{count} tool(s)</b></div>{''.join(parts)}{rules_html(s)}"
 
 
 def show_inspector() -> Inspector:

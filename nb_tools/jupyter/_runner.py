@@ -68,12 +68,13 @@ def agent_for(session: Session, model: str | None) -> Agent:
     old = session.agent
     if old is not None and session.agent_model_key == key:
         return old
-    agent = Agent(provider, tools=session.run_tools)
+    agent = Agent(
+        provider,
+        tools=session.run_tools,
+        rules=session.rules,
+        messages=old.messages if old is not None else (),
+    )
     if old is not None:
-        # Agent has no public way to seed a conversation (checked against the Agent of
-        # this commit); carrying it over keeps "the next cell continues" true across
-        # a --model switch.
-        agent._messages = list(old.messages)
         agent.always_allow |= old.always_allow
     session.agent = agent
     session.agent_model_key = key

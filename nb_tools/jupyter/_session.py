@@ -1,5 +1,6 @@
 """The notebook's agent state: one conversation that ``%%agent`` cells continue, the model,
-per-tool call statistics and the session's approval/visibility choices from ``%tools``."""
+per-tool call statistics, the session's approval/visibility choices from ``%tools`` and its
+permission rules (``%nbtools``, "Always allow", the settings files)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from nb_tools.tool import Info, Registry, Tool, default_registry
 
 if TYPE_CHECKING:
     from nb_tools.agent._events import Event
+    from nb_tools.permissions import PermissionRules
 
 DEMO_MODEL = "demo"
 """``--model demo`` / ``use_model("demo")``: the offline demo model."""
@@ -57,6 +59,43 @@ class Session:
         self.run_tools = Registry()
         self.builtins: dict[str, Registry] = {}  # root folder -> the built-in tools on it
         self.running: Any = None  # the transcript recorder of the run in progress
+        self._rules: PermissionRules | None = None
+
+    # -- permission rules ----------------------------------------------------------------
+
+    @property
+    def rules(self) -> PermissionRules:
+        """The session's permission rules, shared by every agent the session makes: the
+        user's config file and the project's ``.nb_tools/settings.json`` beside the
+        notebook (read on first use), plus the session's own rules (``%nbtools allow``,
+        "Always allow")."""
+        if self._rules is None:
+            from nb_tools.permissions import load_rules
+
+            try:
+                self._rules = load_rules(os.getcwd())
+            except ValueError as exc:
+                raise ValueError(f"{exc}; fix the file, then run %nbtools reload") from exc
+        return self._rules
+
+    def reload_rules(self) -> PermissionRules:
+        """Read the settings files again (``%nbtools reload``): their rules are replaced,
+        the session's own rules are kept. The rules object stays the same, so agents
+        already holding it see the change."""
+        from nb_tools.permissions import load_rules
+
+        try:
+            fresh = load_rules(os.getcwd())
+        except ValueError as exc:
+            raise ValueError(f"{exc}; fix the file, then run %nbtools reload") from exc
+        if self._rules is None:
+            self._rules = fresh
+            return fresh
+        rules = self._rules
+        kept = [r for r in rules.rules if r.source == "session"]
+        rules.root = fresh.root
+        rules.rules = list(fresh.rules) + [r for r in kept if r not in fresh.rules]
+        return rules
 
     # -- tools -------------------------------------------------------------------------
 

@@ -1,14 +1,16 @@
 """A magic cannot ``await``, so an ``%%agent`` cell is rewritten before IPython compiles it
 into an awaited call of the runner; IPython then runs the cell as an async cell, and it
 stays running (processing widget clicks) until the run ends. A top-level ``%agent ...``
-line is rewritten the same way."""
+line is rewritten the same way, and so is a top-level ``%mcp ...`` line (attaching an MCP
+server is async too)."""
 
 from __future__ import annotations
 
 import re
 
 _RUNNER = '__import__("nb_tools.jupyter", fromlist=["_"])'
-_LINE = re.compile(r"^%agent(?:\s(.*))?$")
+_LINE = re.compile(r"^%(agent|mcp)(?:\s(.*))?$")
+_ASYNC = {"agent": "run_line_magic_async", "mcp": "run_mcp_magic_async"}
 
 
 def agent_cell_transformer(lines: list[str]) -> list[str]:
@@ -28,5 +30,6 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
         if m is None:
             out.append(x)
         else:
-            out.append(f"await {_RUNNER}.run_line_magic_async({(m.group(1) or '').strip()!r})\n")
+            runner = _ASYNC[m.group(1)]
+            out.append(f"await {_RUNNER}.{runner}({(m.group(2) or '').strip()!r})\n")
     return out

@@ -160,7 +160,7 @@ def test_always_allow_skips_the_next_approval(ready: Kernel, server) -> None:
     transcript = final_state(ex)
     assert len(ex.buttons("Always allow")) == 1  # asked once only
     approvals = [i["approval"]["by"] for i in transcript["items"] if i["kind"] == "tool"]
-    assert approvals == ["user", "always-allow"]
+    assert approvals == ["user", "rule:allow book_table [session]"]  # the session rule
     assert ready.ok("print(ran)").stdout.strip() == "[('A', 1), ('B', 2)]"
 
 
@@ -242,6 +242,8 @@ def test_line_magic_and_python_api(ready: Kernel, server) -> None:
 
 
 def test_policy_from_the_environment_and_options(ready: Kernel, server) -> None:
+    # book_table was "always allowed" above (a session rule, which would decide first)
+    ready.ok("%nbtools forget book_table")
     ready.ok("ran.clear()\nimport os\nos.environ['NB_TOOLS_APPROVAL'] = 'auto'")
     server.push(reply("", call("book_table", restaurant="C", people=3)), reply("Done."))
     ex = ready.ok("%%agent --max-turns 5 --system 'Be brief.' --tools book_table\nbook C")

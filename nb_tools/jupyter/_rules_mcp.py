@@ -1,0 +1,277 @@
+"""``%nbtools allow|ask|deny|forget|rules|reload`` (the session's permission rules) and
+``%mcp add|list|remove`` (MCP servers whose tools join the session registry).
+
+Attaching and removing a server is async and a magic cannot ``await``: the input
+transformer rewrites a top-level ``%mcp ...`` line into an awaited
+:func:`mcp_command` call. When the magic itself runs (``get_ipython().run_line_magic``, an
+indented line), it runs the coroutine on a fresh event loop in a helper thread and waits;
+that works because an MCP connection lives on its own loop thread, not the caller's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import os
+import shlex
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from nb_tools.jupyter._session import Session, get_session
+
+T = TypeVar("T")
+
+RULE_ACTIONS = ("allow", "ask", "deny")
+RULE_COMMANDS = (*RULE_ACTIONS, "forget", "rules", "reload")
+MCP_COMMANDS = ("add", "list", "remove")
+
+
+@magics_class
+class RulesMCPMagics(Magics):
+    @magic_arguments()
+    @argument(
+        "command",
+        choices=RULE_COMMANDS,
+        help="allow / ask / deny RULE...: add session rules; forget RULE...: remove rules; "
+        "rules: list every rule with its action and source; reload: read the settings "
+        "files again (user config and the project's .nb_tools/settings.json)",
+    )
+    @argument(
+        "rule",
+        nargs="*",
+        help="TOOL or TOOL(SPECIFIER), e.g. bash(git log:*), edit_file(notebooks/**), "
+        "web_fetch(domain:example.com), mcp__github__*; several rules are separated by spaces",
+    )
+    @line_magic
+    def nbtools(self, line: str) -> None:
+        """The session's permission rules: ``%nbtools deny bash(rm:*)``, ``%nbtools rules``.
+
+        Deny wins over ask, ask over allow; rules apply before a tool's own approval
+        setting and the ``--approval`` policy, and every decision a rule makes names it.
+        """
+        print(nbtools_command(line))
+
+    @magic_arguments()
+    @argument("command", choices=MCP_COMMANDS, help="add a server, list them, remove one")
+    @argument("name", nargs="?", help="the server's name (its tools are mcp__NAME__TOOL)")
+    @argument("--url", default=None, help="a streamable HTTP server's URL (instead of -- COMMAND)")
+    @argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an environment variable for a stdio server (repeat for more)",
+    )
+    @line_magic
+    def mcp(self, line: str) -> None:
+        """MCP servers: ``%mcp add NAME -- COMMAND ARGS...`` (stdio, optional
+        ``--env KEY=VALUE``), ``%mcp add NAME --url URL`` (streamable HTTP), ``%mcp list``,
+        ``%mcp remove NAME``. The server's tools join the session registry as
+        ``mcp__NAME__TOOL``, so ``%%agent`` sees them; remove takes exactly those away."""
+        print(run_blocking(mcp_command(line)))
+
+
+# -- %nbtools ---------------------------------------------------------------------------
+
+
+def split_rules(text: str) -> list[str]:
+    """Rules separated by whitespace outside parentheses and quotes:
+    ``bash(git log:*) web_fetch`` is two rules. A rule wholly in quotes loses them."""
+    out: list[str] = []
+    buf: list[str] = []
+    depth = 0
+    quote = ""
+    for c in text:
+        if quote:
+            if c == quote:
+                quote = ""
+            buf.append(c)
+        elif c in "'\"" and depth == 0 and not buf:
+            quote = c
+            buf.append(c)
+        elif c == "(":
+            depth += 1
+            buf.append(c)
+        elif c == ")":
+            depth = max(0, depth - 1)
+            buf.append(c)
+        elif c.isspace() and depth == 0:
+            if buf:
+                out.append("".join(buf))
+                buf = []
+        else:
+            buf.append(c)
+    if buf:
+        out.append("".join(buf))
+    return [r[1:-1] if len(r) >= 2 and r[0] == r[-1] and r[0] in "'\"" else r for r in out]
+
+
+def nbtools_command(line: str, session: Session | None = None) -> str:
+    """Run ``%nbtools line``; returns the text to show. Raises ``UsageError``."""
+    s = session or get_session()
+    command, _, rest = line.strip().partition(" ")
+    texts = split_rules(rest)
+    if command not in RULE_COMMANDS:
+        raise UsageError(
+            f"%nbtools: unknown command {command!r}; use one of {', '.join(RULE_COMMANDS)} "
+            "(%nbtools? for help)"
+        )
+    try:
+        rules = s.reload_rules() if command == "reload" else s.rules
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if command in ("rules", "reload"):
+        if texts:
+            raise UsageError(f"%nbtools {command} takes no rules, got {rest.strip()!r}")
+        head = "re-read the settings files\n" if command == "reload" else ""
+        return head + rules_text(s)
+    if not texts:
+        raise UsageError(
+            f"%nbtools {command}: give a rule, e.g. %nbtools {command} bash(git log:*)"
+        )
+    if command == "forget":
+        missing = [t for t in texts if rules.remove(t) == 0]
+        if s.agent is not None:  # "Always allow" also remembers the name in the agent
+            s.agent.always_allow.difference_update(texts)
+        if missing:
+            raise UsageError(
+                f"%nbtools forget: no rule {', '.join(map(repr, missing))}; "
+                "%nbtools rules lists them"
+            )
+        return f"forgot {', '.join(texts)}\n" + rules_text(s)
+    try:
+        added = rules.add(command, *texts, source="session")  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise UsageError(f"%nbtools {command}: {exc}") from None
+    return f"added {', '.join(str(r) for r in added)} [session]\n" + rules_text(s)
+
+
+def rules_text(session: Session) -> str:
+    """The session's rules, one a line: action, rule, source."""
+    from nb_tools.permissions import project_settings_path, user_settings_path
+
+    rules = session.rules
+    user, project = user_settings_path(), project_settings_path(rules.root)
+    files = (
+        f"settings: user {user}{'' if user.is_file() else ' (none)'}, "
+        f"project {project}{'' if project.is_file() else ' (none)'}"
+    )
+    if not rules.rules:
+        return f"no permission rules\n{files}"
+    ordered = sorted(rules.rules, key=lambda r: RULE_ACTIONS[::-1].index(r.action))
+    width = max(len(r.text) for r in ordered)
+    lines = [f"{len(ordered)} permission rule(s) (deny wins over ask, ask over allow):"]
+    lines += [f"  {r.action:<5}  {r.text:<{width}}  [{r.source}]" for r in ordered]
+    return "\n".join([*lines, files])
+
+
+# -- %mcp -------------------------------------------------------------------------------
+
+
+def parse_mcp(line: str) -> tuple[argparse.Namespace, list[str]]:
+    """The options of ``%mcp line`` and the server command after ``--``."""
+    try:
+        words = shlex.split(line, posix=os.name != "nt")
+    except ValueError as exc:
+        raise UsageError(f"%mcp: cannot parse {line!r}: {exc}") from None
+    command: list[str] = []
+    if "--" in words:
+        cut = words.index("--")
+        words, command = words[:cut], words[cut + 1 :]
+    try:
+        args = RulesMCPMagics.mcp.parser.parse_args(words)  # type: ignore[attr-defined]
+    except SystemExit as exc:  # argparse on --help
+        raise UsageError(f"%mcp: bad options {line!r}") from exc
+    if args.command == "add":
+        if not args.name:
+            raise UsageError("%mcp add: name the server: %mcp add NAME -- COMMAND ARGS...")
+        if bool(command) == bool(args.url):
+            raise UsageError(
+                "%mcp add: give either a command after -- (stdio: %mcp add NAME -- python "
+                "server.py) or --url URL (streamable HTTP), not both"
+            )
+        if args.env and args.url:
+            raise UsageError("%mcp add: --env is for stdio servers (-- COMMAND), not --url")
+        bad = [e for e in args.env if "=" not in e or e.startswith("=")]
+        if bad:
+            raise UsageError(f"%mcp add: --env takes KEY=VALUE, got {', '.join(bad)}")
+    elif command or args.url or args.env:
+        raise UsageError(f"%mcp {args.command}: -- COMMAND, --url and --env are for %mcp add")
+    elif args.command == "remove" and not args.name:
+        raise UsageError("%mcp remove: name the server (%mcp list shows them)")
+    elif args.command == "list" and args.name:
+        raise UsageError(f"%mcp list takes no name, got {args.name!r}")
+    return args, command
+
+
+async def mcp_command(line: str) -> str:
+    """Run ``%mcp line``; returns the text to show. Raises ``UsageError``."""
+    from nb_tools.mcp import attach, detach
+
+    args, command = parse_mcp(line)
+    session = get_session()
+    if args.command == "list":
+        return mcp_list_text()
+    if args.command == "remove":
+        try:
+            removed = await detach(args.name)
+        except KeyError as exc:
+            raise UsageError(f"%mcp remove: {exc.args[0]}") from None
+        return f"MCP server {args.name!r} removed with its {removed} tool(s)"
+    env = dict(e.split("=", 1) for e in args.env) or None
+    try:
+        handle = await attach(
+            session.registry, args.name, command=command or None, env=env, url=args.url
+        )
+    except (ConnectionError, ValueError) as exc:
+        raise UsageError(f"%mcp add {args.name}: {exc}") from None
+    return f"MCP server {handle.name!r} connected: {len(handle.tools)} tool(s): " + ", ".join(
+        handle.tools
+    )
+
+
+def mcp_list_text() -> str:
+    from nb_tools.mcp import attached
+
+    servers = attached()
+    if not servers:
+        return "no MCP servers attached; %mcp add NAME -- COMMAND ARGS... adds one"
+    lines = []
+    for name, handle in sorted(servers.items()):
+        conn = handle.connection
+        where = f"url {conn.url}" if conn.url else "command " + " ".join(conn.command or [])
+        state = "connected" if handle.connected else "NOT connected"
+        lines.append(f"{name}: {state}, {where}, {len(handle.tools)} tool(s)")
+        lines += [f"  {t}" for t in handle.tools]
+    return "\n".join(lines)
+
+
+def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to its end from synchronous code, also inside a running loop (the
+    kernel's): then on a fresh loop in a helper thread while this thread waits."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: list[Any] = []
+    ctx = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            box.append((True, ctx.run(asyncio.run, coro)))
+        except BaseException as exc:  # handed to the waiting thread
+            box.append((False, exc))
+
+    thread = threading.Thread(target=run, name="nb_tools-magic", daemon=True)
+    thread.start()
+    thread.join()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
