@@ -251,3 +251,47 @@ def test_mcp_server_tools_in_a_run_then_removed(kernel: Kernel, server: FakeMess
     assert left.stdout.strip() == "[]"
     assert kernel.ok("%mcp list").stdout.startswith("no MCP servers attached")
     assert "drop_table" in kernel.ok("print(default_registry().names())").stdout
+
+
+def test_reload_rereads_the_settings_files_and_keeps_session_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nb_tools.jupyter._rules_mcp import nbtools_command
+    from nb_tools.jupyter._session import Session
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    settings = tmp_path / ".nb_tools" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"deny": ["bash(rm:*)"]}}))
+    session = Session()
+    rules = session.rules
+    nbtools_command("allow read_file", session)
+    settings.write_text(json.dumps({"permissions": {"ask": ["web_fetch"]}}))
+    text = nbtools_command("reload", session)
+    assert session.rules is rules  # agents holding it see the change
+    assert [(r.action, r.text, r.source) for r in rules.rules] == [
+        ("ask", "web_fetch", "project"),
+        ("allow", "read_file", "session"),
+    ]
+    assert "ask    web_fetch  [project]" in text and "bash(rm:*)" not in text
+    settings.write_text("{not json")
+    with pytest.raises(UsageError, match=r"settings\.json: cannot read.*%nbtools reload"):
+        nbtools_command("reload", session)
+    with pytest.raises(UsageError, match="no rule 'nope'"):
+        nbtools_command("forget nope", session)
+    with pytest.raises(UsageError, match="unknown command 'permit'"):
+        nbtools_command("permit bash", session)
+
+
+async def test_mcp_add_url_that_does_not_answer_is_a_usage_error() -> None:
+    import socket
+
+    from nb_tools.jupyter._rules_mcp import mcp_command
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(UsageError, match=r"%mcp add web: MCP server 'web': could not connect"):
+        await mcp_command(f"add web --url http://127.0.0.1:{port}/mcp")
+    assert "web" not in (await mcp_command("list"))
