@@ -17,7 +17,7 @@ from typing import Any
 from nb_tools.builtin._atomic import atomic_write
 from nb_tools.builtin._common import ToolError, guarded, parse_args
 from nb_tools.builtin._readstate import ReadState
-from nb_tools.builtin._textfile import TextFile, load_text
+from nb_tools.builtin._textfile import TextFile, load_text, split_lines
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.tool import Change, Info, Result, Schema
 
@@ -32,17 +32,6 @@ MAX_OUTPUT_CHARS = 250_000
 
 def _int(desc: str, *, minimum: int, default: int) -> Schema:
     return Schema(type="integer", description=desc, minimum=minimum, default=default)
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines split on ``\\n`` only (a final newline ends the last line, it does not start
-    a new one); one trailing ``\\r`` per line is dropped for display."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def format_lines(lines: list[str], first: int) -> tuple[str, int]:
@@ -65,7 +54,8 @@ def format_lines(lines: list[str], first: int) -> tuple[str, int]:
 
 
 class _FileTool:
-    """Shared plumbing: the workspace, the read state and argument parsing."""
+    """Shared plumbing: the workspace, the read state, argument parsing, approval for
+    protected paths, and ``call`` running ``_run`` in a thread with errors as results."""
 
     name = ""
     path_key = "file_path"
@@ -103,6 +93,12 @@ class _FileTool:
             return True  # fail closed; the call itself will report the problem
         return self._info.requires_approval or self.is_protected_call(args)
 
+    async def call(self, args: Args) -> Result:
+        return await asyncio.to_thread(guarded, self.name, lambda: self._run(args))
+
+    def _run(self, args: Args) -> Result:
+        raise NotImplementedError
+
 
 class ReadFileTool(_FileTool):
     """``read_file``: numbered lines of a text file, a window of it for big files."""
@@ -134,10 +130,7 @@ class ReadFileTool(_FileTool):
             concurrent=True,
         )
 
-    async def call(self, args: Args) -> Result:
-        return await asyncio.to_thread(guarded, self.name, lambda: self._read(args))
-
-    def _read(self, args: Args) -> Result:
+    def _run(self, args: Args) -> Result:
         parsed = self._parse(args)
         raw = parsed["file_path"]
         path = self.workspace.resolve(raw, tool=self.name)
@@ -184,6 +177,22 @@ class _Plan:
     change: Change
     summary: str
     protected: bool
+    cells: str | None = None  # a notebook's cell fingerprint, for the read state
+
+
+def load_checked(
+    state: ReadState, path: Path, *, tool: str, shown: str, reader: str = "read_file"
+) -> TextFile | None:
+    """The current file, refused unless the model read all of it and it is unchanged since
+    (see ``ReadState.check``); ``None`` if it does not exist."""
+    try:
+        tf = load_text(path, tool=tool, shown=shown)
+    except FileNotFoundError:
+        return None
+    problem = state.check(path, tf.data, tool=tool, shown=shown, reader=reader)
+    if problem:
+        raise ToolError(problem)
+    return tf
 
 
 class _Writer(_FileTool):
@@ -195,28 +204,22 @@ class _Writer(_FileTool):
     def preview(self, args: Args) -> Change:
         return self._plan(self._parse(args)).change
 
-    async def call(self, args: Args) -> Result:
-        return await asyncio.to_thread(guarded, self.name, lambda: self._write(args))
-
-    def _write(self, args: Args) -> Result:
+    def _run(self, args: Args) -> Result:
         plan = self._plan(self._parse(args))
         atomic_write(plan.path, plan.data, workspace=self.workspace, tool=self.name)
-        self.state.record(plan.path, plan.data)
+        self.state.record(plan.path, plan.data, cells=plan.cells)
         meta: dict[str, Any] = {"path": plan.shown, "change": plan.change.kind}
+        content = self._written(plan, meta)
         if plan.protected:
             meta["protected"] = True
-        return Result(content=plan.summary, metadata=meta)
+        return Result(content=content, metadata=meta)
+
+    def _written(self, plan: _Plan, meta: dict[str, Any]) -> str:
+        """The message once ``plan`` is on disk; a subclass may add to ``meta``."""
+        return plan.summary
 
     def _existing(self, path: Path, shown: str) -> TextFile | None:
-        """The current file (checked against the read state), or ``None`` if absent."""
-        try:
-            tf = load_text(path, tool=self.name, shown=shown)
-        except FileNotFoundError:
-            return None
-        problem = self.state.check(path, tf.data, tool=self.name, shown=shown)
-        if problem:
-            raise ToolError(problem)
-        return tf
+        return load_checked(self.state, path, tool=self.name, shown=shown)
 
 
 def _encode(tf: TextFile | None, text: str, tool: str, shown: str) -> bytes:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Any
 
-from nb_tools.builtin._common import ToolError, parse_args
+from nb_tools.builtin._common import ToolError
 from nb_tools.builtin._ignore import PathFilter, recheck_paths, rg_filter_args, walk_files
-from nb_tools.builtin._rg import RgUnavailable, find_rg, run_rg
-from nb_tools.builtin._workspace import Workspace, WorkspaceError
-from nb_tools.tool import Info, Result, Schema
+from nb_tools.builtin._rg import RgUnavailable, run_rg
+from nb_tools.builtin._searchtool import SearchTool
+from nb_tools.builtin._workspace import WorkspaceError
+from nb_tools.tool import Result, Schema
 
 __all__ = ["GlobTool"]
 
@@ -39,42 +39,17 @@ PARAMETERS = Schema.object(
     "pattern",
 )
 
-_AUTO: Any = object()
 
+class GlobTool(SearchTool):
+    """The ``glob`` tool (``rg=None``: the Python walker)."""
 
-class GlobTool:
-    """The ``glob`` tool. ``rg``: the binary to use, ``None`` for the Python walker, or
-    (default) whatever ``find_rg()`` finds."""
-
-    def __init__(self, workspace: Workspace, *, rg: str | None = _AUTO) -> None:
-        self.workspace = workspace
-        self._rg = rg
-        self._info = Info(
-            name="glob", description=_DESCRIPTION, parameters=PARAMETERS, read_only=True
-        )
-
-    def info(self) -> Info:
-        return self._info
-
-    def is_protected_call(self, args: str | bytes) -> bool:
-        """Whether the call searches a protected path (``.git/``, ``.env*``, rc files,
-        ``.ssh/``) explicitly; the walk itself never enters them (they are hidden)."""
-        try:
-            path = parse_args("glob", PARAMETERS, args).get("path")
-        except ToolError:
-            return False
-        return isinstance(path, str) and bool(path) and self.workspace.is_protected(path)
-
-    def requires_approval_for(self, args: str | bytes) -> bool:
-        return self.is_protected_call(args)
-
-    @property
-    def rg(self) -> str | None:
-        return find_rg() if self._rg is _AUTO else self._rg
+    name = "glob"
+    description = _DESCRIPTION
+    parameters = PARAMETERS
 
     async def call(self, args: str | bytes) -> Result:
         try:
-            a = parse_args("glob", PARAMETERS, args)
+            a = self._parse(args)
             pattern = a["pattern"].strip()
             if not pattern:
                 raise ToolError("glob: the pattern is empty; pass e.g. '**/*.py'")

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from nb_tools.builtin._common import ToolError, parse_args
+from nb_tools.builtin._common import ToolError
 from nb_tools.builtin._grep_python import python_pattern, search_python
 from nb_tools.builtin._ignore import (
     TYPES,
@@ -26,9 +26,10 @@ from nb_tools.builtin._ignore import (
     recheck_paths,
     rg_filter_args,
 )
-from nb_tools.builtin._rg import RgUnavailable, find_rg, run_rg
-from nb_tools.builtin._workspace import Workspace, WorkspaceError
-from nb_tools.tool import Info, Result, Schema
+from nb_tools.builtin._rg import RgUnavailable, run_rg
+from nb_tools.builtin._searchtool import SearchTool
+from nb_tools.builtin._workspace import WorkspaceError
+from nb_tools.tool import Result, Schema
 from nb_tools.tool._progress import progress
 
 __all__ = ["GrepTool"]
@@ -72,8 +73,6 @@ PARAMETERS = Schema.object(
     },
     "pattern",
 )
-
-_AUTO: Any = object()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,39 +157,16 @@ def check_pattern(pattern: str, multiline: bool = False) -> None:
             )
 
 
-class GrepTool:
-    """The ``grep`` tool. ``rg``: the binary to use, ``None`` for the pure-Python search,
-    or (default) whatever ``find_rg()`` finds."""
+class GrepTool(SearchTool):
+    """The ``grep`` tool (``rg=None``: the pure-Python search)."""
 
-    def __init__(self, workspace: Workspace, *, rg: str | None = _AUTO) -> None:
-        self.workspace = workspace
-        self._rg = rg
-        self._info = Info(
-            name="grep", description=_DESCRIPTION, parameters=PARAMETERS, read_only=True
-        )
-
-    def info(self) -> Info:
-        return self._info
-
-    def is_protected_call(self, args: str | bytes) -> bool:
-        """Whether the call searches a protected path (``.git/``, ``.env*``, rc files,
-        ``.ssh/``) explicitly; the walk itself never enters them (they are hidden)."""
-        try:
-            path = parse_args("grep", PARAMETERS, args).get("path")
-        except ToolError:
-            return False
-        return isinstance(path, str) and bool(path) and self.workspace.is_protected(path)
-
-    def requires_approval_for(self, args: str | bytes) -> bool:
-        return self.is_protected_call(args)
-
-    @property
-    def rg(self) -> str | None:
-        return find_rg() if self._rg is _AUTO else self._rg
+    name = "grep"
+    description = _DESCRIPTION
+    parameters = PARAMETERS
 
     async def call(self, args: str | bytes) -> Result:
         try:
-            a = parse_args("grep", PARAMETERS, args)
+            a = self._parse(args)
             query, target = self._query(a)
         except (ToolError, WorkspaceError) as exc:
             return Result.error(str(exc))

@@ -11,7 +11,6 @@ does not count as a change.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import hashlib
 import json
@@ -22,9 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nb_tools.builtin._atomic import atomic_write
-from nb_tools.builtin._common import ToolError, guarded
-from nb_tools.builtin._files import _FileTool
+from nb_tools.builtin._common import ToolError
+from nb_tools.builtin._files import _FileTool, _Plan, _Writer
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFileError, load_text
 from nb_tools.builtin._workspace import Workspace
@@ -133,10 +131,7 @@ class NotebookReadTool(_FileTool):
             concurrent=True,
         )
 
-    async def call(self, args: Args) -> Result:
-        return await asyncio.to_thread(guarded, self.name, lambda: self._read(args))
-
-    def _read(self, args: Args) -> Result:
+    def _run(self, args: Args) -> Result:
         parsed = self._parse(args)
         raw = parsed["notebook_path"]
         nbk = _load(self.workspace, raw, self.name)
@@ -237,18 +232,7 @@ class NotebookReadTool(_FileTool):
         return f"[{mime} output: attached as image {len(parts)}]"
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Plan:
-    path: Path
-    shown: str
-    data: bytes
-    change: Change
-    summary: str
-    fingerprint: str
-    protected: bool
-
-
-class NotebookEditTool(_FileTool):
+class NotebookEditTool(_Writer):
     """``notebook_edit``: replace, insert or delete one cell."""
 
     name = "notebook_edit"
@@ -292,28 +276,15 @@ class NotebookEditTool(_FileTool):
             requires_approval=True,
         )
 
-    def preview(self, args: Args) -> Change:
-        return self._plan(self._parse(args)).change
-
-    async def call(self, args: Args) -> Result:
-        return await asyncio.to_thread(guarded, self.name, lambda: self._write(args))
-
-    def _write(self, args: Args) -> Result:
-        plan = self._plan(self._parse(args))
-        atomic_write(plan.path, plan.data, workspace=self.workspace, tool=self.name)
-        self.state.record(plan.path, plan.data, cells=plan.fingerprint)
-        content = plan.summary
-        meta: dict[str, Any] = {"path": plan.shown, "change": plan.change.kind}
-        if self._is_current(plan.path):
-            meta["current_notebook"] = True
-            content += (
-                f"\nWarning: {plan.shown} is the notebook this kernel runs in. The change is "
-                "on disk only: the open notebook does not show it until it is reloaded from "
-                "disk, and saving the open notebook first would overwrite it."
-            )
-        if plan.protected:
-            meta["protected"] = True
-        return Result(content=content, metadata=meta)
+    def _written(self, plan: _Plan, meta: dict[str, Any]) -> str:
+        if not self._is_current(plan.path):
+            return plan.summary
+        meta["current_notebook"] = True
+        return plan.summary + (
+            f"\nWarning: {plan.shown} is the notebook this kernel runs in. The change is "
+            "on disk only: the open notebook does not show it until it is reloaded from "
+            "disk, and saving the open notebook first would overwrite it."
+        )
 
     def _is_current(self, path: Path) -> bool:
         current = self.current_notebook
@@ -394,7 +365,7 @@ class NotebookEditTool(_FileTool):
             data=data,
             summary=summary,
             change=Change(path=f"{nbk.shown}#{target}", before=before, after=after),
-            fingerprint=_fingerprint(nb, ids),
+            cells=_fingerprint(nb, ids),
             protected=self.workspace.is_protected(raw),
         )
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nb_tools.builtin._textfile import split_lines
+
 __all__ = [
     "AddFile",
     "Chunk",
@@ -87,17 +89,6 @@ class UpdateFile:
 Hunk = AddFile | DeleteFile | UpdateFile
 
 
-def _rust_lines(text: str) -> list[str]:
-    """Rust's ``str::lines``: split on ``\\n``, drop one ``\\r`` before it, no final empty
-    line."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
 def _check_boundaries(lines: list[str]) -> None:
     first = lines[0].strip() if lines else None
     last = lines[-1].strip() if lines else None
@@ -118,7 +109,7 @@ def _check_boundaries_lenient(lines: list[str], error: ParseError) -> list[str]:
 
 def parse_patch(text: str, *, lenient: bool = True) -> list[Hunk]:
     """The hunks of a patch, in order; raises ``ParseError``."""
-    lines = _rust_lines(text.strip())
+    lines = split_lines(text.strip())  # Rust's str::lines
     try:
         _check_boundaries(lines)
     except ParseError as exc:

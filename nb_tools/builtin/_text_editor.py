@@ -16,10 +16,16 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from nb_tools.builtin._common import ToolError, guarded, parse_args
-from nb_tools.builtin._files import EditFileTool, ReadFileTool, WriteFileTool, split_lines
+from nb_tools.builtin._common import ToolError, guarded
+from nb_tools.builtin._files import (
+    EditFileTool,
+    ReadFileTool,
+    WriteFileTool,
+    _FileTool,
+    load_checked,
+)
 from nb_tools.builtin._readstate import ReadState
-from nb_tools.builtin._textfile import load_text
+from nb_tools.builtin._textfile import split_lines
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.tool import Change, Info, Result, Schema
 
@@ -39,19 +45,21 @@ _RENAMES = (
 )
 
 
-class TextEditorTool:
+class TextEditorTool(_FileTool):
     """``str_replace_based_edit_tool``: view / create / str_replace / insert."""
 
     name = "str_replace_based_edit_tool"
+    path_key = "path"
     ANTHROPIC_TYPE = "text_editor_20250728"
 
     def __init__(self, workspace: Workspace, state: ReadState) -> None:
-        self.workspace = workspace
-        self.state = state
+        super().__init__(workspace, state)
         self.reader = ReadFileTool(workspace, state)
         self.writer = WriteFileTool(workspace, state)
         self.editor = EditFileTool(workspace, state)
-        self._info = Info(
+
+    def _make_info(self) -> Info:
+        return Info(
             name=self.name,
             description=(
                 "View, create and edit text files in the workspace. Commands: view (a file, "
@@ -89,26 +97,11 @@ class TextEditorTool:
             requires_approval=True,
         )
 
-    def info(self) -> Info:
-        return self._info
-
-    def _parse(self, args: Args) -> dict[str, Any]:
-        schema = self._info.parameters
-        if schema is None:  # pragma: no cover - set in __init__
-            raise ToolError(f"{self.name}: no parameters schema")
-        return parse_args(self.name, schema, args)
-
     # -- approval and preview -------------------------------------------------------------
 
     def read_only_call(self, args: Args) -> bool:
         try:
             return bool(self._parse(args)["command"] == "view")
-        except ValueError:
-            return False
-
-    def is_protected_call(self, args: Args) -> bool:
-        try:
-            return self.workspace.is_protected(self._parse(args)["path"])
         except ValueError:
             return False
 
@@ -187,15 +180,9 @@ class TextEditorTool:
             raise ToolError(f"{self.name}: insert needs insert_line and insert_text")
         target = self.workspace.resolve(p["path"], for_write=True, tool=self.name)
         shown = self.workspace.display(target)
-        try:
-            tf = load_text(target, tool=self.name, shown=shown)
-        except FileNotFoundError:
-            raise ToolError(
-                f"{self.name}: {shown} does not exist; use the create command"
-            ) from None
-        problem = self.state.check(target, tf.data, tool=self.name, shown=shown, reader="view")
-        if problem:
-            raise ToolError(problem)
+        tf = load_checked(self.state, target, tool=self.name, shown=shown, reader="view")
+        if tf is None:
+            raise ToolError(f"{self.name}: {shown} does not exist; use the create command")
         current = tf.text.replace("\r\n", "\n") if tf.crlf else tf.text
         n = len(split_lines(current))
         at = p["insert_line"]

@@ -10,7 +10,14 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MAX_FILE_BYTES", "TextFile", "TextFileError", "decode", "load_text"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "TextFile",
+    "TextFileError",
+    "decode",
+    "load_text",
+    "split_lines",
+]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 _SNIFF = 8192
@@ -21,6 +28,18 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on ``\\n`` only (a final newline ends the last line, it does not start
+    a new one); one trailing ``\\r`` per line is dropped. This is Rust's ``str::lines``,
+    which the apply_patch port relies on."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 class TextFileError(ValueError):

@@ -21,20 +21,8 @@ from nb_tools.tool import Change
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    r = tmp_path / "root"
-    r.mkdir()
-    return r
-
-
-@pytest.fixture
-def state() -> ReadState:
-    return ReadState()
-
-
-@pytest.fixture
-def tool(root: Path, state: ReadState) -> ApplyPatchTool:
-    return ApplyPatchTool(Workspace(root), state)
+def tool(ws: Workspace, state: ReadState) -> ApplyPatchTool:
+    return ApplyPatchTool(ws, state)
 
 
 def tree(root: Path) -> dict[str, bytes | str]:

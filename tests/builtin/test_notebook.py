@@ -20,25 +20,13 @@ PNG = base64.b64decode(
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    r = tmp_path / "root"
-    r.mkdir()
-    return r
+def reader(ws: Workspace, state: ReadState) -> NotebookReadTool:
+    return NotebookReadTool(ws, state)
 
 
 @pytest.fixture
-def state() -> ReadState:
-    return ReadState()
-
-
-@pytest.fixture
-def reader(root: Path, state: ReadState) -> NotebookReadTool:
-    return NotebookReadTool(Workspace(root), state)
-
-
-@pytest.fixture
-def editor(root: Path, state: ReadState) -> NotebookEditTool:
-    return NotebookEditTool(Workspace(root), state)
+def editor(ws: Workspace, state: ReadState) -> NotebookEditTool:
+    return NotebookEditTool(ws, state)
 
 
 def make_notebook(path: Path) -> None:
@@ -254,9 +242,10 @@ async def test_old_notebook_without_ids(
     assert [(c.id, c.source) for c in nb.cells] == [("cell-0", "a"), ("cell-1", "c")]
 
 
-async def test_warns_for_the_kernels_own_notebook(root: Path, state: ReadState) -> None:
+async def test_warns_for_the_kernels_own_notebook(
+    root: Path, ws: Workspace, state: ReadState
+) -> None:
     make_notebook(root / "nb.ipynb")
-    ws = Workspace(root)
     await NotebookReadTool(ws, state).call({"notebook_path": "nb.ipynb"})
     editor = NotebookEditTool(ws, state, current_notebook=root / "nb.ipynb")
     result = await editor.call(

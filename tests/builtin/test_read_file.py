@@ -15,20 +15,8 @@ from nb_tools.builtin._workspace import Workspace
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    r = tmp_path / "root"
-    r.mkdir()
-    return r
-
-
-@pytest.fixture
-def state() -> ReadState:
-    return ReadState()
-
-
-@pytest.fixture
-def tool(root: Path, state: ReadState) -> ReadFileTool:
-    return ReadFileTool(Workspace(root), state)
+def tool(ws: Workspace, state: ReadState) -> ReadFileTool:
+    return ReadFileTool(ws, state)
 
 
 def test_info_is_what_the_model_sees(tool: ReadFileTool) -> None:
@@ -185,8 +173,7 @@ async def test_protected_paths_ask_and_are_marked(tool: ReadFileTool, root: Path
     assert result.metadata["protected"] is True
 
 
-async def test_read_then_changed_on_disk(root: Path, state: ReadState) -> None:
-    ws = Workspace(root)
+async def test_read_then_changed_on_disk(root: Path, ws: Workspace, state: ReadState) -> None:
     (root / "a.txt").write_text("one\n")
     await ReadFileTool(ws, state).call({"file_path": "a.txt"})
     (root / "a.txt").write_text("two\n")

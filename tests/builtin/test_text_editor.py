@@ -14,20 +14,8 @@ from nb_tools.tool import Change
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    r = tmp_path / "root"
-    r.mkdir()
-    return r
-
-
-@pytest.fixture
-def state() -> ReadState:
-    return ReadState()
-
-
-@pytest.fixture
-def tool(root: Path, state: ReadState) -> TextEditorTool:
-    return TextEditorTool(Workspace(root), state)
+def tool(ws: Workspace, state: ReadState) -> TextEditorTool:
+    return TextEditorTool(ws, state)
 
 
 def test_identity(tool: TextEditorTool) -> None:

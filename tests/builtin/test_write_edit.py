@@ -15,23 +15,6 @@ from nb_tools.tool import Change
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    r = tmp_path / "root"
-    r.mkdir()
-    return r
-
-
-@pytest.fixture
-def ws(root: Path) -> Workspace:
-    return Workspace(root)
-
-
-@pytest.fixture
-def state() -> ReadState:
-    return ReadState()
-
-
-@pytest.fixture
 def read(ws: Workspace, state: ReadState) -> ReadFileTool:
     return ReadFileTool(ws, state)
 

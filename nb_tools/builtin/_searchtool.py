@@ -1,0 +1,53 @@
+"""What ``glob`` and ``grep`` share: a read-only ``Info``, approval for a protected search
+path, and which ``rg`` binary to run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nb_tools.builtin._common import ToolError, parse_args
+from nb_tools.builtin._rg import find_rg
+from nb_tools.builtin._workspace import Workspace
+from nb_tools.tool import Info, Schema
+
+__all__ = ["SearchTool"]
+
+_AUTO: Any = object()
+
+
+class SearchTool:
+    """Base of the search tools. ``rg``: the binary to use, ``None`` for the pure-Python
+    engine, or (default) whatever ``find_rg()`` finds."""
+
+    name = ""
+    description = ""
+    parameters = Schema.object({})
+
+    def __init__(self, workspace: Workspace, *, rg: str | None = _AUTO) -> None:
+        self.workspace = workspace
+        self._rg = rg
+        self._info = Info(
+            name=self.name, description=self.description, parameters=self.parameters, read_only=True
+        )
+
+    def info(self) -> Info:
+        return self._info
+
+    def _parse(self, args: str | bytes) -> dict[str, Any]:
+        return parse_args(self.name, self.parameters, args)
+
+    def is_protected_call(self, args: str | bytes) -> bool:
+        """Whether the call searches a protected path (``.git/``, ``.env*``, rc files,
+        ``.ssh/``) explicitly; the walk itself never enters them (they are hidden)."""
+        try:
+            path = self._parse(args).get("path")
+        except ToolError:
+            return False
+        return isinstance(path, str) and bool(path) and self.workspace.is_protected(path)
+
+    def requires_approval_for(self, args: str | bytes) -> bool:
+        return self.is_protected_call(args)
+
+    @property
+    def rg(self) -> str | None:
+        return find_rg() if self._rg is _AUTO else self._rg
