@@ -18,7 +18,8 @@ TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext nb_tools``: the magics and the ``%%agent`` cell transformer."""
+    """``%load_ext nb_tools``: ``%%agent``, ``%tools``, ``%nbtools``, ``%mcp`` and the input
+    transformer that turns ``%%agent`` cells and ``%agent``/``%mcp`` lines into awaits."""
     from nb_tools.jupyter._magics import AgentMagics
     from nb_tools.jupyter._rules_mcp import RulesMCPMagics
 

@@ -37,6 +37,7 @@ class RulesMCPMagics(Magics):
     @magic_arguments()
     @argument(
         "command",
+        nargs="?",
         choices=RULE_COMMANDS,
         help="allow / ask / deny RULE...: add session rules; forget RULE...: remove rules; "
         "rules: list every rule with its action and source; reload: read the settings "
@@ -116,6 +117,7 @@ def nbtools_command(line: str, session: Session | None = None) -> str:
     """Run ``%nbtools line``; returns the text to show. Raises ``UsageError``."""
     s = session or get_session()
     command, _, rest = line.strip().partition(" ")
+    command = command or "rules"  # a bare %nbtools lists the rules
     texts = split_rules(rest)
     if command not in RULE_COMMANDS:
         raise UsageError(

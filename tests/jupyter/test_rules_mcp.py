@@ -278,6 +278,7 @@ def test_reload_rereads_the_settings_files_and_keeps_session_rules(
     settings.write_text("{not json")
     with pytest.raises(UsageError, match=r"settings\.json: cannot read.*%nbtools reload"):
         nbtools_command("reload", session)
+    assert nbtools_command("", session) == nbtools_command("rules", session)
     with pytest.raises(UsageError, match="no rule 'nope'"):
         nbtools_command("forget nope", session)
     with pytest.raises(UsageError, match="unknown command 'permit'"):
