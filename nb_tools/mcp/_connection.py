@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 T = TypeVar("T")
 
@@ -54,6 +55,7 @@ class Connection:
         self._stop: asyncio.Event | None = None
         self._done: concurrent.futures.Future[None] | None = None
         self._error: BaseException | None = None
+        self._stderr: IO[str] | None = None
 
     @property
     def connected(self) -> bool:
@@ -82,14 +84,20 @@ class Connection:
         from mcp import Client, StdioServerParameters
 
         if self.command is not None:
-            from mcp.client.stdio import get_default_environment
+            from mcp.client.stdio import get_default_environment, stdio_client
 
             env = get_default_environment()
             if self.env:
                 env.update(self.env)
-            target: Any = StdioServerParameters(
+            params = StdioServerParameters(
                 command=self.command[0], args=self.command[1:], env=env, cwd=self.cwd
             )
+            # The server's stderr goes to a file of ours: a kernel's sys.stderr may have no
+            # file descriptor, and its last lines explain a server that failed to start.
+            self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 (closed by close())
+                "w+", encoding="utf-8", errors="replace"
+            )
+            target: Any = stdio_client(params, errlog=self._stderr)
         else:
             target = self.url
         self._stop = asyncio.Event()
@@ -104,6 +112,7 @@ class Connection:
                 ready.set_exception(
                     ConnectionError(
                         f"MCP server {self.name!r}: could not connect: {_describe(exc)}"
+                        + self.stderr_tail()
                     )
                 )
             if not isinstance(exc, Exception):
@@ -142,6 +151,19 @@ class Connection:
         if loop is not None and stop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(stop.set)
 
+    def stderr_tail(self, lines: int = 10) -> str:
+        """The last lines the server wrote to stderr, as a suffix for error messages."""
+        err = self._stderr
+        if err is None or err.closed:
+            return ""
+        try:
+            err.flush()
+            err.seek(0)
+            tail = err.read()[-4000:].strip().splitlines()[-lines:]
+        except (OSError, ValueError):
+            return ""
+        return ("\nserver stderr:\n  " + "\n  ".join(tail)) if tail else ""
+
     def _closed_message(self) -> str:
         why = f": {_describe(self._error)}" if self._error else ""
         return (
@@ -170,6 +192,9 @@ class Connection:
             loop.close()
         self._loop = self._thread = self._done = None
         self._client = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
 
 
 def _describe(exc: BaseException | None) -> str:

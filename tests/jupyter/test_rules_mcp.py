@@ -130,12 +130,10 @@ def kernel(
     (folder / ".nb_tools").mkdir()
     (folder / ".nb_tools" / "settings.json").write_text(json.dumps(PROJECT_RULES))
     config = tmp_path_factory.mktemp("config")
-    # The kernel inherits os.environ. PYTEST_CURRENT_TEST makes ipykernel skip capturing
-    # fd 2, and then sys.stderr has no fileno(), which the mcp SDK's stdio client needs
-    # for the server's stderr (a real kernel on Linux/macOS captures it).
-    saved = {k: os.environ.get(k) for k in ("XDG_CONFIG_HOME", "PYTEST_CURRENT_TEST")}
+    # The kernel inherits os.environ, PYTEST_CURRENT_TEST included: ipykernel then leaves
+    # fd 2 alone and sys.stderr has no fileno(), as on Windows; %mcp add must cope.
+    saved = {k: os.environ.get(k) for k in ("XDG_CONFIG_HOME",)}
     os.environ["XDG_CONFIG_HOME"] = str(config)
-    os.environ.pop("PYTEST_CURRENT_TEST", None)
     try:
         k = Kernel(server, folder)
     finally:

@@ -145,12 +145,12 @@ async def test_close_removes_exactly_that_servers_tools():
         await one.close()
 
 
-async def test_bad_command_is_a_clear_error():
-    with pytest.raises(ConnectionError, match="could not connect"):
+async def test_bad_command_is_a_clear_error_with_the_servers_stderr():
+    with pytest.raises(ConnectionError, match="(?s)could not connect.*server stderr:.*no such db"):
         await attach(
             Registry(),
             "nope",
-            command=[sys.executable, "-c", "import sys; sys.exit(1)"],
+            command=[sys.executable, "-c", "import sys; sys.exit('no such db')"],
             timeout=15,
         )
 
