@@ -13,6 +13,20 @@ from __future__ import annotations
 
 __all__ = ["SSEDecoder"]
 
+_NAMES = {
+    name.encode(): name
+    for name in (
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+        "error",
+    )
+}
+
 
 class SSEDecoder:
     """Feed body chunks to :meth:`feed`; it returns the events they complete."""
@@ -27,6 +41,18 @@ class SSEDecoder:
     def feed(self, chunk: bytes) -> list[tuple[str, bytes]]:
         """The events that ``chunk`` completes, in order, as (name, data) pairs; the name
         is "" when the event had no ``event:`` line."""
+        if not self._pending and not self._data and not self._event:
+            # The usual piece: exactly one "event: NAME\ndata: DATA\n\n".
+            head, _, rest = chunk.partition(b"\n")
+            if (
+                head.startswith(b"event: ")
+                and rest.startswith(b"data: ")
+                and rest.find(b"\n") == len(rest) - 2
+                and rest.endswith(b"\n\n")
+                and b"\r" not in chunk
+            ):
+                name = head[7:]
+                return [(_NAMES.get(name) or name.decode("utf-8", errors="replace"), rest[6:-2])]
         buf = self._pending + chunk if self._pending else chunk
         tail = b""
         if b"\r" in buf:

@@ -570,6 +570,26 @@ def test_sse_decoder_reads_events_however_the_body_is_split() -> None:
     assert [e for byte in SSE_BODY for e in decoder.feed(bytes([byte]))] == SSE_EVENTS
 
 
+def test_sse_decoder_reads_one_whole_event_per_piece() -> None:
+    pieces = [
+        b'event: content_block_delta\ndata: {"x": 1}\n\n',
+        b"event: new_kind\ndata: \n\n",  # an unknown name; empty data
+        b"event: a\ndata: 1\ndata: 2\n\n",  # two data lines
+        b"event: b\r\ndata: 3\r\n\r\n",
+        b"event: c\ndata: 4\n\nevent: d\n",  # an event and the start of the next
+        b"data: 5\n\n",
+    ]
+    decoder = SSEDecoder()
+    assert [e for piece in pieces for e in decoder.feed(piece)] == [
+        ("content_block_delta", b'{"x": 1}'),
+        ("new_kind", b""),
+        ("a", b"1\n2"),
+        ("b", b"3"),
+        ("c", b"4"),
+        ("d", b"5"),
+    ]
+
+
 def sse(*events: tuple[str, dict[str, object]], crlf: bool = False) -> bytes:
     text = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
     return (text.replace("\n", "\r\n") if crlf else text).encode()
