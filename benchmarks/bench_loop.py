@@ -8,7 +8,6 @@
     ``beta_async_tool``, non-streaming (its default) and streaming.
 (b) one turn with 16 parallel read-only calls of a 50 ms tool: the tools' span (first
     start to last end) and the whole run.
-
 (c) one model request of a 5-round conversation (one text + tool-call reply), client CPU:
     ``AnthropicProvider.stream`` vs the SDK's ``messages.create`` (non-streaming and
     streaming), and the floor under any of them: the SDK's own ``client.post`` of the

@@ -315,8 +315,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.send_header("request-id", "req_fake")
         self.end_headers()
-        # Events due at the same moment go out in one write: one per event only when
-        # ``chunk_delay`` spaces them out (a send per event costs both client and server).
+        # Events due at the same moment go out in one write (a send per event cost client
+        # and server a wake-up each); ``chunk_delay`` still spaces them out. Each event
+        # stays its own HTTP chunk, as the API frames them.
         pending: list[bytes] = []
         for n, (name, data) in enumerate(events):
             if cut is not None and n >= cut:
