@@ -146,7 +146,7 @@ async def test_close_removes_exactly_that_servers_tools():
 
 
 async def test_bad_command_is_a_clear_error_with_the_servers_stderr():
-    with pytest.raises(ConnectionError, match="(?s)could not connect.*server stderr:.*no such db"):
+    with pytest.raises(ConnectionError, match=r"(?s)could not connect.*server stderr:.*no such db"):
         await attach(
             Registry(),
             "nope",
