@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from nb_tools.tool._convgen import compile_converter
 from nb_tools.tool._docstring import parse_docstring
 from nb_tools.tool._schema import UNSET, Schema
 from nb_tools.tool._typemap import (
@@ -178,7 +179,11 @@ def function_schema(
     call = None if inspect.isroutine(unwrapped) else type(unwrapped).__dict__.get("__call__")
     is_async = inspect.iscoroutinefunction(unwrapped) or inspect.iscoroutinefunction(call)
     return FunctionSchema(
-        name=fn_name, description=description, schema=schema, is_async=is_async, _convert=conv
+        name=fn_name,
+        description=description,
+        schema=schema,
+        is_async=is_async,
+        _convert=compile_converter(conv),
     )
 
 

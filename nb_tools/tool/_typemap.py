@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from nb_tools.tool._convgen import tag
 from nb_tools.tool._docstring import parse_docstring
 from nb_tools.tool._schema import UNSET, Schema
 from nb_tools.tool._validate import make_nullable
@@ -82,6 +83,9 @@ def _json_default(value: Any) -> Any:
 
 def _to_int(v: Any) -> Any:
     return int(v) if type(v) is float else v
+
+
+tag(_to_int, "int")
 
 
 def _is_nullable(s: Schema) -> bool:
@@ -213,7 +217,7 @@ class Mapper:
         if conv is None:
             return schema, None
         inner = conv
-        return schema, lambda v: None if v is None else inner(v)
+        return schema, tag(lambda v: None if v is None else inner(v), "nullable", inner)
 
     def array(
         self, args: tuple[Any, ...], where: str, build: Callable[[Any], Any] | None
@@ -226,9 +230,9 @@ class Mapper:
             return schema, build
         c = conv
         if build is None:
-            return schema, lambda v: [c(x) for x in v]
+            return schema, tag(lambda v: [c(x) for x in v], "list", c)
         b = build
-        return schema, lambda v: b(c(x) for x in v)
+        return schema, tag(lambda v: b(c(x) for x in v), "build", b, c)
 
     def tuple_schema(self, args: tuple[Any, ...], where: str) -> tuple[Schema, Converter | None]:
         if not args:
@@ -264,7 +268,7 @@ class Mapper:
         if conv is None:
             return Schema(type="object"), None
         c = conv
-        return Schema(type="object"), lambda v: {k: c(x) for k, x in v.items()}
+        return Schema(type="object"), tag(lambda v: {k: c(x) for k, x in v.items()}, "dict", c)
 
     # -- objects --------------------------------------------------------------------------
 
@@ -428,7 +432,7 @@ class Mapper:
                     out[name] = fill()
             return out if build is None else build(**out)
 
-        return schema, convert
+        return schema, tag(convert, "object", table, fills, build, frozenset(required), convert)
 
     # -- Annotated metadata ---------------------------------------------------------------
 
