@@ -17,19 +17,15 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nb_tools.tool._convgen import compile_converter
-from nb_tools.tool._docstring import parse_docstring
 from nb_tools.tool._schema import UNSET, Schema
-from nb_tools.tool._typemap import (
-    NO_RECORD,
-    Converter,
-    Field,
-    Mapper,
-    is_pydantic_field,
-    type_name,
-)
+
+if TYPE_CHECKING:
+    from nb_tools.tool._typemap import Converter, Mapper
+
+# The type mapper, the docstring parser and the converter generator are imported by the
+# functions below: ``import nb_tools`` imports this module but derives nothing.
 
 __all__ = ["FunctionSchema", "SignatureError", "function_schema", "schema_of"]
 
@@ -80,6 +76,8 @@ class FunctionSchema:
 def schema_of(t: Any) -> Schema:
     """The object schema of a function's parameters, a dataclass, a TypedDict or a pydantic
     model (or the schema of any other supported type). Raises ``SignatureError``."""
+    from nb_tools.tool._typemap import Mapper, type_name
+
     if inspect.isroutine(t) or (
         callable(t)
         and not isinstance(t, type)
@@ -98,6 +96,10 @@ def function_schema(
 ) -> FunctionSchema:
     """Describe ``fn`` (sync or async) for a model; raises ``SignatureError`` listing every
     parameter that cannot be described."""
+    from nb_tools.tool._convgen import compile_converter
+    from nb_tools.tool._docstring import parse_docstring
+    from nb_tools.tool._typemap import NO_RECORD, Field, Mapper, is_pydantic_field
+
     fn_name = name or getattr(fn, "__name__", None) or type(fn).__name__
     target = fn
     doc_desc, param_docs = parse_docstring(inspect.getdoc(fn))
@@ -189,6 +191,8 @@ def function_schema(
 
 def _resolve(annotation: Any, fn: Any, where: str, mapper: Mapper) -> Any:
     """Evaluate a string annotation in the function's module (as get_type_hints would)."""
+    from nb_tools.tool._typemap import NO_RECORD
+
     if not isinstance(annotation, str):
         return annotation
     target = inspect.unwrap(getattr(fn, "func", fn))

@@ -7,7 +7,6 @@ Used by :mod:`nb_tools.tool._derive`. Every problem is collected in ``Mapper.pro
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import enum
 import inspect
 import json
@@ -16,7 +15,6 @@ import re
 import sys
 import types
 import typing
-import uuid
 from collections import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -125,8 +123,9 @@ class Mapper:
             return Schema(type="number"), None
         if isinstance(tp, type) and issubclass(tp, pathlib.PurePath):
             return Schema(type="string"), tp
-        if tp in _STRING_FORMATS:
-            fmt, parse = _STRING_FORMATS[tp]
+        string_format = _string_format(tp)
+        if string_format is not None:
+            fmt, parse = string_format
             return Schema(type="string", format=fmt), _parser(parse, fmt, where)
         if isinstance(tp, typing.NewType):
             return self.map(tp.__supertype__, where)
@@ -520,12 +519,24 @@ def _union_converter(mapped: list[tuple[Schema, Converter | None]]) -> Converter
     return convert
 
 
-_STRING_FORMATS: dict[Any, tuple[str, Callable[[str], Any]]] = {
-    datetime.datetime: ("date-time", datetime.datetime.fromisoformat),
-    datetime.date: ("date", datetime.date.fromisoformat),
-    datetime.time: ("time", datetime.time.fromisoformat),
-    uuid.UUID: ("uuid", uuid.UUID),
-}
+def _string_format(tp: Any) -> tuple[str, Callable[[str], Any]] | None:
+    """The JSON Schema format and parser of a date, time or UUID type. The modules are
+    looked up, not imported: an annotation naming their types has imported them already
+    (and ``import nb_tools`` stays without uuid, which costs a few milliseconds)."""
+    if not isinstance(tp, type):
+        return None
+    dt = sys.modules.get("datetime")
+    if dt is not None:
+        if tp is dt.datetime:
+            return "date-time", dt.datetime.fromisoformat
+        if tp is dt.date:
+            return "date", dt.date.fromisoformat
+        if tp is dt.time:
+            return "time", dt.time.fromisoformat
+    uu = sys.modules.get("uuid")
+    if uu is not None and tp is uu.UUID:
+        return "uuid", uu.UUID
+    return None
 
 
 def _parser(parse: Callable[[str], Any], fmt: str, where: str) -> Converter:

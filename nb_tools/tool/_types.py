@@ -4,7 +4,6 @@ preview of changes)."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -99,6 +98,8 @@ class Change:
         new = (self.after or "").splitlines(keepends=True)
         fromfile = "/dev/null" if self.before is None else f"a/{self.path}"
         tofile = "/dev/null" if self.after is None else f"b/{self.path}"
+        import difflib  # here, not at import time: nb_tools imports this module
+
         lines = difflib.unified_diff(old, new, fromfile, tofile, n=context)
         return "".join(
             line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
