@@ -33,6 +33,14 @@ _TYPE_EXPR = {
     "integer": "(type({v}) is int or (type({v}) is float and {v}.is_integer()))",
 }
 
+_NOT_TYPE_EXPR = {  # the negation of a single-type check, without a ``not (...)``
+    "null": "{v} is not None",
+    "boolean": "type({v}) is not bool",
+    "string": "type({v}) is not str",
+    "array": "type({v}) is not list",
+    "object": "type({v}) is not dict",
+}
+
 
 def _enum_key(v: Any) -> tuple[str, Any]:
     t = type(v)
@@ -88,7 +96,9 @@ class _Gen:
             return
         names: list[str] | None
         names = None if s.type is None else ([s.type] if isinstance(s.type, str) else s.type)
-        if names is not None:
+        if names is not None and len(names) == 1 and names[0] in _NOT_TYPE_EXPR:
+            out.append(f"{pad}if {_NOT_TYPE_EXPR[names[0]].format(v=v)}: return False")
+        elif names is not None:
             cond = " or ".join(_TYPE_EXPR[n].format(v=v) for n in names)
             out.append(f"{pad}if not ({cond}): return False")
         allowed = set(names) if names is not None else set(_TYPE_EXPR)
@@ -177,12 +187,15 @@ class _Gen:
     def object(self, s: Schema, v: str, out: list[str], ind: int, depth: int) -> None:
         pad = "    " * ind
         required = list(dict.fromkeys(s.required or ()))
-        if required:
+        props = s.properties or {}
+        if s.additional_properties is False and required and set(required) == set(props):
+            # Every property required, no others: one comparison instead of two.
+            out.append(f"{pad}if {v}.keys() != {self.const('k', frozenset(props))}: return False")
+        elif required:
             out.append(
                 f"{pad}if not {v}.keys() >= {self.const('r', frozenset(required))}: return False"
             )
-        props = s.properties or {}
-        if s.additional_properties is False:
+        if s.additional_properties is False and not (required and set(required) == set(props)):
             out.append(
                 f"{pad}if not {v}.keys() <= {self.const('k', frozenset(props))}: return False"
             )

@@ -158,7 +158,7 @@ class _Gen:
         return fname
 
     def object_function(self, spec: tuple[Any, ...]) -> str:
-        _, table, fills, build, _, conv = spec
+        _, table, fills, build, required, conv = spec
         if not all(k == name for k, (name, _, _) in table.items()):
             return f"    return {self.const(conv)}(v)"
         defaults = None if fills else _plain_dataclass(build)
@@ -173,6 +173,11 @@ class _Gen:
             if c is None and not drop:
                 continue
             x = self.name("y")
+            if defaults is not None and k in required and c is not None:
+                # Present in valid input (else KeyError: the closures take over).
+                lines.append(f"    {x} = v[{k!r}]")
+                lines.append(f"    if {x} is not None: out[{k!r}] = {self.expr(c, x, True)}")
+                continue
             lines.append(f"    {x} = v.get({k!r}, _M)")
             if defaults is not None and drop:
                 # A dropped null lets the default apply: store it (there is one, or the
