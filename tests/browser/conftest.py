@@ -333,8 +333,11 @@ def notebook7(notebook7_server: JupyterServer) -> Iterator[JupyterServer]:
 # ---- the browser ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium for one test module. Playwright's sync API keeps an event loop running in
+    the main thread while it is open, which would break every asyncio test after it in
+    the same pytest process; closing it with the module ends that loop."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
