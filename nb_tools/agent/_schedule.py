@@ -16,6 +16,7 @@ from typing import Any
 
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
+from nb_tools.tool._executor import parallel_groups
 from nb_tools.tool._json import loads_ijson
 from nb_tools.tool._types import Change, Info, Tool
 
@@ -80,14 +81,9 @@ def plan(registry: Registry, call: ToolCall) -> CallPlan:
 
 
 def groups(plans: Sequence[CallPlan]) -> list[list[CallPlan]]:
-    """Adjacent parallel calls form one group; every other call is a group of its own."""
-    out: list[list[CallPlan]] = []
-    for p in plans:
-        if p.parallel and out and out[-1][0].parallel:
-            out[-1].append(p)
-        else:
-            out.append([p])
-    return out
+    """Adjacent parallel calls form one group; every other call is a group of its own
+    (the same grouping as ``Executor.execute_batch``)."""
+    return parallel_groups(plans, lambda p: p.parallel)
 
 
 @dataclass

@@ -61,6 +61,21 @@ async def run_in_thread(fn: Callable[..., T], *args: Any) -> T:
 # -- approval and read-only votes ------------------------------------------------------
 
 
+def parallel_groups(items: Sequence[T], parallel: Callable[[T], bool]) -> list[list[T]]:
+    """Split ``items`` into the groups a batch runs: each run of adjacent items for which
+    ``parallel`` holds is one group (run together); every other item is a group alone."""
+    out: list[list[T]] = []
+    last_parallel = False
+    for item in items:
+        is_parallel = parallel(item)
+        if is_parallel and last_parallel:
+            out[-1].append(item)
+        else:
+            out.append([item])
+        last_parallel = is_parallel
+    return out
+
+
 def needs_approval(tool: Tool, args: str | bytes) -> bool:
     """Whether a call of ``tool`` with ``args`` needs approval: the tool's
     ``requires_approval_for(args)`` if it has one, else ``Info.requires_approval``. A vote
@@ -297,17 +312,11 @@ class Executor:
         read-only or concurrent calls runs in parallel; other calls run one at a time, in
         order. Cancelling the batch cancels the calls in flight and propagates."""
         results: list[ToolResult] = []
-        i, n = 0, len(calls)
-        while i < n:
-            j = i
-            while j < n and self._parallel(calls[j]):
-                j += 1
-            if j - i > 1:
-                results.extend(await self._gather(calls[i:j]))
-                i = j
+        for group in parallel_groups(calls, self._parallel):
+            if len(group) > 1:
+                results.extend(await self._gather(group))
             else:
-                results.append(await self.execute(calls[i]))
-                i += 1
+                results.append(await self.execute(group[0]))
         return results
 
     async def _gather(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
