@@ -11,19 +11,16 @@ that works because an MCP connection lives on its own loop thread, not the calle
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextvars
 import os
 import shlex
-import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from nb_tools.jupyter._session import Session, get_session
+from nb_tools.tool._sync import run_blocking
 
 T = TypeVar("T")
 
@@ -254,26 +251,3 @@ def mcp_list_text() -> str:
     return "\n".join(lines)
 
 
-def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to its end from synchronous code, also inside a running loop (the
-    kernel's): then on a fresh loop in a helper thread while this thread waits."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: list[Any] = []
-    ctx = contextvars.copy_context()
-
-    def run() -> None:
-        try:
-            box.append((True, ctx.run(asyncio.run, coro)))
-        except BaseException as exc:  # handed to the waiting thread
-            box.append((False, exc))
-
-    thread = threading.Thread(target=run, name="nb_tools-magic", daemon=True)
-    thread.start()
-    thread.join()
-    ok, value = box[0]
-    if not ok:
-        raise value
-    return value

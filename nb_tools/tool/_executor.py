@@ -336,25 +336,6 @@ class Executor:
     def execute_sync(self, call: ToolCall) -> ToolResult:
         """Run one call from synchronous code. Inside a running event loop (a Jupyter
         cell) the call runs on a fresh loop in a helper thread while this thread waits."""
-        import asyncio
+        from nb_tools.tool._sync import run_blocking
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.execute(call))
-        box: list[ToolResult | BaseException] = []
-        ctx = contextvars.copy_context()
-
-        def run() -> None:
-            try:
-                box.append(ctx.run(asyncio.run, self.execute(call)))
-            except BaseException as exc:  # handed to the waiting thread
-                box.append(exc)
-
-        thread = threading.Thread(target=run, name="nb_tools-execute-sync", daemon=True)
-        thread.start()
-        thread.join()
-        outcome = box[0]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
+        return run_blocking(self.execute(call))
