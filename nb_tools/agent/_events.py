@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from nb_tools.agent._notices import ContextCompacted, RunNotice, ThinkingDelta
 from nb_tools.model import ToolCall, ToolResult, Usage
 from nb_tools.tool._progress import Progress
 from nb_tools.tool._types import Change, Info
@@ -99,4 +100,7 @@ Event: TypeAlias = (
     | UsageUpdated
     | ModelFailed
     | RunFinished
+    | ThinkingDelta
+    | ContextCompacted
+    | RunNotice
 )

@@ -1,0 +1,38 @@
+"""Events of the Messages API features: thinking as it streams, a compacted conversation,
+and notices (a retried cut tool call, a server tool left out, ...)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThinkingDelta:
+    """A piece of the model's extended thinking (shown collapsed)."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextCompacted:
+    """The conversation was made shorter: ``how`` is "server" (the API's compaction: a
+    ``compaction`` block now stands for what came before it), "summary" (older turns
+    replaced by a summary the model wrote) or "cleared" (old large tool results replaced by
+    a note). ``tokens_before`` is the conversation's size that triggered it (0: unknown)."""
+
+    how: Literal["server", "summary", "cleared"]
+    messages_before: int
+    messages_after: int
+    tokens_before: int = 0
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunNotice:
+    """Something the run did on its own that the user should know: ``kind`` is
+    "retry_max_tokens", "server_tool_skipped", "image_resized", "image_dropped",
+    "pause_turn", ..."""
+
+    kind: str
+    message: str
