@@ -5,6 +5,7 @@ The loop in ``_agent`` calls :meth:`TurnDriver.request` and :meth:`TurnDriver.ju
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._context import (
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from nb_tools.tool import Registry
 
 log = logging.getLogger("nb_tools.agent")
+# The conversation's size after each agent's last reply, so the next run knows it too.
+_last_tokens: weakref.WeakKeyDictionary[Agent, int] = weakref.WeakKeyDictionary()
 
 
 class TurnDriver:
@@ -44,7 +47,8 @@ class TurnDriver:
         self.model = provider.model
         self.policy = TurnPolicy(agent=agent, model=self.model, max_tokens=agent.max_tokens)
         self.fitter = ImageFitter()
-        self.tokens = 0  # the conversation's size after the last reply (exact, from usage)
+        # the conversation's size after the last reply (exact, from usage); 0: unknown
+        self.tokens = _last_tokens.get(agent, 0)
         opts = agent.request_options
         self.extra, self.betas = server_context_management(
             self.model, opts.compaction, opts.clear_tool_results
@@ -71,7 +75,7 @@ class TurnDriver:
                 if done is not None:
                     messages[:] = done[0]
                     events.append(done[1])
-                    self.tokens = 0
+                    self.tokens = _last_tokens[self.agent] = 0
             if events:
                 request = self._build(registry, messages, max_tokens)
         events.extend(self.policy.notices)
@@ -113,6 +117,7 @@ class TurnDriver:
             + usage.cache_creation_input_tokens
             + usage.output_tokens
         )
+        _last_tokens[self.agent] = self.tokens
         verdict = self.policy.judge(response, request)
         events: list[Event] = list(verdict.notices)
         if any(isinstance(b, CompactionBlock) for b in response.message.content):

@@ -278,6 +278,30 @@ class AnthropicProvider:
             stop_sequence=turn.stop_sequence,
         )
 
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The request's input tokens, from the API's token counting (free, rate-limited
+        apart from messages)."""
+        self._check_allowed()
+        import anthropic
+        import httpx2
+
+        from nb_tools.model._anthropic_convert import dumps, request_params
+
+        params = request_params(request, model=self._model, cache=False)
+        params.pop("max_tokens", None)
+        try:
+            response = await self.client.post(
+                "/v1/messages/count_tokens",
+                cast_to=httpx2.Response,
+                content=dumps(params).encode(),
+                options=self._request_options(request),
+            )
+        except anthropic.APIStatusError as err:
+            raise self._status_error(err) from err
+        except anthropic.APIConnectionError as err:
+            raise ModelError(f"token counting failed: {err}", retryable=True) from err
+        return int(response.json()["input_tokens"])
+
     def _request_options(self, request: ModelRequest) -> Any:
         options = self._span_options(request.max_tokens)
         if request.betas:

@@ -165,8 +165,9 @@ class ScriptedModel:
             blocks.append(ToolUseBlock(id=call_id, name=c.name, arguments=text))
         usage = reply.usage or Usage(
             input_tokens=max(1, _size(request) // 4),
-            output_tokens=max(1, (len(reply.text) + sum(len(c.argument_text) for c in reply.calls))
-                              // 4),
+            output_tokens=max(
+                1, (len(reply.text) + sum(len(c.argument_text) for c in reply.calls)) // 4
+            ),
         )
         yield ResponseEvent(
             message=Message(role="assistant", content=tuple(blocks)),
