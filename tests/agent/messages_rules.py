@@ -20,7 +20,8 @@ def problems(body: dict[str, Any]) -> list[str]:
     for i, m in enumerate(messages):
         if i and m["role"] == messages[i - 1]["role"]:
             out.append(f"messages.{i}: roles must alternate (two {m['role']} messages)")
-        content = m["content"] if isinstance(m["content"], list) else [m["content"]]
+        raw = m["content"]
+        content = raw if isinstance(raw, list) else [{"type": "text", "text": raw}]
         if not content:
             out.append(f"messages.{i}: empty content")
         results = [j for j, b in enumerate(content) if b.get("type") == "tool_result"]

@@ -102,8 +102,49 @@ async def test_thinking_in_a_tool_loop_is_sent_back_unchanged(server: FakeMessag
         "I should add  1 and 2.\nThe tool said 3."
     )
     assert isinstance(agent.messages[-1].content[0], ThinkingBlock)
-    assert await agent.run("and 2+2?")  # the third request keeps both thinking blocks
-    assert server.remaining == 0 or True
+    server.push(reply("4"))
+    assert (await agent.run("and 2+2?")).text == "4"
+    third = body(server, 2)["messages"]  # both thinking blocks, unchanged, in order
+    assert [b["thinking"] for m in third for b in m["content"] if b["type"] == "thinking"] == [
+        "I should add  1 and 2.\n",
+        "The tool said 3.",
+    ]
+
+
+def test_the_request_checker_finds_each_broken_rule() -> None:
+    from messages_rules import problems
+
+    found = problems(
+        {
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": " \n"}]},
+                {"role": "user", "content": "x"},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "thinking", "thinking": "a", "signature": "forged"},
+                        {"type": "tool_use", "id": "t1", "name": "n", "input": {}},
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "x"},
+                        {"type": "tool_result", "tool_use_id": "t1"},
+                        {"type": "tool_result", "tool_use_id": "t9"},
+                    ],
+                },
+            ]
+        }
+    )
+    assert found == [
+        "messages.0.content.0: empty or whitespace-only text",
+        "messages.1: roles must alternate (two user messages)",
+        "messages.2.content.0: a thinking block was changed",
+        "messages.2: tool_use ['t1'] answered by ['t1', 't9']",
+        "messages.3: tool_result blocks must come first",
+        "messages.3: tool_result t9 answers no call",
+    ]
 
 
 def test_thinking_options_are_checked() -> None:
