@@ -236,7 +236,11 @@ def fit_image(part: Part, side: int = MAX_IMAGE_SIDE) -> tuple[Part | None, str]
         image = Image.open(io.BytesIO(part.data))
         width, height = image.size
     except Exception as exc:
-        return None, f"Pillow cannot read it ({type(exc).__name__}: {exc})"
+        # Not an image Pillow knows: its size is all that can be checked here (the API
+        # judges the rest, and the media type already limits what is sent as an image).
+        if len(part.data) <= MAX_IMAGE_BYTES:
+            return part, ""
+        return None, f"it is over 5 MB and Pillow cannot read it to shrink it ({exc})"
     if max(width, height) <= side and len(part.data) <= MAX_IMAGE_BYTES:
         return part, ""
     scale = min(1.0, side / max(width, height))

@@ -17,7 +17,12 @@ from nb_tools.agent._context import (
     server_context_management,
     summarise,
 )
-from nb_tools.agent._notices import ContextCompacted, RunNotice
+from nb_tools.agent._notices import (
+    CitationsReceived,
+    ContextCompacted,
+    RunNotice,
+    ServerToolUsed,
+)
 from nb_tools.agent._turns import TurnPolicy, Verdict
 from nb_tools.model import (
     CompactionBlock,
@@ -25,6 +30,8 @@ from nb_tools.model import (
     ModelRequest,
     Provider,
     ResponseEvent,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ToolResultBlock,
 )
@@ -131,11 +138,36 @@ class TurnDriver:
                     "the turns before it",
                 )
             )
+        events.extend(reply_events(response.message))
         if response.stop_reason == "pause_turn":
             events.append(
                 RunNotice(kind="pause_turn", message="the API paused a long turn; continuing it")
             )
         return verdict, events
+
+
+def reply_events(message: Message) -> list[Event]:
+    """Server tools the reply used (each with its result) and its text's citations."""
+    results = {b.tool_use_id: b for b in message.content if isinstance(b, ServerToolResultBlock)}
+    events: list[Event] = []
+    citations: list[Any] = []
+    for b in message.content:
+        if isinstance(b, ServerToolUseBlock):
+            r = results.get(b.id)
+            events.append(
+                ServerToolUsed(
+                    id=b.id,
+                    name=b.name,
+                    arguments=b.arguments,
+                    result_type=r.type if r else "",
+                    content=r.content if r else None,
+                )
+            )
+        elif isinstance(b, TextBlock) and b.citations:
+            citations.extend(b.citations)
+    if citations:
+        events.append(CitationsReceived(citations=tuple(citations)))
+    return events
 
 
 def _with_max_tokens(request: ModelRequest, max_tokens: int) -> ModelRequest:

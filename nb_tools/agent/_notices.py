@@ -3,8 +3,9 @@ and notices (a retried cut tool call, a server tool left out, ...)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,3 +37,23 @@ class RunNotice:
 
     kind: str
     message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerToolUsed:
+    """A tool the API ran itself (web_search, web_fetch, code_execution): its call and, when
+    it came in the same reply, its result block (``result_type`` and ``content`` as the API
+    sent them)."""
+
+    id: str
+    name: str
+    arguments: str
+    result_type: str = ""
+    content: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CitationsReceived:
+    """The citations of a reply's text (the API's citation objects)."""
+
+    citations: tuple[Mapping[str, Any], ...]

@@ -148,6 +148,35 @@ class RequestOptions:
         )
 
 
+def configure_request(
+    agent: Agent, *, thinking: object = None, server_tools: Sequence[str] | None = None
+) -> None:
+    """``%%agent --thinking/--server-tools``: change what later runs send (None: unchanged;
+    thinking "0" turns it off)."""
+    if thinking is None and server_tools is None:
+        return
+    opts = agent.request_options
+    new_thinking: Any = opts.thinking
+    if thinking is not None:
+        new_thinking = None if str(thinking).strip() in ("0", "off", "none") else thinking
+        if isinstance(new_thinking, str) and new_thinking.isdigit():
+            new_thinking = int(new_thinking)
+    choice = dict(opts.tool_choice) if opts.tool_choice else None
+    disable = bool(choice and choice.pop("disable_parallel_tool_use", False))
+    agent.request_options = RequestOptions.make(
+        thinking=new_thinking,
+        effort=opts.effort,
+        server_tools=opts.server_tools if server_tools is None else tuple(server_tools),
+        tool_choice=choice if choice != {"type": "auto"} or not disable else None,
+        disable_parallel_tool_use=disable,
+        temperature=opts.temperature,
+        top_p=opts.top_p,
+        stop_sequences=opts.stop_sequences,
+        compaction=opts.compaction,
+        clear_tool_results=opts.clear_tool_results,
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class Verdict:
     """What the loop does with a reply. ``keep``: append it to the conversation; ``run``:

@@ -202,10 +202,7 @@ def check_body(body: object, *, count: bool = False) -> str | None:
         return "the request body must be a JSON object"
     if not isinstance(body.get("model"), str) or not body["model"]:
         return "model: Field required"
-    if count:
-        if "max_tokens" in body or "stream" in body:
-            return "count_tokens: max_tokens and stream: Extra inputs are not permitted"
-    elif not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
+    if not count and (not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1):
         return "max_tokens: Field required (a positive integer)"
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
