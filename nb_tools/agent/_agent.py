@@ -633,7 +633,7 @@ class _Run:
         the result and the events still to emit."""
         messages = self.agent._messages
         partial = "".join(self.partial)
-        if partial:  # a reply cut mid-stream: keep its text, drop its unfinished calls
+        if partial.strip():  # a reply cut mid-stream: keep its text, drop unfinished calls
             messages.append(Message(role="assistant", content=(TextBlock(text=partial),)))
             self.text = partial
         self.partial = []

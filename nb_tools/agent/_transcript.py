@@ -30,7 +30,7 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
-from nb_tools.agent._transcript_blocks import messages_item
+from nb_tools.agent._transcript_blocks import MESSAGES_KINDS, item_text_lines, messages_item
 from nb_tools.model import Part, Usage
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
@@ -263,6 +263,8 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
                 out.append(f"  | … {len(lines) - max_result_lines} more lines")
             for part in item.get("parts") or []:
                 out.append(f"  [{part.get('kind')} {part.get('media_type')}]")
+        elif kind in MESSAGES_KINDS:
+            out.extend(item_text_lines(item))
     footer = f"[{d.get('stop_reason') or 'running'}] " + usage_line(
         d.get("usage", {}), d.get("turns")
     )

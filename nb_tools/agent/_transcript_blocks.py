@@ -88,3 +88,32 @@ def server_tool_item(event: ServerToolUsed) -> dict[str, Any]:
         if content.get("url"):
             item["url"] = content["url"]
     return item
+
+
+MESSAGES_KINDS = frozenset({"thinking", "server_tool", "citations", "compaction", "notice"})
+
+
+def item_text_lines(item: Mapping[str, Any]) -> list[str]:
+    """The plain-text form of a Messages API item (thinking is shortened to a line)."""
+    kind = item.get("kind")
+    if kind == "thinking":
+        text = " ".join(str(item.get("text", "")).split())
+        return [f"[thinking] {text[:200]}{'…' if len(text) > 200 else ''}"]
+    if kind == "server_tool":
+        lines = [f"[server tool] {item.get('name')}({item.get('arguments', '')})"]
+        if item.get("error"):
+            lines.append(f"  → error: {item['error']}")
+        for r in item.get("results") or []:
+            lines.append(f"  - {r.get('title', '')} <{r.get('url', '')}>")
+        for key in ("stdout", "stderr"):
+            if item.get(key):
+                lines.extend(f"  {key}| {line}" for line in str(item[key]).splitlines()[:12])
+        return lines
+    if kind == "citations":
+        return [
+            f"  [source] {s.get('title') or s.get('url')} <{s.get('url', '')}>"
+            for s in item.get("sources") or []
+        ]
+    if kind in ("compaction", "notice"):
+        return [f"[{kind}] {item.get('text', '')}"]
+    return []
