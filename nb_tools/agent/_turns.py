@@ -23,6 +23,7 @@ from nb_tools.model import (
     ToolUseBlock,
 )
 from nb_tools.model._limits import (
+    BETA_EFFORT,
     BETA_INTERLEAVED_THINKING,
     anthropic_tool,
     limits_for,
@@ -234,6 +235,8 @@ class TurnPolicy:
                 betas.append(BETA_INTERLEAVED_THINKING)
         if opts.effort and limits.effort:
             options["output_config"] = {"effort": opts.effort}
+            if not limits.adaptive_thinking:  # Opus 4.5 takes effort as a beta
+                betas.append(BETA_EFFORT)
         if opts.tool_choice is not None:
             options["tool_choice"] = dict(opts.tool_choice)
         if opts.temperature is not None:
@@ -357,7 +360,13 @@ class TurnPolicy:
                 "%%agent cell) continues it",
             )
         if reason == "model_context_window_exceeded":
-            return Verdict(run=False, stop_reason=reason, error=context_window_text(self.model))
+            # Kept only without calls: a call that cannot be answered must not stay.
+            return Verdict(
+                keep=not message.tool_calls,
+                run=False,
+                stop_reason=reason,
+                error=context_window_text(self.model),
+            )
         if reason == "pause_turn":
             return Verdict(again=True)
         return Verdict(stop_reason=reason)

@@ -13,6 +13,7 @@ from typing import Any
 _VERSION = re.compile(r"^\d{1,2}$")
 
 BETA_INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
+BETA_EFFORT = "effort-2025-11-24"
 BETA_COMPACTION = "compact-2026-01-12"
 BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
 BETA_WEB_FETCH = "web-fetch-2025-09-10"

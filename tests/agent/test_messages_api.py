@@ -332,6 +332,33 @@ async def test_anthropic_defined_tools_are_declared_by_type(server: FakeMessages
     assert body(server, 1)["tools"][1]["type"] == "bash_20241022"
 
 
+async def test_the_text_editor_is_declared_by_type_and_runs(
+    server: FakeMessagesServer, tmp_path: Any
+) -> None:
+    from nb_tools.builtin import TextEditorTool
+    from nb_tools.builtin._readstate import ReadState
+    from nb_tools.builtin._workspace import Workspace
+
+    (tmp_path / "a.txt").write_text("hello\n")
+    editor = TextEditorTool(Workspace(tmp_path), ReadState())
+    server.push(
+        reply("", call("str_replace_based_edit_tool", command="view", path="a.txt")),
+        reply("It says hello."),
+    )
+    agent, rec = agent_for(server, editor)
+    result = await agent.run("read a.txt")
+    assert result.text == "It says hello."
+    assert body(server, 0)["tools"] == [
+        {
+            "type": "text_editor_20250728",
+            "name": "str_replace_based_edit_tool",
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
+    answer = body(server, 1)["messages"][-1]["content"][0]
+    assert answer["type"] == "tool_result" and "hello" in json.dumps(answer)
+
+
 # ---- long conversations --------------------------------------------------------------------
 
 

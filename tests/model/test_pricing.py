@@ -60,3 +60,51 @@ def test_cost_counts_every_kind_of_token() -> None:
 
 def test_no_tokens_cost_nothing() -> None:
     assert cost_usd("claude-sonnet-4-6", Usage()) == 0.0
+
+
+def test_web_searches_are_priced_and_thinking_is_output() -> None:
+    usage = Usage(output_tokens=1_000_000, thinking_tokens=400_000, web_search_requests=3)
+    # thinking tokens are part of output_tokens: not billed twice; a search costs $0.01
+    assert cost_usd("claude-sonnet-4-5", usage) == pytest.approx(15.0 + 0.03)
+    total = usage + usage
+    assert (total.thinking_tokens, total.web_search_requests) == (800_000, 6)
+
+
+@pytest.mark.parametrize(
+    ("model", "output", "adaptive", "compaction", "claude4"),
+    [
+        ("claude-sonnet-4-5", 64_000, False, False, True),
+        ("claude-opus-4-1-20250805", 32_000, False, False, True),
+        ("claude-opus-4-6", 128_000, True, True, True),
+        ("claude-3-7-sonnet-20250219", 64_000, False, False, False),
+        ("claude-3-5-haiku-20241022", 8_192, False, False, False),
+    ],
+)
+def test_model_limits(
+    model: str, output: int, adaptive: bool, compaction: bool, claude4: bool
+) -> None:
+    from nb_tools.model._limits import limits_for
+
+    limits = limits_for(model)
+    assert (
+        limits.max_output_tokens,
+        limits.adaptive_thinking,
+        limits.server_compaction,
+        limits.claude4,
+    ) == (output, adaptive, compaction, claude4)
+
+
+def test_anthropic_tool_versions_follow_the_model() -> None:
+    from nb_tools.model._limits import anthropic_tool
+
+    editor = "str_replace_based_edit_tool"
+    assert anthropic_tool("text_editor_20250728", editor, "claude-sonnet-4-5") == {
+        "type": "text_editor_20250728",
+        "name": editor,
+    }
+    # older models call their editor str_replace_editor: ours is then a custom tool
+    assert anthropic_tool("text_editor_20250728", editor, "claude-3-7-sonnet-20250219") is None
+    assert anthropic_tool("bash_20250124", "bash", "claude-3-5-sonnet-20241022") == {
+        "type": "bash_20241022",
+        "name": "bash",
+    }
