@@ -448,8 +448,8 @@ class _Run:
             if not self.pending:
                 if not verdict.again:
                     return self._result(verdict.stop_reason or response.stop_reason, verdict.error)
-                if self.turns >= agent.max_turns:
-                    return self._result("max_turns")
+                if self.turns >= agent.max_turns and verdict.max_tokens is None:
+                    return self._result("max_turns")  # a cut call's one retry still goes
                 continue
             await self._run_calls(executor)
             if self.turns >= agent.max_turns:
