@@ -195,9 +195,34 @@ def _block_stop(index: int) -> tuple[str, JSON]:
     return "content_block_stop", {"type": "content_block_stop", "index": index}
 
 
-def check_body(body: object, *, count: bool = False) -> str | None:
+def recorded_thinking(body: bytes) -> set[tuple[str, str]]:
+    """The (thinking, signature) pairs of the thinking blocks in a recorded stream."""
+    from nb_tools.model._sse_parse import SSEDecoder
+
+    decoder = SSEDecoder()
+    blocks: dict[int, list[str]] = {}
+    for name, data in [*decoder.feed(body), *decoder.finish()]:
+        if name not in ("content_block_start", "content_block_delta"):
+            continue
+        event = json.loads(data)
+        index = event["index"]
+        block = event.get("content_block") or {}
+        delta = event.get("delta") or {}
+        if block.get("type") == "thinking":
+            blocks[index] = [block.get("thinking", ""), block.get("signature", "")]
+        elif index in blocks and delta.get("type") == "thinking_delta":
+            blocks[index][0] += delta["thinking"]
+        elif index in blocks and delta.get("type") == "signature_delta":
+            blocks[index][1] = delta["signature"]
+    return {(t, s) for t, s in blocks.values()}
+
+
+def check_body(
+    body: object, *, count: bool = False, signed: set[tuple[str, str]] | None = None
+) -> str | None:
     """The first problem the real API would reject this request body for, or None
-    (``count``: a token-counting request, which takes no max_tokens)."""
+    (``count``: a token-counting request, which takes no max_tokens; ``signed``: thinking
+    blocks from recorded streams, signed by the real API)."""
     if not isinstance(body, dict):
         return "the request body must be a JSON object"
     if not isinstance(body.get("model"), str) or not body["model"]:
@@ -213,10 +238,10 @@ def check_body(body: object, *, count: bool = False) -> str | None:
     breakpoints = json.dumps(body).count('"cache_control"')
     if breakpoints > 4:
         return f"A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}."
-    return _check_messages(messages)
+    return _check_messages(messages, signed or set())
 
 
-def _check_messages(messages: list[Any]) -> str | None:
+def _check_messages(messages: list[Any], signed: set[tuple[str, str]]) -> str | None:
     for i, message in enumerate(messages):
         if message.get("role") not in ("user", "assistant"):
             return f"messages.{i}.role: must be 'user' or 'assistant'"
@@ -233,9 +258,7 @@ def _check_messages(messages: list[Any]) -> str | None:
                     f"messages.{i}.content.{j}.text: text content blocks must contain "
                     "non-whitespace text"
                 )
-            if block.get("type") == "thinking" and block.get("signature") != signature_for(
-                str(block.get("thinking", ""))
-            ):
+            if block.get("type") == "thinking" and not _signed(block, signed):
                 return (
                     f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block (the "
                     "thinking text or its signature was changed)"
@@ -245,6 +268,11 @@ def _check_messages(messages: list[Any]) -> str | None:
             if problem:
                 return problem
     return None
+
+
+def _signed(block: Mapping[str, Any], signed: set[tuple[str, str]]) -> bool:
+    thinking, signature = str(block.get("thinking", "")), block.get("signature")
+    return signature == signature_for(thinking) or (thinking, signature) in signed
 
 
 def _check_answered(i: int, content: list[Any], following: Mapping[str, Any]) -> str | None:

@@ -36,6 +36,7 @@ from nb_tools.testing._sse import (
     encode_event,
     error_body,
     message_json,
+    recorded_thinking,
     stream_events,
     usage_for,
 )
@@ -97,6 +98,9 @@ class FakeMessagesServer:
         self._fault_uses = 0
         self._served = 0
         self._ids = itertools.count(1)
+        # (thinking, signature) of the thinking blocks in recorded streams served, which
+        # may come back signed by the real API rather than by this server
+        self.signed: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -270,7 +274,11 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", errors="replace")
             problem: str | None = f"the request body is not JSON: {err}"
         else:
-            problem = check_body(body, count=self.path.split("?")[0].endswith("/count_tokens"))
+            problem = check_body(
+                body,
+                count=self.path.split("?")[0].endswith("/count_tokens"),
+                signed=self.server.fake.signed,
+            )
         headers = {k.lower(): v for k, v in self.headers.items()}
         fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=body))
         path = self.path.split("?")[0]
@@ -291,6 +299,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(action.status, error_body(action.status, action.message), extra)
             return
         reply = action.reply
+        if reply.raw_sse is not None:
+            fake.signed.update(recorded_thinking(reply.raw_sse))
+            self._stream_raw(reply.raw_sse)
+            return
         ids = [c.id or fake._new_id("toolu") for c in reply.calls]
         msg_id, model, usage = fake._new_id("msg"), str(body["model"]), usage_for(reply, body)
         cut = action.fault.cut_after if action.fault else None
@@ -332,6 +344,13 @@ class _Handler(BaseHTTPRequestHandler):
             pending.append(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         pending.append(b"0\r\n\r\n")
         self.wfile.write(b"".join(pending))
+
+    def _stream_raw(self, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
 
     def _send_json(
         self,

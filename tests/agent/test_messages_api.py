@@ -345,7 +345,7 @@ async def test_the_text_editor_is_declared_by_type_and_runs(
         reply("", call("str_replace_based_edit_tool", command="view", path="a.txt")),
         reply("It says hello."),
     )
-    agent, rec = agent_for(server, editor)
+    agent, _ = agent_for(server, editor)
     result = await agent.run("read a.txt")
     assert result.text == "It says hello."
     assert body(server, 0)["tools"] == [
