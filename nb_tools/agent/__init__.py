@@ -30,6 +30,14 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._notices import (
+    CitationsReceived,
+    ContextCompacted,
+    RunNotice,
+    ServerToolUsed,
+    ThinkingDelta,
+)
+from nb_tools.agent._turns import RequestOptions
 
 __all__ = [
     "CUT_OFF_TEXT",
@@ -40,15 +48,21 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalRequested",
     "Approver",
+    "CitationsReceived",
+    "ContextCompacted",
     "Decision",
     "Event",
     "EventHandler",
     "ModelFailed",
     "Permission",
     "Policy",
+    "RequestOptions",
     "RunFinished",
+    "RunNotice",
     "RunResult",
+    "ServerToolUsed",
     "TextDelta",
+    "ThinkingDelta",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolProgress",

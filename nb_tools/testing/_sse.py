@@ -68,6 +68,17 @@ def usage_json(usage: Usage) -> JSON:
 
 def content_json(reply: Reply, tool_ids: Sequence[str]) -> list[JSON]:
     blocks: list[JSON] = []
+    if reply.thinking is not None:
+        blocks.append(
+            {
+                "type": "thinking",
+                "thinking": reply.thinking,
+                "signature": signature_for(reply.thinking),
+            }
+        )
+    if reply.redacted_thinking is not None:
+        blocks.append({"type": "redacted_thinking", "data": reply.redacted_thinking})
+    blocks.extend(dict(b) for b in reply.blocks)
     if reply.text:
         blocks.append({"type": "text", "text": reply.text})
     for call, tool_id in zip(reply.calls, tool_ids, strict=True):
@@ -83,7 +94,7 @@ def message_json(
     reply: Reply, *, msg_id: str, model: str, tool_ids: Sequence[str], usage: Usage
 ) -> JSON:
     """The non-streaming response body."""
-    return {
+    message: JSON = {
         "id": msg_id,
         "type": "message",
         "role": "assistant",
@@ -93,6 +104,9 @@ def message_json(
         "stop_sequence": None,
         "usage": usage_json(usage),
     }
+    if reply.stop_details:
+        message["stop_details"] = dict(reply.stop_details)
+    return message
 
 
 def stream_events(

@@ -403,7 +403,9 @@ def _hang_up(conn: socket.socket) -> None:
 
 def steps_from_json(items: Iterable[Mapping[str, Any]]) -> list[Step]:
     """Steps from plain data: ``{"text": ..., "calls": [{"name": ..., "arguments": {...}}
-    or {"name": ..., "raw": "..."}], "stop_reason": ..., "usage": {...}, "chunk_delay": ...}``
+    or {"name": ..., "raw": "..."}], "stop_reason": ..., "usage": {...}, "chunk_delay": ...,
+    "thinking": ..., "redacted_thinking": ..., "blocks": [API blocks], "stop_details": {...},
+    "cut_last_call": true}``
     or ``{"fault": {"status": 529, "times": 2}}`` / ``{"fault": {"cut_after": 5}}``."""
     steps: list[Step] = []
     for i, item in enumerate(items):
@@ -413,7 +415,18 @@ def steps_from_json(items: Iterable[Mapping[str, Any]]) -> list[Step]:
             except TypeError as err:
                 raise ValueError(f"script step {i}: bad fault {item['fault']!r}: {err}") from None
             continue
-        unknown = set(item) - {"text", "calls", "stop_reason", "usage", "chunk_delay"}
+        unknown = set(item) - {
+            "text",
+            "calls",
+            "stop_reason",
+            "usage",
+            "chunk_delay",
+            "thinking",
+            "redacted_thinking",
+            "blocks",
+            "stop_details",
+            "cut_last_call",
+        }
         if unknown:
             raise ValueError(f"script step {i}: unknown keys {sorted(unknown)}")
         calls = tuple(
@@ -430,6 +443,11 @@ def steps_from_json(items: Iterable[Mapping[str, Any]]) -> list[Step]:
                 stop_reason=item.get("stop_reason"),
                 usage=usage,
                 chunk_delay=float(item.get("chunk_delay", 0.0)),
+                thinking=item.get("thinking"),
+                redacted_thinking=item.get("redacted_thinking"),
+                blocks=tuple(item.get("blocks", ())),
+                stop_details=item.get("stop_details"),
+                cut_last_call=bool(item.get("cut_last_call", False)),
             )
         )
     return steps
