@@ -73,6 +73,7 @@ def agent_for(session: Session, model: str | None) -> Agent:
         tools=session.run_tools,
         rules=session.rules,
         messages=old.messages if old is not None else (),
+        system=old.system if old is not None else None,  # --system outlives --model
     )
     if old is not None:
         agent.always_allow |= old.always_allow
