@@ -200,8 +200,11 @@ async def _run_shown(
         session.record(event)
         view.on_event(event)
 
+    from nb_tools.jupyter._headless import FrontendWatch
+
+    watch = FrontendWatch(view.box)  # before view.show(): is anyone there to click?
     previous_approver = agent.approver
-    agent.approver = view.ask if agent.approval != "deny" else None
+    agent.approver = watch.guard(view.ask) if agent.approval != "deny" else None
     failure: BaseException | None = None
     interrupted = False
     try:
