@@ -39,6 +39,7 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, plan, run_approved
 from nb_tools.model import (
     Message,
@@ -284,6 +285,7 @@ class _Run:
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
         self.background: set[asyncio.Future[Any]] = set()
+        self.retries: int | None = None  # model retries made here (ModelRetrying events)
 
     # -- events --------------------------------------------------------------------------
 
@@ -417,7 +419,9 @@ class _Run:
 
     async def _stream(self, provider: Provider, request: ModelRequest) -> ResponseEvent:
         response: ResponseEvent | None = None
-        stream = provider.stream(request)
+        if self.retries is None:
+            self.retries = take_over_retries(provider)
+        stream = stream_with_retries(provider, request, self.retries, self.emit)
         try:
             async for event in stream:
                 if isinstance(event, TextDeltaEvent):

@@ -81,6 +81,17 @@ class ModelFailed:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ModelRetrying:
+    """A model request failed in a way worth retrying (overloaded, rate limited, a dropped
+    connection); the agent tries again after ``wait`` seconds. ``attempt`` counts from 1;
+    ``reason`` is short ("overloaded", "rate limited", ...)."""
+
+    attempt: int
+    wait: float
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunFinished:
     """The last event of every run. ``result.stop_reason`` says how it ended:
     "end_turn", "max_turns", "stopped", "error", "max_tokens", …"""
@@ -98,5 +109,6 @@ Event: TypeAlias = (
     | ToolCallFinished
     | UsageUpdated
     | ModelFailed
+    | ModelRetrying
     | RunFinished
 )
