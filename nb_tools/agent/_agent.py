@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import os
 import threading
 import time
 import warnings
@@ -88,6 +89,7 @@ class RunResult:
     stop_reason: str
     error: str | None = None
     turns: int = 0
+    system: str | None = None  # the system prompt in force (saved with transcripts)
 
 
 class Agent:
@@ -184,6 +186,51 @@ class Agent:
             raise RuntimeError("Agent.reset: a run is in progress; stop it first")
         self._messages.clear()
         self.last_result = None
+
+    # -- saving and inspecting --------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the conversation to ``path`` as JSON: every message with all its blocks,
+        the usage, the model name, the system prompt, the policy and the rules in force.
+        Tools are code and are not saved: give them again to :meth:`load`."""
+        from nb_tools.agent._persist import save
+
+        save(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], **kwargs: Any) -> Agent:
+        """An agent continuing the conversation saved by :meth:`save`; ``kwargs`` (e.g.
+        ``tools=``, ``model=``, ``approver=``) are passed to ``Agent(...)`` and win over
+        what was saved. The next request carries the same messages, byte for byte."""
+        from nb_tools.agent._persist import load
+
+        return load(cls, path, **kwargs)
+
+    @classmethod
+    def from_notebook(
+        cls, path: str | os.PathLike[str], cell: int | str | None = None, **kwargs: Any
+    ) -> Agent:
+        """An agent continuing the conversation as it was after the ``%%agent`` run shown
+        in ``cell`` (an index from 0, or a cell id; default: the last run) of a saved
+        notebook, read from its transcript output. ``kwargs`` go to ``Agent(...)``."""
+        from nb_tools.agent._persist import from_notebook
+
+        return from_notebook(cls, path, cell, **kwargs)
+
+    def request_preview(self, prompt: str = "") -> ModelRequest:
+        """The exact request the model would get if ``prompt`` were run now: the system
+        prompt, the conversation with ``prompt`` appended as the run would append it, the
+        tool specs (sorted, as sent) and ``max_tokens``. Nothing is sent or changed. The
+        provider turns it into its wire format (``AnthropicProvider``: a Messages API body)."""
+        messages = list(self._messages)
+        if prompt.strip() or not messages or messages[-1].role != "user":
+            _append_user_text(messages, prompt)
+        return ModelRequest(
+            system=self.system or "",
+            messages=tuple(messages),
+            tools=tuple(self.tools.specs()),
+            max_tokens=self.max_tokens,
+        )
 
     # -- running -------------------------------------------------------------------------
 
@@ -369,6 +416,7 @@ class _Run:
             stop_reason=stop_reason,
             error=error,
             turns=self.turns,
+            system=self.agent.system,
         )
 
     async def _loop(self) -> RunResult:
