@@ -70,6 +70,29 @@ def test_ask_in_a_headless_run_denies_at_once(
     assert "headless" in text and "NB_TOOLS_APPROVAL" in text
     assert elapsed < 55  # never a hang (the cell timeout is 60 s)
 
+    # The saved notebook's transcript holds the conversation: an agent continues it.
+    from nb_tools.agent import Agent
+    from nb_tools.model._anthropic_convert import RequestEncoder
+    from nb_tools.testing import ScriptedModel
+
+    path = tmp_path / "run.ipynb"
+    nbformat.write(nb, path)
+    agent = Agent.from_notebook(path, cell=1, model=ScriptedModel([]))
+    sent = RequestEncoder(transcript["model"]).encode(agent.request_preview("next"), cache=False)
+    assert json.loads(sent)["messages"] == [
+        *_without_cache_marks(requests[-1].body["messages"]),
+        {"role": "assistant", "content": [{"type": "text", "text": "It was denied."}]},
+        {"role": "user", "content": [{"type": "text", "text": "next"}]},
+    ]
+
+
+def _without_cache_marks(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_cache_marks(v) for v in value]
+    return value
+
 
 async def test_a_frontend_view_means_someone_is_there(monkeypatch: pytest.MonkeyPatch) -> None:
     import ipywidgets as widgets
