@@ -11,7 +11,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -27,6 +27,7 @@ from nb_tools.agent._approval import (
     denial_text,
     is_protected_call,
 )
+from nb_tools.agent._driver import TurnDriver, drop_refused_prompt, user_message_blocks
 from nb_tools.agent._events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -40,8 +41,10 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._notices import ThinkingDelta
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, plan, run_approved
+from nb_tools.agent._turns import CONTINUE_TEXT, RequestOptions, sendable
 from nb_tools.model import (
     Message,
     ModelError,
@@ -50,6 +53,7 @@ from nb_tools.model import (
     ResponseEvent,
     TextBlock,
     TextDeltaEvent,
+    ThinkingDeltaEvent,
     ToolResult,
     ToolResultBlock,
     Usage,
@@ -127,10 +131,33 @@ class Agent:
         middlewares: Sequence[Middleware] = (),
         on_event: EventHandler | None = None,
         messages: Iterable[Message] = (),
+        thinking: int | str | Mapping[str, Any] | None = None,
+        effort: str | None = None,
+        server_tools: Sequence[str | Mapping[str, Any]] = (),
+        tool_choice: str | Mapping[str, Any] | None = None,
+        disable_parallel_tool_use: bool = False,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop_sequences: Sequence[str] = (),
+        compaction: bool = True,
+        clear_tool_results: bool = True,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
         self.approval: Policy = check_policy(approval)
+        self.request_options = RequestOptions.make(
+            thinking=thinking,
+            effort=effort,
+            server_tools=server_tools,
+            tool_choice=tool_choice,
+            disable_parallel_tool_use=disable_parallel_tool_use,
+            temperature=temperature,
+            top_p=top_p,
+            stop_sequences=stop_sequences,
+            compaction=compaction,
+            clear_tool_results=clear_tool_results,
+        )
+        """Thinking, server tools, sampling and the rest (see :mod:`nb_tools.agent._turns`)."""
         self._model_name: str | None = model if isinstance(model, str) else None
         self._provider: Provider | None = None if model is None or isinstance(model, str) else model
         if tools is None or isinstance(tools, Registry):
@@ -220,28 +247,36 @@ class Agent:
     def request_preview(self, prompt: str = "") -> ModelRequest:
         """The exact request the model would get if ``prompt`` were run now: the system
         prompt, the conversation with ``prompt`` appended as the run would append it, the
-        tool specs (sorted, as sent) and ``max_tokens``. Nothing is sent or changed. The
+        tool specs (sorted, as sent), ``max_tokens`` and the request options (thinking,
+        tool choice, ...), built as the first turn builds it. Nothing is sent or changed. The
         provider turns it into its wire format (``AnthropicProvider``: a Messages API body)."""
+        from nb_tools.agent._driver import TurnDriver
+
         messages = list(self._messages)
-        if prompt.strip() or not messages or messages[-1].role != "user":
-            _append_user_text(messages, prompt)
-        return ModelRequest(
-            system=self.system or "",
-            messages=tuple(messages),
-            tools=tuple(self.tools.specs()),
-            max_tokens=self.max_tokens,
-        )
+        _append_user_text(messages, prompt, (), self.last_result)
+        return TurnDriver(self, self.provider)._build(self.tools, messages, None)
 
     # -- running -------------------------------------------------------------------------
 
-    async def run(self, prompt: str, *, on_event: EventHandler | None = None) -> RunResult:
+    async def run(
+        self,
+        prompt: str,
+        *,
+        on_event: EventHandler | None = None,
+        attachments: Sequence[object] = (),
+    ) -> RunResult:
         """Send ``prompt`` and run the tool loop until the model stops. Cancelling the task
         stops the run: calls in flight are cancelled, every call left is answered as
         stopped (or cut off), ``RunFinished`` is emitted, ``last_result`` is set, and the
         ``CancelledError`` propagates. An empty prompt continues the conversation as it is
-        (e.g. after "max_turns")."""
+        (e.g. after "max_turns" or a reply cut at "max_tokens"). ``attachments``: images and
+        PDFs sent with the prompt (paths, bytes, PIL images or ``Part`` objects)."""
+        from nb_tools.agent._context import attachment_parts
+
         handlers = [h for h in (self.on_event, on_event) if h is not None]
-        return await _Run(self, prompt, handlers).go()
+        run = _Run(self, prompt, handlers)
+        run.attachments = attachment_parts(attachments)
+        return await run.go()
 
     async def events(self, prompt: str) -> AsyncIterator[Event]:
         """The events of a run of ``prompt`` as an async iterator, ending with
@@ -333,6 +368,7 @@ class _Run:
         self.loop_thread = threading.get_ident()
         self.background: set[asyncio.Future[Any]] = set()
         self.retries: int | None = None  # model retries made here (ModelRetrying events)
+        self.attachments: list[Any] = []
 
     # -- events --------------------------------------------------------------------------
 
@@ -424,16 +460,18 @@ class _Run:
         provider = agent.provider
         registry = agent.tools
         executor = Executor(registry, *agent.middlewares)
-        _append_user_text(agent._messages, self.prompt)
+        _append_user_text(agent._messages, self.prompt, self.attachments, agent.last_result)
+        driver = TurnDriver(agent, provider)
+        again_tokens: int | None = None
         while True:
             self.turns += 1
             await self.emit(TurnStarted(turn=self.turns))
-            request = ModelRequest(
-                system=agent.system or "",
-                messages=tuple(agent._messages),
-                tools=tuple(registry.specs()),
-                max_tokens=agent.max_tokens,
-            )
+            try:
+                request, notes = await driver.request(registry, again_tokens)
+            except ModelError as exc:
+                return await self._failed(str(exc), exc.status)
+            for note in notes:
+                await self.emit(note)
             try:
                 response = await self._stream(provider, request)
             except ModelError as exc:
@@ -444,18 +482,29 @@ class _Run:
             # tool_use of the appended message in ``pending``.
             self.partial = []
             message = response.message
-            if message.content:
+            verdict, notes = driver.judge(response, request)
+            if verdict.keep and sendable(message):
                 agent._messages.append(message)
                 if message.text:
                     self.text = message.text
+            elif verdict.drop_prompt:
+                drop_refused_prompt(agent._messages)
             self.tracker = Tracker()
             self.reported = set()
-            self.pending = [plan(registry, c) for c in message.tool_calls]
+            calls = message.tool_calls if verdict.keep and verdict.run else ()
+            self.pending = [plan(registry, c) for c in calls]
             self.usage = self.usage + response.usage
             agent._usage = agent._usage + response.usage
+            for note in notes:
+                await self.emit(note)
             await self.emit(UsageUpdated(turn=self.turns, usage=response.usage, total=self.usage))
+            again_tokens = verdict.max_tokens
             if not self.pending:
-                return self._result(response.stop_reason)
+                if not verdict.again:
+                    return self._result(verdict.stop_reason or response.stop_reason, verdict.error)
+                if self.turns >= agent.max_turns:
+                    return self._result("max_turns")
+                continue
             await self._run_calls(executor)
             if self.turns >= agent.max_turns:
                 return self._result("max_turns")
@@ -475,6 +524,8 @@ class _Run:
                 if isinstance(event, TextDeltaEvent):
                     self.partial.append(event.text)
                     await self.emit(TextDelta(text=event.text))
+                elif isinstance(event, ThinkingDeltaEvent):
+                    await self.emit(ThinkingDelta(text=event.text))
                 elif isinstance(event, ResponseEvent):
                     response = event
         finally:
@@ -641,7 +692,7 @@ class _Run:
         the result and the events still to emit."""
         messages = self.agent._messages
         partial = "".join(self.partial)
-        if partial:  # a reply cut mid-stream: keep its text, drop its unfinished calls
+        if partial.strip():  # a reply cut mid-stream: keep its text, drop unfinished calls
             messages.append(Message(role="assistant", content=(TextBlock(text=partial),)))
             self.text = partial
         self.partial = []
@@ -658,21 +709,30 @@ class _Run:
         return self._result(stop_reason, error), events
 
 
-def _append_user_text(messages: list[Message], text: str) -> None:
+def _append_user_text(
+    messages: list[Message],
+    text: str,
+    parts: Sequence[Any] = (),
+    last: RunResult | None = None,
+) -> None:
     """Add the prompt keeping roles alternating: after a user message (tool results, or a
-    prompt whose request failed) the text joins that message."""
-    if not text.strip():
+    prompt whose request failed) the text joins that message. An empty prompt continues:
+    after a reply cut at max_tokens it asks the model to go on."""
+    if not text.strip() and not parts:
         if messages and messages[-1].role == "user":
             return
-        raise ValueError(
-            "Agent.run: the prompt is empty and there is nothing to continue; pass some text"
-        )
-    block = TextBlock(text=text)
+        if messages and last is not None and last.stop_reason == "max_tokens":
+            text = CONTINUE_TEXT
+        else:
+            raise ValueError(
+                "Agent.run: the prompt is empty and there is nothing to continue; pass some text"
+            )
+    blocks = user_message_blocks(text, list(parts))
     if messages and messages[-1].role == "user":
-        last = messages[-1]
-        messages[-1] = Message(role="user", content=(*last.content, block))
+        last_message = messages[-1]
+        messages[-1] = Message(role="user", content=(*last_message.content, *blocks))
     else:
-        messages.append(Message(role="user", content=(block,)))
+        messages.append(Message(role="user", content=blocks))
 
 
 def _warn_handler(handler: object, event: object, exc: BaseException | None) -> None:

@@ -5,6 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from nb_tools.agent._notices import (
+    CitationsReceived,
+    ContextCompacted,
+    RunNotice,
+    ServerToolUsed,
+    ThinkingDelta,
+)
 from nb_tools.model import ToolCall, ToolResult, Usage
 from nb_tools.tool._progress import Progress
 from nb_tools.tool._types import Change, Info
@@ -111,4 +118,9 @@ Event: TypeAlias = (
     | ModelFailed
     | ModelRetrying
     | RunFinished
+    | ThinkingDelta
+    | ContextCompacted
+    | RunNotice
+    | ServerToolUsed
+    | CitationsReceived
 )

@@ -168,9 +168,29 @@ def agent_dict(agent: Agent) -> dict[str, Any]:
                 {"action": r.action, "text": r.text, "source": r.source} for r in rules.rules
             ],
         },
+        "request_options": _fields(getattr(agent, "request_options", None)),
         "usage": encode(agent.usage),
         "messages": encode_messages(agent.messages),
     }
+
+
+def _fields(value: Any) -> dict[str, Any] | None:
+    """A dataclass's fields as JSON (no ``$type``: the reader knows the class)."""
+    if value is None or not dataclasses.is_dataclass(value):
+        return None
+    return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+
+
+def _restore(cls: type, data: Mapping[str, Any]) -> Any:
+    hints = _hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            item = decode(data[f.name])
+            kwargs[f.name] = (
+                tuple(item) if isinstance(item, list) and _is_tuple(hints.get(f.name)) else item
+            )
+    return cls(**kwargs)
 
 
 def _model_name(agent: Agent) -> str | None:
@@ -204,7 +224,7 @@ def load(cls: type[Agent], path: str | os.PathLike[str], **overrides: Any) -> Ag
         raise ValueError(f"Agent.load: {path} is not JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(
-            f"Agent.load: {path} is not a saved conversation (no \"format\": \"{FORMAT}\"); "
+            f'Agent.load: {path} is not a saved conversation (no "format": "{FORMAT}"); '
             "write one with agent.save(path), or use Agent.from_notebook for a notebook"
         )
     if data.get("version", 0) > VERSION:
@@ -224,6 +244,9 @@ def load(cls: type[Agent], path: str | os.PathLike[str], **overrides: Any) -> Ag
     kwargs.update(overrides)
     agent = cls(**kwargs)
     agent.always_allow |= set(data.get("always_allow", []))
+    options = data.get("request_options")
+    if options is not None and hasattr(agent, "request_options"):
+        agent.request_options = _restore(type(agent.request_options), options)
     usage = decode(data.get("usage"))
     if isinstance(usage, Usage):
         agent._usage = usage

@@ -23,7 +23,17 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._notices import (
+    CitationsReceived,
+    ContextCompacted,
+    RunNotice,
+    ServerToolUsed,
+    ThinkingDelta,
+)
+from nb_tools.agent._transcript_blocks import MESSAGES_KINDS, item_text_lines, messages_item
 from nb_tools.model import Part, Usage
+
+_MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
 
 TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
 TRANSCRIPT_VERSION = 1
@@ -40,6 +50,9 @@ def usage_dict(usage: Usage | None) -> dict[str, Any]:
         "cache_creation_input_tokens": u.cache_creation_input_tokens,
         "cache_read_input_tokens": u.cache_read_input_tokens,
         "cost_usd": round(u.cost_usd, 6),
+        "thinking_tokens": u.thinking_tokens,
+        "web_search_requests": u.web_search_requests,
+        "web_fetch_requests": u.web_fetch_requests,
     }
 
 
@@ -127,6 +140,13 @@ class TranscriptRecorder:
             self.turns = max(self.turns, event.turn)
         elif isinstance(event, ModelFailed):
             self.error = event.message
+        elif isinstance(event, _MESSAGES_EVENTS):
+            last = self.items[-1]["kind"] if self.items else ""
+            if isinstance(event, ThinkingDelta) and last == "thinking":
+                self.items[-1]["text"] += event.text
+                return
+            self._text_open = False
+            self.items.append(messages_item(event))
         elif isinstance(event, RunFinished):
             result = event.result
             self.stop_reason = getattr(result, "stop_reason", None) or self.stop_reason
@@ -255,6 +275,8 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
                 out.append(f"  | … {len(lines) - max_result_lines} more lines")
             for part in item.get("parts") or []:
                 out.append(f"  [{part.get('kind')} {part.get('media_type')}]")
+        elif kind in MESSAGES_KINDS:
+            out.extend(item_text_lines(item))
     footer = f"[{d.get('stop_reason') or 'running'}] " + usage_line(
         d.get("usage", {}), d.get("turns")
     )

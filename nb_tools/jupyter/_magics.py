@@ -58,6 +58,25 @@ class AgentMagics(Magics):
         action="store_true",
         help="add the built-in coding tools rooted at the notebook's folder",
     )
+    @argument(
+        "--thinking",
+        default=None,
+        help="extended thinking: a token budget (e.g. 8000) or 'adaptive'; 0 turns it off "
+        "(kept for later runs)",
+    )
+    @argument(
+        "--server-tools",
+        default=None,
+        help="comma-separated tools the API runs itself: web_search, web_fetch, "
+        "code_execution (kept for later runs; 'none' removes them)",
+    )
+    @argument(
+        "--attach",
+        action="append",
+        default=None,
+        help="an image or PDF to send with the prompt: a file path or the name of a "
+        "variable holding bytes, a path or a PIL image (repeat for several)",
+    )
     @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
@@ -117,6 +136,10 @@ def run_magic(line: str, cell: str | None) -> Any:
     words = " ".join(args.prompt)
     prompt = words if cell is None else "\n".join(x for x in (words, cell.strip()) if x)
     names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else None
+    server = None
+    if args.server_tools is not None:
+        server = [n.strip() for n in args.server_tools.split(",") if n.strip() not in ("", "none")]
+    attachments = [_attachment(a) for a in args.attach or ()]
 
     async def go() -> None:
         try:
@@ -129,8 +152,22 @@ def run_magic(line: str, cell: str | None) -> Any:
                 system=args.system,
                 tools=names,
                 builtins=args.builtins,
+                thinking=args.thinking,
+                server_tools=server,
+                attachments=attachments,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None
 
     return go()
+
+
+def _attachment(name: str) -> object:
+    """``--attach NAME``: a variable of the user's namespace when one has that name, else a
+    file path."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None and name.isidentifier() and name in shell.user_ns:
+        return shell.user_ns[name]
+    return name

@@ -16,10 +16,16 @@ from typing import Any, Literal
 from nb_tools.model._provider import ModelRequest
 from nb_tools.model._types import (
     Block,
+    CompactionBlock,
     ImageBlock,
     Message,
+    OtherBlock,
     Part,
+    RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResult,
     ToolResultBlock,
     ToolSpec,
@@ -42,11 +48,20 @@ def request_params(request: ModelRequest, *, model: str, cache: bool) -> JSON:
     }
     if request.system:
         params["system"] = [{"type": "text", "text": request.system}] if cache else request.system
-    if request.tools:
-        params["tools"] = [tool_to_api(t) for t in request.tools]
+    if request.tools or request.server_tools:
+        params["tools"] = [tool_to_api(t) for t in request.tools] + [
+            dict(t) for t in request.server_tools
+        ]
+    if request.thinking:
+        params["thinking"] = dict(request.thinking)
+    params.update(request.options)
     if cache:
         add_cache_breakpoints(params)
     return params
+
+
+# Blocks that may not carry a cache_control mark.
+_NO_CACHE_MARK = frozenset({"thinking", "redacted_thinking"})
 
 
 def _jsonable(value: object) -> Any:
@@ -87,8 +102,19 @@ class RequestEncoder:
         parts = [self._head, str(int(request.max_tokens))]
         if request.system:
             parts += [',"system":', self._system_json(request.system, cache)]
-        if request.tools:
-            parts += [',"tools":', self._tools_json(request.tools, cache)]
+        if request.tools or request.server_tools:
+            tools = self._tools_json(request.tools, cache and not request.server_tools)
+            if request.server_tools:
+                server = [dict(t) for t in request.server_tools]
+                if cache:
+                    server[-1]["cache_control"] = dict(EPHEMERAL)
+                extra = dumps(server)[1:-1]
+                tools = tools[:-1] + ("," if request.tools else "") + extra + "]"
+            parts += [',"tools":', tools]
+        if request.thinking:
+            parts += [',"thinking":', dumps(dict(request.thinking))]
+        for key, value in request.options.items():
+            parts += [",", dumps(key), ":", dumps(value)]
         parts.append(',"messages":[')
         parts.append(",".join(self._messages_json(request.messages, cache)))
         parts.append("]}")
@@ -105,6 +131,8 @@ class RequestEncoder:
         return kept[2]
 
     def _tools_json(self, tools: Sequence[ToolSpec], cache: bool) -> str:
+        if not tools:
+            return "[]"
         kept = self._tools
         if (
             kept is None
@@ -126,8 +154,7 @@ class RequestEncoder:
         for i, message in enumerate(messages):
             if i == last and cache:
                 api = message_to_api(message)
-                if api["content"]:
-                    api["content"][-1]["cache_control"] = dict(EPHEMERAL)
+                _mark_last(api["content"])
                 out.append(dumps(api))
                 continue
             kept = old.get(id(message))
@@ -149,13 +176,25 @@ def add_cache_breakpoints(params: JSON) -> None:
     if isinstance(system, list) and system:
         targets.append(system[-1])
     messages = params.get("messages") or []
-    if messages and isinstance(messages[-1]["content"], list) and messages[-1]["content"]:
-        targets.append(messages[-1]["content"][-1])
+    if messages and isinstance(messages[-1]["content"], list):
+        markable = [b for b in messages[-1]["content"] if b.get("type") not in _NO_CACHE_MARK]
+        if markable:
+            targets.append(markable[-1])
     for target in targets[:MAX_CACHE_BREAKPOINTS]:
         target["cache_control"] = dict(EPHEMERAL)
 
 
+def _mark_last(content: list[JSON]) -> None:
+    """Put the cache breakpoint on the last block that may carry one."""
+    for block in reversed(content):
+        if block.get("type") not in _NO_CACHE_MARK:
+            block["cache_control"] = dict(EPHEMERAL)
+            return
+
+
 def tool_to_api(spec: ToolSpec) -> JSON:
+    if spec.anthropic_type:  # Claude's own definition: by type and name, no schema
+        return {"type": spec.anthropic_type, "name": spec.name}
     out: JSON = {
         "name": spec.name,
         "description": spec.description,
@@ -176,9 +215,34 @@ def message_to_api(message: Message) -> JSON:
 
 
 def block_to_api(block: Block) -> JSON | None:
-    """One content block; None for an empty text block (the API rejects those)."""
+    """One content block; None for a text block that is empty or only whitespace (the API
+    rejects those: "text content blocks must contain non-whitespace text")."""
     if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text} if block.text else None
+        if not block.text or block.text.isspace():
+            return None
+        if block.citations:
+            return {"type": "text", "text": block.text, "citations": list(block.citations)}
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}
+    if isinstance(block, ServerToolUseBlock):
+        return {
+            "type": "server_tool_use",
+            "id": block.id,
+            "name": block.name,
+            "input": arguments_object(block.arguments),
+        }
+    if isinstance(block, ServerToolResultBlock):
+        return {"type": block.type, "tool_use_id": block.tool_use_id, "content": block.content}
+    if isinstance(block, CompactionBlock):
+        out: JSON = {"type": "compaction", "content": block.content}
+        if block.encrypted_content is not None:
+            out["encrypted_content"] = block.encrypted_content
+        return out
+    if isinstance(block, OtherBlock):
+        return dict(block.data)
     if isinstance(block, ToolUseBlock):
         return {
             "type": "tool_use",
@@ -210,7 +274,7 @@ def _reject_constant(name: str) -> Any:
 
 def tool_result_to_api(result: ToolResult) -> JSON:
     content: list[JSON] = []
-    if result.content:
+    if result.content and not result.content.isspace():
         content.append({"type": "text", "text": result.content})
     content.extend(part_to_api(p) for p in result.parts)
     out: JSON = {"type": "tool_result", "tool_use_id": result.tool_use_id}
@@ -263,12 +327,25 @@ def _titled(doc: JSON, part: Part) -> JSON:
 
 def request_from_api(body: Mapping[str, Any]) -> ModelRequest:
     """A Messages API request body as a :class:`ModelRequest`."""
+    tools = body.get("tools") or ()
+    known = {"model", "system", "messages", "tools", "max_tokens", "stream", "thinking"}
     return ModelRequest(
         system=_system_text(body.get("system")),
         messages=tuple(message_from_api(m) for m in body.get("messages") or ()),
-        tools=tuple(tool_from_api(t) for t in body.get("tools") or () if "input_schema" in t),
+        tools=tuple(
+            tool_from_api(t) for t in tools if "input_schema" in t or _is_anthropic_tool(t)
+        ),
         max_tokens=int(body.get("max_tokens") or 0),
+        thinking=body.get("thinking"),
+        server_tools=tuple(
+            t for t in tools if "input_schema" not in t and not _is_anthropic_tool(t)
+        ),
+        options={k: v for k, v in body.items() if k not in known},
     )
+
+
+def _is_anthropic_tool(tool: Mapping[str, Any]) -> bool:
+    return str(tool.get("type", "")).startswith(("text_editor_", "bash_2"))
 
 
 def _system_text(system: object) -> str:
@@ -280,6 +357,10 @@ def _system_text(system: object) -> str:
 
 
 def tool_from_api(tool: Mapping[str, Any]) -> ToolSpec:
+    if "input_schema" not in tool:
+        return ToolSpec(
+            name=tool["name"], description="", input_schema={}, anthropic_type=tool["type"]
+        )
     return ToolSpec(
         name=tool["name"],
         description=tool.get("description", ""),
@@ -298,20 +379,40 @@ def message_from_api(message: Mapping[str, Any]) -> Message:
 
 
 def block_from_api(block: Mapping[str, Any]) -> Block | None:
-    """One API content block; None for kinds we do not model (thinking, server tools)."""
+    """One API content block (a kind we do not model becomes an :class:`OtherBlock`)."""
     kind = block.get("type")
     if kind == "text":
-        return TextBlock(text=block.get("text", ""))
+        return TextBlock(text=block.get("text", ""), citations=tuple(block.get("citations") or ()))
     if kind == "tool_use":
         return ToolUseBlock(
             id=block["id"], name=block["name"], arguments=json.dumps(block.get("input", {}))
+        )
+    if kind == "thinking":
+        return ThinkingBlock(
+            thinking=block.get("thinking", ""), signature=block.get("signature", "")
+        )
+    if kind == "redacted_thinking":
+        return RedactedThinkingBlock(data=block.get("data", ""))
+    if kind == "server_tool_use":
+        return ServerToolUseBlock(
+            id=block["id"], name=block["name"], arguments=json.dumps(block.get("input", {}))
+        )
+    if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in block:
+        return ServerToolResultBlock(
+            type=kind, tool_use_id=block["tool_use_id"], content=block.get("content")
+        )
+    if kind == "compaction":
+        return CompactionBlock(
+            content=block.get("content"), encrypted_content=block.get("encrypted_content")
         )
     if kind == "tool_result":
         return ToolResultBlock(result=tool_result_from_api(block))
     if kind in ("image", "document"):
         part = part_from_api(block)
-        return ImageBlock(part=part) if part else None
-    return None
+        if part:
+            return ImageBlock(part=part)
+    data = {k: v for k, v in block.items() if k != "cache_control"}
+    return OtherBlock(type=str(kind), data=data)
 
 
 def tool_result_from_api(block: Mapping[str, Any]) -> ToolResult:

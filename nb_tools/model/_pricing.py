@@ -1,6 +1,8 @@
 """What a model turn cost, from a small per-family price table (USD per million tokens).
 
 Prompt-cache writes cost 1.25x the input price (5-minute cache) and cache reads 0.1x.
+Thinking tokens are part of the output tokens (billed as output); a server-side web search
+costs $10 per thousand searches, web fetch nothing beyond its tokens.
 A newer version of a known family takes that family's latest known price; a model of an
 unknown family is not priced (cost 0, ``price_for`` returns None).
 """
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from nb_tools.model._types import Usage
 
 _VERSION = re.compile(r"^\d{1,2}$")
+WEB_SEARCH_USD = 10.0 / 1000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +73,7 @@ def cost_usd(model: str, usage: Usage) -> float:
         + usage.output_tokens * price.output
         + usage.cache_creation_input_tokens * price.cache_write
         + usage.cache_read_input_tokens * price.cache_read
-    ) / 1_000_000
+    ) / 1_000_000 + usage.web_search_requests * WEB_SEARCH_USD
 
 
 def with_cost(model: str, usage: Usage) -> Usage:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
-from typing import Protocol, TypeAlias
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias
 
 from nb_tools.model._types import Message, ToolSpec, Usage
 
@@ -15,6 +15,17 @@ class ModelRequest:
     messages: Sequence[Message]
     tools: Sequence[ToolSpec]
     max_tokens: int = 8192
+    thinking: Mapping[str, Any] | None = None
+    """The API's ``thinking`` object (``{"type": "enabled", "budget_tokens": N}`` or
+    ``{"type": "adaptive"}``), or None."""
+    server_tools: Sequence[Mapping[str, Any]] = ()
+    """Tools the API runs itself, declared as the API defines them (``{"type":
+    "web_search_20250305", "name": "web_search"}``)."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Other top-level request fields, sent as given: ``tool_choice``, ``temperature``,
+    ``top_p``, ``stop_sequences``, ``output_config``, ``context_management``, ..."""
+    betas: Sequence[str] = ()
+    """Beta features the request needs (the ``anthropic-beta`` header)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +46,13 @@ class ToolArgumentsDeltaEvent:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ThinkingDeltaEvent:
+    """A piece of the model's extended thinking as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class ResponseEvent:
     """The last event of a turn: the whole assistant message (tool-use blocks carry the
     raw argument text exactly as streamed), why it stopped, and what it cost."""
@@ -42,19 +60,37 @@ class ResponseEvent:
     message: Message
     stop_reason: str
     usage: Usage
+    stop_details: Mapping[str, Any] | None = None
+    """The API's ``stop_details`` (a refusal's category and explanation), as received."""
+    stop_sequence: str | None = None
 
 
-ModelEvent: TypeAlias = TextDeltaEvent | ToolUseStartEvent | ToolArgumentsDeltaEvent | ResponseEvent
+ModelEvent: TypeAlias = (
+    TextDeltaEvent
+    | ToolUseStartEvent
+    | ToolArgumentsDeltaEvent
+    | ThinkingDeltaEvent
+    | ResponseEvent
+)
 
 
 class ModelError(Exception):
     """A model request that failed after the provider's retries (HTTP status, overload,
     a cut stream). ``status`` is the HTTP status when there was one."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        error_type: str = "",
+    ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.error_type = error_type
+        """The API's error type ("billing_error", "overloaded_error", ...), when known."""
 
 
 class Provider(Protocol):

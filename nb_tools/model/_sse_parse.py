@@ -5,7 +5,8 @@ It turns the bytes of a ``text/event-stream`` body, in whatever pieces they arri
 lines end with ``\\n``, ``\\r\\n`` or ``\\r`` (also when split between pieces), ``data:``
 lines of one event are joined with ``\\n``, one space after the colon is dropped, comment
 lines (``:``) and the ``id``/``retry`` fields are ignored, and an event is dispatched at
-the blank line that ends it (an unfinished event at the end of the body is dropped).
+the blank line that ends it (an unfinished event at the end of the body is dropped; call
+:meth:`SSEDecoder.finish` at the end, so a body ending in ``\r\r`` keeps its last event).
 The data stays bytes: the caller decodes and parses only the events it wants.
 """
 
@@ -37,6 +38,13 @@ class SSEDecoder:
         self._pending = b""  # an unfinished line (and a held-back trailing "\r")
         self._event = ""
         self._data: list[bytes] = []
+
+    def finish(self) -> list[tuple[str, bytes]]:
+        """The end of the body: a held-back ``\r`` was a line end after all (it may end
+        the last event); an unfinished event is dropped, as WHATWG says."""
+        out = self.feed(b"\n") if self._pending.endswith(b"\r") else []
+        self._pending, self._data, self._event = b"", [], ""
+        return out
 
     def feed(self, chunk: bytes) -> list[tuple[str, bytes]]:
         """The events that ``chunk`` completes, in order, as (name, data) pairs; the name

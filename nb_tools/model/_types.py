@@ -39,6 +39,9 @@ class ToolSpec:
     input_schema: Mapping[str, Any]
     strict: bool = False
     grammar: ToolGrammar | None = None
+    anthropic_type: str = ""
+    """An Anthropic-defined tool's type (``text_editor_20250728``, ``bash_20250124``): the
+    Anthropic provider then declares it by type and name, with Claude's trained schema."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,7 +66,65 @@ class ToolResult:
 
 @dataclass(frozen=True, kw_only=True)
 class TextBlock:
+    """Text; ``citations`` are the API's citation objects for it, kept as received."""
+
     text: str
+    citations: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThinkingBlock:
+    """The model's extended thinking, sent back exactly as received (text and signature):
+    the API rejects a changed or missing thinking block in a tool loop."""
+
+    thinking: str
+    signature: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RedactedThinkingBlock:
+    """Thinking the API encrypted (``data`` is opaque); sent back unchanged."""
+
+    data: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerToolUseBlock:
+    """A call of a tool the API runs itself (web_search, web_fetch, code_execution, ...);
+    ``arguments`` is the raw JSON text of its input."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerToolResultBlock:
+    """What a server tool returned: ``type`` is the API's block type
+    (``web_search_tool_result``, ``web_fetch_tool_result``, ``code_execution_tool_result``,
+    ``bash_code_execution_tool_result``, ...), ``content`` its JSON content as received."""
+
+    type: str
+    tool_use_id: str
+    content: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionBlock:
+    """The API's summary of the conversation before it (server-side compaction); sent back
+    as received, and the API ignores what came before it."""
+
+    content: str | None = None
+    encrypted_content: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OtherBlock:
+    """A content block of a kind this version does not model, kept and sent back as the
+    API sent it (``data`` is the whole block's JSON object)."""
+
+    type: str
+    data: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +150,18 @@ class ImageBlock:
     part: Part
 
 
-Block: TypeAlias = TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock
+Block: TypeAlias = (
+    TextBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ImageBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ServerToolUseBlock
+    | ServerToolResultBlock
+    | CompactionBlock
+    | OtherBlock
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +172,10 @@ class Message:
     @property
     def text(self) -> str:
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def thinking(self) -> str:
+        return "".join(b.thinking for b in self.content if isinstance(b, ThinkingBlock))
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -117,6 +193,9 @@ class Usage:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     cost_usd: float = 0.0
+    thinking_tokens: int = 0  # part of output_tokens (the API bills them as output)
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -126,4 +205,7 @@ class Usage:
             + other.cache_creation_input_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
+            thinking_tokens=self.thinking_tokens + other.thinking_tokens,
+            web_search_requests=self.web_search_requests + other.web_search_requests,
+            web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
         )

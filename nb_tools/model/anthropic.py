@@ -37,11 +37,24 @@ from nb_tools.model._provider import (
     ModelRequest,
     ResponseEvent,
     TextDeltaEvent,
+    ThinkingDeltaEvent,
     ToolArgumentsDeltaEvent,
     ToolUseStartEvent,
 )
 from nb_tools.model._sse_parse import SSEDecoder
-from nb_tools.model._types import Block, Message, TextBlock, ToolUseBlock, Usage
+from nb_tools.model._types import (
+    Block,
+    CompactionBlock,
+    Message,
+    OtherBlock,
+    RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -58,6 +71,7 @@ LOOPBACK_KEY = "sk-ant-loopback-no-key"
 _STATUS_WORDS = {
     400: "rejected the request",
     401: "refused the credentials",
+    402: "refused the request for billing reasons",
     403: "denied permission",
     404: "found no such model or endpoint",
     408: "timed out",
@@ -66,30 +80,39 @@ _STATUS_WORDS = {
     500: "internal error",
     502: "bad gateway",
     503: "unavailable",
-    504: "gateway timeout",
+    504: "timed out",
     529: "overloaded",
 }
-_STATUS_BY_ERROR_TYPE = {
+# The API's error types (https://docs.claude.com/en/api/errors) and their HTTP status.
+STATUS_BY_ERROR_TYPE = {
     "invalid_request_error": 400,
     "authentication_error": 401,
+    "billing_error": 402,
     "permission_error": 403,
     "not_found_error": 404,
     "request_too_large": 413,
     "rate_limit_error": 429,
     "api_error": 500,
+    "timeout_error": 504,
     "overloaded_error": 529,
 }
 _WAY_OUT = {
-    401: "set ANTHROPIC_API_KEY or pass api_key=",
+    401: "check ANTHROPIC_API_KEY (or pass api_key=)",
+    402: "check the account's billing and credit balance in the Anthropic Console",
     403: "check the key's workspace and permissions",
     404: "check the model name",
-    413: "shorten the conversation or the tool output",
+    413: "shorten the conversation or the tool output (or attach smaller files)",
     429: "wait a little and run the turn again",
+    500: "run the turn again",
+    504: "run the turn again (a smaller max_tokens answers sooner)",
     529: "wait a little and run the turn again",
 }
 _raw_decode = json.JSONDecoder().raw_decode
-# Events whose content a turn does not need (their JSON is not even parsed).
-_UNUSED_EVENTS = frozenset({"ping", "content_block_stop"})
+# The events a turn is built from; others (ping, content_block_stop, kinds added later)
+# are skipped without parsing their data, which need not even be JSON.
+_TURN_EVENTS = frozenset(
+    {"message_start", "content_block_start", "content_block_delta", "message_delta", "message_stop"}
+)
 
 
 class AnthropicProvider:
@@ -194,7 +217,7 @@ class AnthropicProvider:
                 "/v1/messages",
                 cast_to=httpx2.Response,
                 content=body,
-                options=self._span_options(request.max_tokens),
+                options=self._request_options(request),
                 stream=True,
             )
             # The bytes as they come when nothing needs decoding (one generator fewer per
@@ -205,13 +228,18 @@ class AnthropicProvider:
             try:
                 async for chunk in chunks:
                     for name, data in decoder.feed(chunk):
-                        if name in _UNUSED_EVENTS:
-                            continue
-                        if name == "error":
-                            raise self._event_error(data)
+                        if name not in _TURN_EVENTS:
+                            if name == "error":
+                                raise self._event_error(data)
+                            continue  # ping, content_block_stop, events added later
                         if data and (events := turn.feed_data(data)):
                             for out in events:
                                 yield out
+                for name, data in decoder.finish():
+                    if name == "error":
+                        raise self._event_error(data)
+                    if name in _TURN_EVENTS and data:
+                        turn.feed_data(data)
             finally:
                 await response.aclose()
         except anthropic.APIStatusError as err:
@@ -247,13 +275,48 @@ class AnthropicProvider:
                 "No Anthropic API credentials: set ANTHROPIC_API_KEY, or pass "
                 "AnthropicProvider(api_key=...)"
             ) from err
-        if not turn.stopped:
+        # A stream whose message_delta came (it carries the stop reason and the final
+        # usage) is whole even when its message_stop did not: the SDK's recorded streams
+        # end that way, and its accumulator accepts them.
+        if not turn.stopped and turn.stop_reason is None:
             raise _cut_error("the stream ended before message_stop")
         yield ResponseEvent(
             message=turn.message(),
             stop_reason=turn.stop_reason or "end_turn",
             usage=self._priced(turn.usage),
+            stop_details=turn.stop_details,
+            stop_sequence=turn.stop_sequence,
         )
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The request's input tokens, from the API's token counting (free, rate-limited
+        apart from messages)."""
+        self._check_allowed()
+        import anthropic
+        import httpx2
+
+        from nb_tools.model._anthropic_convert import dumps, request_params
+
+        params = request_params(request, model=self._model, cache=False)
+        params.pop("max_tokens", None)
+        try:
+            response = await self.client.post(
+                "/v1/messages/count_tokens",
+                cast_to=httpx2.Response,
+                content=dumps(params).encode(),
+                options=self._request_options(request),
+            )
+        except anthropic.APIStatusError as err:
+            raise self._status_error(err) from err
+        except anthropic.APIConnectionError as err:
+            raise ModelError(f"token counting failed: {err}", retryable=True) from err
+        return int(response.json()["input_tokens"])
+
+    def _request_options(self, request: ModelRequest) -> Any:
+        options = self._span_options(request.max_tokens)
+        if request.betas:
+            options = {**options, "headers": {"anthropic-beta": ",".join(request.betas)}}
+        return options
 
     def _span_options(self, max_tokens: int) -> Any:
         """What ``messages.create`` tells the SDK for its tracing span (read only by a
@@ -297,9 +360,14 @@ class AnthropicProvider:
         way_out = _WAY_OUT.get(status)
         if status == 404:
             way_out = f"check the model name {self._model!r}"
+        if status == 400 and "prompt is too long" in detail:
+            way_out = "the conversation is past the model's context window: start a new one"
         message = f"Anthropic API {words} ({status}){after}: {detail}"
         return ModelError(
-            f"{message}; {way_out}" if way_out else message, status=status, retryable=retryable
+            f"{message}; {way_out}" if way_out else message,
+            status=status,
+            retryable=retryable,
+            error_type=error_type,
         )
 
     @staticmethod
@@ -317,18 +385,50 @@ class AnthropicProvider:
 
 @dataclass
 class _Block:
-    """One content block being streamed: text, or a tool call (``id`` set)."""
+    """One content block being streamed: ``kind`` is the API's block type; ``chunks``
+    collect its text, thinking or raw argument JSON; ``start`` is its start object."""
 
+    kind: str
+    start: Mapping[str, Any]
     chunks: list[str] = field(default_factory=list)
-    id: str = ""
-    name: str = ""
+    signature: str = ""
+    citations: list[Any] = field(default_factory=list)
     initial: str = ""  # a tool_use start that already carried its input (not streamed)
+    compaction: Mapping[str, Any] | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.start.get("id", "")) if self.kind == "tool_use" else ""
 
     def to_block(self) -> Block | None:
         text = "".join(self.chunks)
-        if not self.id:
-            return TextBlock(text=text) if text else None
-        return ToolUseBlock(id=self.id, name=self.name, arguments=text or self.initial or "{}")
+        start, kind = self.start, self.kind
+        if kind == "text":
+            if not text and not self.citations:
+                return None
+            return TextBlock(text=text, citations=tuple(self.citations))
+        if kind == "tool_use":
+            return ToolUseBlock(
+                id=start["id"], name=start["name"], arguments=text or self.initial or "{}"
+            )
+        if kind == "thinking":
+            return ThinkingBlock(thinking=text, signature=self.signature)
+        if kind == "redacted_thinking":
+            return RedactedThinkingBlock(data=str(start.get("data", "")))
+        if kind == "server_tool_use":
+            return ServerToolUseBlock(
+                id=start["id"], name=start["name"], arguments=text or self.initial or "{}"
+            )
+        if kind.endswith("_tool_result") and "tool_use_id" in start:
+            return ServerToolResultBlock(
+                type=kind, tool_use_id=start["tool_use_id"], content=start.get("content")
+            )
+        if kind == "compaction":
+            data = self.compaction or start
+            return CompactionBlock(
+                content=data.get("content"), encrypted_content=data.get("encrypted_content")
+            )
+        return OtherBlock(type=kind, data=dict(start))
 
 
 class _UnreadableEvent(Exception):
@@ -342,6 +442,8 @@ class _Turn:
         self.blocks: dict[int, _Block] = {}
         self.usage = Usage()
         self.stop_reason: str | None = None
+        self.stop_details: Mapping[str, Any] | None = None
+        self.stop_sequence: str | None = None
         self.stopped = False
 
     def feed_data(self, data: bytes) -> list[ModelEvent]:
@@ -375,7 +477,10 @@ class _Turn:
             if kind == "message_start":
                 self.usage = _usage(event["message"].get("usage"), self.usage)
             elif kind == "message_delta":
-                self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
+                delta = event.get("delta") or {}
+                self.stop_reason = delta.get("stop_reason") or self.stop_reason
+                self.stop_details = delta.get("stop_details") or self.stop_details
+                self.stop_sequence = delta.get("stop_sequence") or self.stop_sequence
                 self.usage = _usage(event.get("usage"), self.usage)
             elif kind == "message_stop":
                 self.stopped = True
@@ -386,33 +491,53 @@ class _Turn:
         return []
 
     def _start(self, index: int, block: Mapping[str, Any]) -> list[ModelEvent]:
-        kind = block["type"]
+        kind = str(block["type"])
         if kind == "text":
             text = block.get("text") or ""
-            self.blocks[index] = _Block(chunks=[text])
+            self.blocks[index] = _Block(
+                kind=kind, start=block, chunks=[text], citations=list(block.get("citations") or ())
+            )
             return [TextDeltaEvent(text=text)] if text else []
-        if kind == "tool_use":
+        if kind in ("tool_use", "server_tool_use"):
             value = block.get("input")
             initial = json.dumps(value) if value else ""
             tool_id, name = block["id"], block["name"]
-            self.blocks[index] = _Block(id=tool_id, name=name, initial=initial)
-            return [ToolUseStartEvent(id=tool_id, name=name)]
-        return []  # thinking, redacted thinking, server tools: not part of our messages
+            self.blocks[index] = _Block(kind=kind, start=block, initial=initial)
+            return [ToolUseStartEvent(id=tool_id, name=name)] if kind == "tool_use" else []
+        if kind == "thinking":
+            text = block.get("thinking") or ""
+            self.blocks[index] = _Block(
+                kind=kind, start=block, chunks=[text], signature=block.get("signature") or ""
+            )
+            return [ThinkingDeltaEvent(text=text)] if text else []
+        self.blocks[index] = _Block(kind=kind, start=block)
+        return []
 
     def _delta(self, index: int, delta: Mapping[str, Any]) -> list[ModelEvent]:
         block = self.blocks.get(index)
         if block is None:
             return []
         kind = delta["type"]
-        if kind == "input_json_delta":
-            partial = delta.get("partial_json")
-            if block.id and partial:
-                block.chunks.append(partial)
-                return [ToolArgumentsDeltaEvent(id=block.id, partial_json=partial)]
-        elif kind == "text_delta" and not block.id:
+        if kind == "text_delta" and block.kind == "text":
             text = delta["text"]
             block.chunks.append(text)
             return [TextDeltaEvent(text=text)]
+        if kind == "input_json_delta":
+            partial = delta.get("partial_json")
+            if partial and block.kind in ("tool_use", "server_tool_use"):
+                block.chunks.append(partial)
+                if block.kind == "tool_use":
+                    return [ToolArgumentsDeltaEvent(id=block.id, partial_json=partial)]
+        elif kind == "thinking_delta" and block.kind == "thinking":
+            text = delta["thinking"]
+            block.chunks.append(text)
+            return [ThinkingDeltaEvent(text=text)] if text else []
+        elif kind == "signature_delta" and block.kind == "thinking":
+            block.signature = delta["signature"]  # the SDK keeps the last one, as here
+        elif kind == "citations_delta" and block.kind == "text":
+            block.citations.append(delta["citation"])
+        elif kind == "compaction_delta" and block.kind == "compaction":
+            block.compaction = delta
         return []
 
     def message(self) -> Message:
@@ -437,6 +562,13 @@ def _usage(api: Mapping[str, Any] | None, previous: Usage) -> Usage:
     for name in _USAGE_FIELDS:
         value = api.get(name)
         counts[name] = getattr(previous, name) if value is None else int(value)
+    details = api.get("output_tokens_details") or {}
+    thinking = details.get("thinking_tokens")
+    counts["thinking_tokens"] = previous.thinking_tokens if thinking is None else int(thinking)
+    server = api.get("server_tool_use") or {}
+    for name in ("web_search_requests", "web_fetch_requests"):
+        value = server.get(name)
+        counts[name] = getattr(previous, name) if value is None else int(value)
     return Usage(**counts)
 
 
@@ -450,12 +582,16 @@ def _error_detail(body: object, fallback: str) -> tuple[str, str]:
 
 
 def _mid_stream_error(error_type: str, detail: str) -> ModelError:
-    status = _STATUS_BY_ERROR_TYPE.get(error_type, 500)
+    """An error event inside a 200 stream: its type says the status, and so whether running
+    the turn again can help and what else the user can do."""
+    status = STATUS_BY_ERROR_TYPE.get(error_type, 500)
+    way_out = _WAY_OUT.get(status, "run the turn again")
     return ModelError(
         f"Anthropic API stream failed mid-way with {error_type or 'an error'} "
-        f"({status}): {detail}; run the turn again",
+        f"({status}): {detail}; {way_out}",
         status=status,
         retryable=_retryable(status),
+        error_type=error_type,
     )
 
 

@@ -36,6 +36,15 @@ class Reply:
     stop_reason: str | None = None
     usage: Usage | None = None
     chunk_delay: float = 0.0
+    thinking: str | None = None
+    """Extended thinking before the text (signed by the fake server)."""
+    redacted_thinking: str | None = None
+    blocks: tuple[Mapping[str, Any], ...] = ()
+    """API content blocks streamed before the text, as given (server_tool_use,
+    web_search_tool_result, compaction, ...)."""
+    stop_details: Mapping[str, Any] | None = None
+    cut_last_call: bool = False
+    """Stream only the first half of the last call's arguments (a call cut by max_tokens)."""
 
     @property
     def effective_stop_reason(self) -> str:

@@ -16,10 +16,16 @@ from nb_tools.agent import Agent
 from nb_tools.agent._persist import decode_messages, encode_messages
 from nb_tools.agent._transcript import TRANSCRIPT_MIME, TranscriptRecorder
 from nb_tools.model import (
+    CompactionBlock,
     ImageBlock,
     Message,
+    OtherBlock,
     Part,
+    RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResult,
     ToolResultBlock,
     ToolUseBlock,
@@ -50,8 +56,13 @@ def make_tools() -> list[Any]:
 
 
 SCRIPT = [
-    reply("Looking.", call("look", x=3, id="toolu_1"), call("picture", id="toolu_2")),
-    reply("Done looking."),
+    reply(
+        "Looking.",
+        call("look", x=3, id="toolu_1"),
+        call("picture", id="toolu_2"),
+        thinking="I should look.",
+    ),
+    reply("Done looking.", thinking="Both came back."),
 ]
 
 
@@ -65,6 +76,7 @@ def every_block() -> list[Message]:
         parts=(Part(kind="document", media_type="application/pdf", data=b"%PDF", title="doc"),),
         metadata={"duration": 0.5, "panic": ValueError("x")},
     )
+    server_result = [{"type": "web_search_result", "url": "https://e.example", "title": "E"}]
     return [
         Message(
             role="user",
@@ -73,7 +85,24 @@ def every_block() -> list[Message]:
                 ImageBlock(part=Part(kind="image", media_type="image/png", data=PNG)),
             ),
         ),
-        Message(role="assistant", content=(ToolUseBlock(id="t", name="f", arguments='{"a":1}'),)),
+        Message(
+            role="assistant",
+            content=(
+                ThinkingBlock(thinking="hmm", signature="sig=="),
+                RedactedThinkingBlock(data="opaque"),
+                ServerToolUseBlock(id="s", name="web_search", arguments='{"query": "q"}'),
+                ServerToolResultBlock(
+                    type="web_search_tool_result", tool_use_id="s", content=server_result
+                ),
+                TextBlock(
+                    text="cited",
+                    citations=({"type": "web_search_result_location", "url": "https://e.example"},),
+                ),
+                CompactionBlock(content="summary"),
+                OtherBlock(type="future_block", data={"x": [1, {"y": None}]}),
+                ToolUseBlock(id="t", name="f", arguments='{"a":1}'),
+            ),
+        ),
         Message(role="user", content=(ToolResultBlock(result=result),)),
     ]
 
@@ -105,13 +134,20 @@ async def test_save_then_load_sends_the_same_request_byte_for_byte(tmp_path: Pat
         rules = PermissionRules(root=tmp_path)
         rules.deny("bash(rm:*)")
         first = Agent(
-            provider(), tools=make_tools(), system="Be brief.", rules=rules, approval="auto"
+            provider(),
+            tools=make_tools(),
+            system="Be brief.",
+            rules=rules,
+            approval="auto",
+            thinking=2000,
         )
         await first.run("look at 3")
         first.always_allow.add("look")
         first.save(tmp_path / "chat.json")
 
         loaded = Agent.load(tmp_path / "chat.json", model=provider(), tools=make_tools())
+        assert loaded.request_options == first.request_options
+        assert any(isinstance(b, ThinkingBlock) for b in loaded.messages[1].content)
         assert loaded.system == "Be brief." and loaded.approval == "auto"
         assert loaded.usage == first.usage and loaded.always_allow == {"look"}
         assert loaded.rules is not None

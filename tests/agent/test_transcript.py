@@ -120,6 +120,9 @@ async def test_a_run_becomes_the_documented_json() -> None:
         "cache_creation_input_tokens",
         "cache_read_input_tokens",
         "cost_usd",
+        "thinking_tokens",
+        "web_search_requests",
+        "web_fetch_requests",
     }
     json.dumps(d)  # JSON all the way down
 

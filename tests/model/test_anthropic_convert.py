@@ -11,6 +11,8 @@ from nb_tools.model import (
     Part,
     TextBlock,
     TextDeltaEvent,
+    ThinkingBlock,
+    ThinkingDeltaEvent,
     ToolResult,
     ToolResultBlock,
     ToolSpec,
@@ -94,7 +96,7 @@ def test_request_round_trips_through_the_api_format() -> None:
         assert request_from_api(params) == request
 
 
-def test_thinking_blocks_are_left_out_of_the_turn() -> None:
+def test_thinking_blocks_are_kept_in_the_turn() -> None:
     import anthropic.types as api
 
     from nb_tools.model.anthropic import _Turn
@@ -122,6 +124,9 @@ def test_thinking_blocks_are_left_out_of_the_turn() -> None:
         api.RawMessageStopEvent(type="message_stop"),
     ]
     out = [e for event in events for e in turn.feed(event)]
-    assert out == [TextDeltaEvent(text="Hi")]
+    assert out == [ThinkingDeltaEvent(text="hmm"), TextDeltaEvent(text="Hi")]
     assert turn.stopped
-    assert turn.message() == Message(role="assistant", content=(TextBlock(text="Hi"),))
+    assert turn.message() == Message(
+        role="assistant",
+        content=(ThinkingBlock(thinking="hmm", signature=""), TextBlock(text="Hi")),
+    )

@@ -24,6 +24,8 @@ from nb_tools.model import (
     ResponseEvent,
     TextBlock,
     TextDeltaEvent,
+    ThinkingBlock,
+    ThinkingDeltaEvent,
     ToolArgumentsDeltaEvent,
     ToolResult,
     ToolResultBlock,
@@ -369,7 +371,7 @@ async def test_error_event_mid_stream_is_a_model_error(srv: FakeMessagesServer) 
     assert (caught.value.status, caught.value.retryable) == (529, True)
     assert str(caught.value) == (
         "Anthropic API stream failed mid-way with overloaded_error (529): Overloaded; "
-        "run the turn again"
+        "wait a little and run the turn again"
     )
     assert len(srv.requests) == 1  # the SDK does not retry an error inside a stream
 
@@ -683,9 +685,12 @@ async def test_gzip_crlf_stream_with_thinking_is_read(piece: int) -> None:
     )
     provider = wire_provider(gzip.compress(body), {"content-encoding": "gzip"}, piece=piece)
     events = await collect(provider, ask())
-    assert events[:-1] == [TextDeltaEvent(text="Hi")]
+    assert events[:-1] == [ThinkingDeltaEvent(text="hmm"), TextDeltaEvent(text="Hi")]
     response = final(events)
-    assert response.message == Message(role="assistant", content=(TextBlock(text="Hi"),))
+    assert response.message == Message(
+        role="assistant",
+        content=(ThinkingBlock(thinking="hmm", signature=""), TextBlock(text="Hi")),
+    )
     assert (response.usage.input_tokens, response.usage.output_tokens) == (7, 3)
 
 
