@@ -69,7 +69,7 @@ class ToolCallFinished:
     call: ToolCall
     result: ToolResult
     duration: float
-    status: str  # "ok" | "error" | "denied" | "stopped" | "cut_off"
+    status: str  # "ok" | "error" | "denied" | "stopped" | "cut_off" | "running_in_background"
 
 
 @dataclass(frozen=True, kw_only=True)
