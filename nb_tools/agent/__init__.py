@@ -5,7 +5,14 @@ cancellation and resume, usage.
 on an agent's first run when it was given a model name (or none).
 """
 
-from nb_tools.agent._agent import CUT_OFF_TEXT, STOPPED_TEXT, Agent, EventHandler, RunResult
+from nb_tools.agent._agent import (
+    BACKGROUND_TEXT,
+    CUT_OFF_TEXT,
+    STOPPED_TEXT,
+    Agent,
+    EventHandler,
+    RunResult,
+)
 from nb_tools.agent._approval import (
     POLICIES,
     ApprovalRequest,
@@ -22,6 +29,7 @@ from nb_tools.agent._events import (
     ApprovalRequested,
     Event,
     ModelFailed,
+    ModelRetrying,
     RunFinished,
     TextDelta,
     ToolCallFinished,
@@ -40,6 +48,7 @@ from nb_tools.agent._notices import (
 from nb_tools.agent._turns import RequestOptions
 
 __all__ = [
+    "BACKGROUND_TEXT",
     "CUT_OFF_TEXT",
     "POLICIES",
     "STOPPED_TEXT",
@@ -54,6 +63,7 @@ __all__ = [
     "Event",
     "EventHandler",
     "ModelFailed",
+    "ModelRetrying",
     "Permission",
     "Policy",
     "RequestOptions",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import os
 import threading
 import time
 import warnings
@@ -41,6 +42,7 @@ from nb_tools.agent._events import (
     UsageUpdated,
 )
 from nb_tools.agent._notices import ThinkingDelta
+from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, plan, run_approved
 from nb_tools.agent._turns import CONTINUE_TEXT, RequestOptions, sendable
 from nb_tools.model import (
@@ -57,6 +59,7 @@ from nb_tools.model import (
     Usage,
 )
 from nb_tools.tool import Executor, Middleware, Registry, Tool, default_registry, progress_sink
+from nb_tools.tool._interrupt import still_running
 from nb_tools.tool._progress import Progress
 
 if TYPE_CHECKING:
@@ -68,6 +71,12 @@ STOPPED_TEXT = "stopped by the user before this call finished"
 CUT_OFF_TEXT = (
     "cut off: the user stopped the run while this call was running; it may have partially "
     "run (check its effects before calling it again)"
+)
+
+BACKGROUND_TEXT = (
+    "still running in the background: the user stopped the run, but this call could not be "
+    "interrupted (it is blocked outside Python) and may still change things; check its "
+    "effects before calling it again"
 )
 
 
@@ -84,6 +93,7 @@ class RunResult:
     stop_reason: str
     error: str | None = None
     turns: int = 0
+    system: str | None = None  # the system prompt in force (saved with transcripts)
 
 
 class Agent:
@@ -204,6 +214,48 @@ class Agent:
         self._messages.clear()
         self.last_result = None
 
+    # -- saving and inspecting --------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the conversation to ``path`` as JSON: every message with all its blocks,
+        the usage, the model name, the system prompt, the policy and the rules in force.
+        Tools are code and are not saved: give them again to :meth:`load`."""
+        from nb_tools.agent._persist import save
+
+        save(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], **kwargs: Any) -> Agent:
+        """An agent continuing the conversation saved by :meth:`save`; ``kwargs`` (e.g.
+        ``tools=``, ``model=``, ``approver=``) are passed to ``Agent(...)`` and win over
+        what was saved. The next request carries the same messages, byte for byte."""
+        from nb_tools.agent._persist import load
+
+        return load(cls, path, **kwargs)
+
+    @classmethod
+    def from_notebook(
+        cls, path: str | os.PathLike[str], cell: int | str | None = None, **kwargs: Any
+    ) -> Agent:
+        """An agent continuing the conversation as it was after the ``%%agent`` run shown
+        in ``cell`` (an index from 0, or a cell id; default: the last run) of a saved
+        notebook, read from its transcript output. ``kwargs`` go to ``Agent(...)``."""
+        from nb_tools.agent._persist import from_notebook
+
+        return from_notebook(cls, path, cell, **kwargs)
+
+    def request_preview(self, prompt: str = "") -> ModelRequest:
+        """The exact request the model would get if ``prompt`` were run now: the system
+        prompt, the conversation with ``prompt`` appended as the run would append it, the
+        tool specs (sorted, as sent), ``max_tokens`` and the request options (thinking,
+        tool choice, ...), built as the first turn builds it. Nothing is sent or changed. The
+        provider turns it into its wire format (``AnthropicProvider``: a Messages API body)."""
+        from nb_tools.agent._driver import TurnDriver
+
+        messages = list(self._messages)
+        _append_user_text(messages, prompt, (), self.last_result)
+        return TurnDriver(self, self.provider)._build(self.tools, messages, None)
+
     # -- running -------------------------------------------------------------------------
 
     async def run(
@@ -315,6 +367,7 @@ class _Run:
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
         self.background: set[asyncio.Future[Any]] = set()
+        self.retries: int | None = None  # model retries made here (ModelRetrying events)
         self.attachments: list[Any] = []
 
     # -- events --------------------------------------------------------------------------
@@ -399,6 +452,7 @@ class _Run:
             stop_reason=stop_reason,
             error=error,
             turns=self.turns,
+            system=self.agent.system,
         )
 
     async def _loop(self) -> RunResult:
@@ -462,7 +516,9 @@ class _Run:
 
     async def _stream(self, provider: Provider, request: ModelRequest) -> ResponseEvent:
         response: ResponseEvent | None = None
-        stream = provider.stream(request)
+        if self.retries is None:
+            self.retries = take_over_retries(provider)
+        stream = stream_with_retries(provider, request, self.retries, self.emit)
         try:
             async for event in stream:
                 if isinstance(event, TextDeltaEvent):
@@ -611,9 +667,12 @@ class _Run:
             if result is None:
                 started = p.call.id in self.tracker.started
                 status = "cut_off" if started and not p.read_only else "stopped"
+                text = CUT_OFF_TEXT if status == "cut_off" else STOPPED_TEXT
+                if started and still_running(p.call.id):  # a sync tool blocked in C
+                    status, text = "running_in_background", BACKGROUND_TEXT
                 result = ToolResult(
                     tool_use_id=p.call.id,
-                    content=CUT_OFF_TEXT if status == "cut_off" else STOPPED_TEXT,
+                    content=text,
                     is_error=True,
                     metadata={"status": status},
                 )

@@ -69,7 +69,7 @@ class ToolCallFinished:
     call: ToolCall
     result: ToolResult
     duration: float
-    status: str  # "ok" | "error" | "denied" | "stopped" | "cut_off"
+    status: str  # "ok" | "error" | "denied" | "stopped" | "cut_off" | "running_in_background"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,6 +85,17 @@ class ModelFailed:
 
     message: str
     status: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRetrying:
+    """A model request failed in a way worth retrying (overloaded, rate limited, a dropped
+    connection); the agent tries again after ``wait`` seconds. ``attempt`` counts from 1;
+    ``reason`` is short ("overloaded", "rate limited", ...)."""
+
+    attempt: int
+    wait: float
+    reason: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +116,7 @@ Event: TypeAlias = (
     | ToolCallFinished
     | UsageUpdated
     | ModelFailed
+    | ModelRetrying
     | RunFinished
     | ThinkingDelta
     | ContextCompacted

@@ -91,6 +91,7 @@ class TranscriptRecorder:
         self.usage: Usage = Usage()
         self._tools: dict[str, dict[str, Any]] = {}
         self._text_open = False
+        self.conversation: dict[str, Any] | None = None
         if prompt:
             self.items.append({"kind": "user", "text": prompt})
 
@@ -158,6 +159,14 @@ class TranscriptRecorder:
             error = getattr(result, "error", None)
             if error and not self.error:
                 self.error = str(error)
+            messages = getattr(result, "messages", None)
+            if messages is not None:  # what Agent.from_notebook rebuilds the agent from
+                from nb_tools.agent._persist import encode_messages
+
+                self.conversation = {
+                    "system": getattr(result, "system", None),
+                    "messages": encode_messages(messages),
+                }
 
     def _tool_item(self, call_id: str, name: str, arguments: str) -> dict[str, Any]:
         item = self._tools.get(call_id)
@@ -201,9 +210,12 @@ class TranscriptRecorder:
         """The transcript (a deep copy: later events do not change it)."""
         d = self.summary()
         d["items"] = json.loads(json.dumps(self.items))
-        return {
+        out = {
             k: d[k] for k in ("version", "model", "stop_reason", "error", "turns", "items", "usage")
         }
+        if self.conversation is not None:
+            out["conversation"] = json.loads(json.dumps(self.conversation))
+        return out
 
 
 def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -40,7 +41,13 @@ class AgentMagics(Magics):
         help="stop this run after this many model turns (default 25)",
     )
     @argument("--new", action="store_true", help="start a new conversation")
-    @argument("--system", default=None, help="system prompt (kept for later runs)")
+    @argument(
+        "--system",
+        nargs="+",
+        default=None,
+        help="system prompt, quoted or as the words up to the next option (kept for later "
+        "runs, also when --model changes)",
+    )
     @argument(
         "--tools",
         default=None,
@@ -104,14 +111,21 @@ _background: set[asyncio.Task[Any]] = set()
 
 def parse(line: str) -> argparse.Namespace:
     """The ``%%agent`` options of ``line``; raises ``UsageError`` with the problem."""
+    # Split as a shell would (IPython's own splitting keeps the quotes in
+    # --system "You are terse.").
     try:
-        return parse_argstring(AgentMagics.agent, line)
+        argv = shlex.split(line)
+    except ValueError as exc:  # e.g. unbalanced quotes
+        raise UsageError(f"%agent: cannot parse {line!r}: {exc}; close the quotes") from exc
+    try:
+        args = AgentMagics.agent.parser.parse_args(argv)  # type: ignore[attr-defined]
     except UsageError:
         raise
     except SystemExit as exc:  # argparse on --help and some errors
         raise UsageError(f"%agent: bad options {line!r}") from exc
-    except ValueError as exc:  # e.g. unbalanced quotes
-        raise UsageError(f"%agent: cannot parse {line!r}: {exc}") from exc
+    if args.system is not None:
+        args.system = " ".join(args.system)
+    return args
 
 
 def run_magic(line: str, cell: str | None) -> Any:

@@ -76,6 +76,7 @@ def agent_for(session: Session, model: str | None) -> Agent:
         tools=session.run_tools,
         rules=session.rules,
         messages=old.messages if old is not None else (),
+        system=old.system if old is not None else None,  # --system outlives --model
     )
     if old is not None:
         agent.always_allow |= old.always_allow
@@ -215,8 +216,11 @@ async def _run_shown(
         session.record(event)
         view.on_event(event)
 
+    from nb_tools.jupyter._headless import FrontendWatch
+
+    watch = FrontendWatch(view.box)  # before view.show(): is anyone there to click?
     previous_approver = agent.approver
-    agent.approver = view.ask if agent.approval != "deny" else None
+    agent.approver = watch.guard(view.ask) if agent.approval != "deny" else None
     failure: BaseException | None = None
     interrupted = False
     try:

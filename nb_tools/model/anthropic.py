@@ -151,6 +151,16 @@ class AnthropicProvider:
         self._warn_deprecated = True
         self._encoder = RequestEncoder(self._model)
         self._options: dict[str, Any] | None = None
+        self._caller_retries = False
+
+    def take_over_retries(self) -> int:
+        """For a caller that retries itself and shows each retry (the agent): the SDK
+        client is then made with no retries, and this returns how many the caller should
+        make (``max_retries``); 0 when a client exists already (it keeps its own)."""
+        if self._client is not None and not self._caller_retries:
+            return 0
+        self._caller_retries = True
+        return self.max_retries
 
     @property
     def model(self) -> str:
@@ -176,7 +186,7 @@ class AnthropicProvider:
             self._client = anthropic.AsyncAnthropic(
                 api_key=api_key,
                 base_url=self._base_url,
-                max_retries=self.max_retries,
+                max_retries=0 if self._caller_retries else self.max_retries,
                 timeout=self._timeout,
             )
         return self._client

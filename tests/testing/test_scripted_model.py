@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from nb_tools.model import (
@@ -102,3 +104,12 @@ async def test_an_invalid_conversation_is_rejected_like_the_api_would() -> None:
         await collect(ScriptedModel([reply("x")]), bad)
     assert info.value.status == 400
     assert await collect(ScriptedModel([reply("x")], check=False), bad)
+
+
+def test_call_can_script_arguments_named_name_raw_and_id() -> None:
+    c = call("lookup", {"id": 7, "raw": True}, name="x", id="c1")
+    assert (c.name, c.id, c.raw) == ("lookup", "c1", None)
+    assert json.loads(c.argument_text) == {"id": 7, "raw": True, "name": "x"}
+    assert call("f", '{"a": 1, "a": 2}').raw == '{"a": 1, "a": 2}'
+    with pytest.raises(TypeError, match="given in the mapping and as keywords"):
+        call("f", {"a": 1}, a=2)
