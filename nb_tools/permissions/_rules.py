@@ -13,7 +13,9 @@ A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
   paths are normalised first, and a path outside the root matches nothing.
   ``apply_patch`` matches an allow rule only if every file it touches matches.
 - ``web_fetch(domain:example.com)`` matches that host; ``domain:*.example.com`` its
-  subdomains. Hosts compare case-insensitively, without a trailing dot.
+  subdomains (not the domain itself). Hosts compare as httpx connects to them: IDNA
+  (UTS-46), ideographic and full-width dots, case, trailing dot, percent-escapes, IPv6
+  literals (``nb_tools.permissions._hosts``).
 - any other tool: the specifier is a glob on its first string argument.
 
 Deny wins over ask, ask over allow. Tool names match case-insensitively for deny and ask
@@ -34,8 +36,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
-from urllib.parse import urlsplit
 
+from nb_tools.permissions._hosts import HostError, domain_matches, url_host
 from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name
 
 Action: TypeAlias = Literal["allow", "ask", "deny"]
@@ -342,18 +344,16 @@ def _match_command(spec: str, command: str, strict: bool) -> bool:
 
 
 def _match_domain(spec: str, url: str) -> bool:
+    """``domain:HOST`` / ``domain:*.HOST`` against the host httpx connects to (one
+    normaliser, :func:`nb_tools.permissions._hosts.url_host`, shared with ``web_fetch``);
+    any other specifier is a glob on the URL."""
     if not spec.startswith("domain:"):
         return fnmatch.fnmatchcase(url, spec)
-    want = spec[len("domain:") :].strip().lower().rstrip(".")
     try:
-        host = (urlsplit(url).hostname or "").lower().rstrip(".")
-    except ValueError:
+        host = url_host(url)
+    except HostError:
         return False
-    if not host:
-        return False
-    if want.startswith("*."):
-        return host.endswith(want[1:])
-    return host == want
+    return domain_matches(spec[len("domain:") :], host)
 
 
 def _match_path(spec: str, path: str, root: Path) -> bool:
