@@ -98,10 +98,12 @@ class Agent:
     provider's default) for which ``AnthropicProvider`` is created on the first run.
     ``tools``: a ``Registry`` or tools; ``None`` reads :func:`default_registry` at each run.
     ``approval``: "ask" (``approver`` decides; none configured means deny), "auto",
-    "deny" or "read-only". ``permission``: a rule ``(call, info) -> Decision | None``
-    consulted before the policy. ``rules``: :class:`~nb_tools.permissions.PermissionRules`
-    checked first of all: deny wins over ask over allow, an "ask" rule asks a person even
-    under "auto", and every decision a rule makes names it (``rule:deny bash(rm:*) [project]``).
+    "deny" or "read-only" (plan mode: only read-only calls that need no approval run).
+    ``rules``: :class:`~nb_tools.permissions.PermissionRules` (deny wins over ask over
+    allow; an "ask" rule asks a person even under "auto"; every decision names its rule,
+    ``rule:deny bash(rm:*) [project]``). ``permission``: a callable
+    ``(call, info) -> Decision | None`` consulted after the rules. Every call goes through
+    one pipeline (:mod:`nb_tools.agent._approval` gives the order), then the person.
     ``on_event`` receives every event (sync or async).
     ``messages``: a conversation to continue (e.g. another agent's ``messages``).
 
