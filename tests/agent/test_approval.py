@@ -17,9 +17,9 @@ from nb_tools.agent import (
     Decision,
     PersonSource,
     PolicySource,
+    RuleSource,
     ToolCallFinished,
     ToolCallStarted,
-    RuleSource,
     denial_text,
 )
 from nb_tools.testing import ScriptedModel, call, reply

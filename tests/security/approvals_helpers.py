@@ -27,7 +27,14 @@ from nb_tools.permissions import PermissionRules
 from nb_tools.testing import ScriptedModel, call, reply
 
 __all__ = [
-    "Approver", "Listener", "Outcome", "args", "call", "drive", "fetch_tool", "reply",
+    "Approver",
+    "Listener",
+    "Outcome",
+    "args",
+    "call",
+    "drive",
+    "fetch_tool",
+    "reply",
     "workspace_tools",
 ]
 

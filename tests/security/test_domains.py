@@ -110,7 +110,10 @@ async def test_a_denied_domain_is_never_fetched(spelling: str, policy: str) -> N
     async with Listener() as listener:
         out = await drive(
             [call("web_fetch", url=f"http://{spelling}:{listener.port}/?k=secret", id="f")],
-            tools=[fetch_tool()], approval=policy, approver=approver, rules=rules,
+            tools=[fetch_tool()],
+            approval=policy,
+            approver=approver,
+            rules=rules,
         )
     assert listener.connections == 0
     assert approver.requests == []
@@ -128,7 +131,9 @@ async def test_an_allowed_domain_is_fetched_as_the_rule_saw_it(spelling: str) ->
     async with Listener() as listener:
         out = await drive(
             [call("web_fetch", url=f"http://{spelling}:{listener.port}/page", id="f")],
-            tools=[fetch_tool(resolved)], approver=approver, rules=rules,
+            tools=[fetch_tool(resolved)],
+            approver=approver,
+            rules=rules,
         )
     assert approver.requests == []
     assert out.result("f") == ("fetched body", False)
@@ -141,7 +146,8 @@ async def test_first_fetch_of_a_host_asks_and_never_clicking_reaches_nothing() -
     async with Listener() as listener:
         out = await drive(
             [call("web_fetch", url=f"http://example.com:{listener.port}/?token=abc", id="f")],
-            tools=[fetch_tool()], approver=approver,
+            tools=[fetch_tool()],
+            approver=approver,
         )
     assert out.stopped and approver.asked == ["f"]
     assert listener.connections == 0
@@ -153,11 +159,11 @@ async def test_a_denied_fetch_reaches_nothing() -> None:
     async with Listener() as listener:
         out = await drive(
             [call("web_fetch", url=f"http://example.com:{listener.port}/", id="f")],
-            tools=[fetch_tool()], approver=approver,
+            tools=[fetch_tool()],
+            approver=approver,
         )
     assert listener.connections == 0
-    assert out.result("f") == ("The user denied this call. Message from the user: no egress",
-                               True)
+    assert out.result("f") == ("The user denied this call. Message from the user: no egress", True)
 
 
 async def test_without_an_approver_ask_refuses_the_fetch() -> None:
@@ -172,17 +178,24 @@ async def test_without_an_approver_ask_refuses_the_fetch() -> None:
 
 async def test_deny_policy_refuses_the_fetch() -> None:
     async with Listener() as listener:
-        await drive([call("web_fetch", url=f"http://example.com:{listener.port}/", id="f")],
-                    tools=[fetch_tool()], approval="deny", approver=Approver(answers=[True]))
+        await drive(
+            [call("web_fetch", url=f"http://example.com:{listener.port}/", id="f")],
+            tools=[fetch_tool()],
+            approval="deny",
+            approver=Approver(answers=[True]),
+        )
     assert listener.connections == 0
 
 
 async def test_auto_fetches_without_asking() -> None:
     approver = Approver(stop=True)
     async with Listener() as listener:
-        out = await drive([call("web_fetch", url=f"http://example.com:{listener.port}/",
-                                id="f")], tools=[fetch_tool()], approval="auto",
-                          approver=approver)
+        out = await drive(
+            [call("web_fetch", url=f"http://example.com:{listener.port}/", id="f")],
+            tools=[fetch_tool()],
+            approval="auto",
+            approver=approver,
+        )
     assert listener.connections == 1 and approver.requests == []
     assert out.result("f") == ("fetched body", False)
 
@@ -198,7 +211,8 @@ async def test_always_allow_covers_that_domain_only() -> None:
                 [call("web_fetch", url=f"http://api.example.com:{port}/3", id="c")],
                 [call("web_fetch", url=f"http://other.net:{port}/4", id="d")],
             ],
-            tools=[fetch_tool()], approver=approver,
+            tools=[fetch_tool()],
+            approver=approver,
         )
     assert approver.asked == ["a", "c", "d"]
     assert listener.paths == ["/1", "/2"]
@@ -212,8 +226,12 @@ async def test_always_allow_adds_the_domain_rule_to_the_session_rules() -> None:
     rules = PermissionRules()
     approver = Approver(answers=[Decision(approved=True, remember=True)])
     async with Listener() as listener:
-        await drive([call("web_fetch", url=f"http://example.com:{listener.port}/", id="a")],
-                    tools=[fetch_tool()], approver=approver, rules=rules)
+        await drive(
+            [call("web_fetch", url=f"http://example.com:{listener.port}/", id="a")],
+            tools=[fetch_tool()],
+            approver=approver,
+            rules=rules,
+        )
     assert [str(r) for r in rules.rules] == ["allow web_fetch(domain:example.com)"]
 
 

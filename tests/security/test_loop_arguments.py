@@ -52,8 +52,9 @@ async def test_raw_parameter_tool_never_runs_on_bad_arguments(
 ) -> None:
     tool = RawWriter(tmp_path)
     approver = Approver(stop=True)  # would stop the run if it were ever asked
-    out = await drive([call("raw_writer", raw=raw, id="c")], tools=[tool], approval=policy,
-                      approver=approver)
+    out = await drive(
+        [call("raw_writer", raw=raw, id="c")], tools=[tool], approval=policy, approver=approver
+    )
     assert not tool.marker.exists()
     assert approver.requests == [] and not out.stopped
     content, is_error = out.result("c")
@@ -80,9 +81,12 @@ async def test_write_file_with_bad_arguments_writes_nothing(
 ) -> None:
     (tmp_path / ".git" / "hooks").mkdir(parents=True)
     approver = Approver(answers=[True])
-    out = await drive([call("write_file", raw=raw, id="w")],
-                      tools=workspace_tools(tmp_path, "write_file"), approval=policy,
-                      approver=approver)
+    out = await drive(
+        [call("write_file", raw=raw, id="w")],
+        tools=workspace_tools(tmp_path, "write_file"),
+        approval=policy,
+        approver=approver,
+    )
     assert not (tmp_path / "notes.txt").exists()
     assert not (tmp_path / ".git" / "hooks" / "pre-commit").exists()
     assert approver.requests == []
@@ -95,8 +99,9 @@ async def test_a_valid_raw_call_still_asks_and_a_denial_keeps_it_from_running(
 ) -> None:
     tool = RawWriter(tmp_path)
     approver = Approver(answers=[False])
-    out = await drive([call("raw_writer", raw='{"path": "a"}', id="c")], tools=[tool],
-                      approver=approver)
+    out = await drive(
+        [call("raw_writer", raw='{"path": "a"}', id="c")], tools=[tool], approver=approver
+    )
     assert approver.asked == ["c"]
     assert not tool.marker.exists()
     assert out.result("c") == ("The user denied this call.", True)
@@ -108,9 +113,12 @@ async def test_an_invalid_call_next_to_a_valid_one_does_not_change_its_approval(
     tool = RawWriter(tmp_path)
     approver = Approver(answers=[True])
     out = await drive(
-        [call("raw_writer", raw='{"path": 1, "path": 2}', id="bad"),
-         call("raw_writer", raw='{"path": "ok"}', id="good")],
-        tools=[tool], approver=approver,
+        [
+            call("raw_writer", raw='{"path": 1, "path": 2}', id="bad"),
+            call("raw_writer", raw='{"path": "ok"}', id="good"),
+        ],
+        tools=[tool],
+        approver=approver,
     )
     assert approver.asked == ["good"]
     assert tool.marker.read_text() == '{"path": "ok"}'
@@ -129,7 +137,12 @@ async def test_invalid_arguments_are_refused_before_any_rule_or_permission(
     rules = PermissionRules(root=tmp_path)
     rules.allow("raw_writer")
     tool = RawWriter(tmp_path)
-    out = await drive([call("raw_writer", raw='{"path": "a", "path": "b"}', id="c")],
-                      tools=[tool], approval="auto", rules=rules, permission=_never)
+    out = await drive(
+        [call("raw_writer", raw='{"path": "a", "path": "b"}', id="c")],
+        tools=[tool],
+        approval="auto",
+        rules=rules,
+        permission=_never,
+    )
     assert not tool.marker.exists()
     assert out.result("c")[0].startswith("invalid arguments for raw_writer")
