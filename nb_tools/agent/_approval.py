@@ -160,6 +160,12 @@ class Allow:
     def approved(self) -> bool:
         return True
 
+    @property
+    def by(self) -> str:
+        """The source's display label (:func:`source_label`); switch on ``source.kind``
+        to act on who decided."""
+        return source_label(self.source)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Deny:
@@ -169,6 +175,10 @@ class Deny:
     @property
     def approved(self) -> bool:
         return False
+
+    @property
+    def by(self) -> str:
+        return source_label(self.source)
 
 
 @dataclass(frozen=True, kw_only=True)
