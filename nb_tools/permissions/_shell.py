@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from nb_tools.permissions._shell_words import WRAPPERS, inner_commands, literal, word_info
@@ -566,7 +566,7 @@ def _code_strings(
     ``alias``, ``source``; ``None`` for code that cannot be read."""
     name = (words[0].value or "").rsplit("/", 1)[-1]
     args = [w.value for w in words[1:]]
-    if name in _SHELLS or name == "busybox" and args[:1] == ["sh"]:
+    if name in _SHELLS or (name == "busybox" and args[:1] == ["sh"]):
         if name == "busybox":
             args = args[1:]
         i = 0

@@ -129,9 +129,9 @@ def _deny_argv(spec: Spec, argv: Sequence[Word]) -> Verdict:
         word = _lit(args[i])
         if word is None:
             return "maybe"
-        if not word.startswith("-"):
-            if i == 0 or not (_lit(args[i - 1]) or "").startswith("-"):
-                break
+        after_option = i > 0 and (_lit(args[i - 1]) or "").startswith("-")
+        if not word.startswith("-") and not after_option:
+            break
         i += 1
     return best
 

@@ -137,7 +137,7 @@ def decode_ansi_c(body: str) -> str:
             i += 1 + len(m.group())
         elif e in "xuU":
             width = {"x": 2, "u": 4, "U": 8}[e]
-            m = re.match(r"[0-9a-fA-F]{1,%d}" % width, body[i + 2 :])
+            m = re.match(f"[0-9a-fA-F]{{1,{width}}}", body[i + 2 :])
             if m is None:
                 out.append("\\" + e)
                 i += 2
@@ -233,7 +233,8 @@ def inner_commands(words: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:
         if v is None:
             yield words[k:]
             return  # what follows a computed word is unknowable
-        if name == "env" and (v in ("-S", "--split-string") or v.startswith(("-S", "--split-string="))):
+        split_opt = v in ("-S", "--split-string") or v.startswith(("-S", "--split-string="))
+        if name == "env" and split_opt:
             text = v.split("=", 1)[1] if v.startswith("--split-string=") else v[2:]
             if v in ("-S", "--split-string"):
                 nxt = words[k + 1] if k + 1 < len(words) else None
