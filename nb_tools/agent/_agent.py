@@ -512,7 +512,7 @@ class _Run:
                 info=request.info,
                 preview=request.preview,
                 reason=request.reason,
-                rule=request.rule,
+                always_allow_rule=request.always_allow_rule,
             )
         )
 

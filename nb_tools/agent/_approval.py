@@ -49,8 +49,8 @@ APPROVER_WAKE_SECONDS = 0.25
 class Decision:
     """An approver's (or a ``permission`` callable's) answer to "may this call run?".
     ``remember=True`` (with ``approved=True``) means "always allow": the request's
-    :attr:`ApprovalRequest.rule` is added for the rest of the session. ``by`` is shown in
-    the transcript."""
+    :attr:`ApprovalRequest.always_allow_rule` is added for the rest of the session.
+    ``by`` is shown in the transcript."""
 
     approved: bool
     message: str | None = None
@@ -195,9 +195,9 @@ Settled: TypeAlias = Allow | Deny
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalRequest:
-    """What an approver is shown. ``arguments`` is the parsed JSON object; ``preview`` holds
-    a writer's changes; ``reason`` says why a person is asked; ``rule`` is the narrowest
-    rule that covers this call (``bash(git log:*)``, ``web_fetch(domain:example.com)``):
+    """What an approver is shown. ``arguments`` is the parsed JSON object; ``preview``
+    holds a writer's changes; ``reason`` says why a person is asked; ``always_allow_rule``
+    is the narrowest rule that covers this call (``bash(git log:*)``, ``edit_file(nb/**)``):
     "Always allow" adds exactly that rule, and ``None`` means "Always allow" is not offered
     (it could not cover the call without covering more, or the question would come back
     anyway, as for a protected path)."""
@@ -208,7 +208,7 @@ class ApprovalRequest:
     arguments: dict[str, Any] | None = None
     protected: bool = False
     reason: AskReason | None = None
-    rule: str | None = None
+    always_allow_rule: str | None = None
 
 
 Approver: TypeAlias = Callable[[ApprovalRequest], "bool | Decision | Awaitable[bool | Decision]"]

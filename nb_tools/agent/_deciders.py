@@ -314,7 +314,7 @@ async def ask_person(
         arguments=p.arguments,
         protected=reason.kind == "protection",
         reason=reason,
-        rule=rule,
+        always_allow_rule=rule,
     )
     await requested(request)
     answer = await ask(approver, request)

@@ -43,13 +43,13 @@ class ToolProgress:
 @dataclass(frozen=True, kw_only=True)
 class ApprovalRequested:
     """A person is asked. ``reason``: why (a rule, a protected path, the policy);
-    ``rule``: what "Always allow" would add (``None``: not offered)."""
+    ``always_allow_rule``: what "Always allow" would add (``None``: not offered)."""
 
     call: ToolCall
     info: Info | None
     preview: tuple[Change, ...] | None
     reason: AskReason | None = None
-    rule: str | None = None
+    always_allow_rule: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

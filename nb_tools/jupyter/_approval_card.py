@@ -59,7 +59,7 @@ class ApprovalCard:
             layout=layout,
             tooltip="Refuse this call; the model is told it was denied (with your message)",
         )
-        rule = request.rule  # the narrowest rule covering this call; None: not offered
+        rule = request.always_allow_rule  # the narrowest rule covering this call; None: not offered
         self.always = widgets.Button(
             description=f"Always allow {rule}" if rule else "Always allow",
             button_style="info",
@@ -109,7 +109,7 @@ class ApprovalCard:
     def _decided_html(self, d: Decision) -> str:
         name = escape(self.request.call.name)
         who = "you" if d.by == "user" else escape(d.by)
-        rule = self.request.rule
+        rule = self.request.always_allow_rule
         if d.approved and d.remember and rule:
             what = (
                 f"Always allowed by {who}: session rule <code>allow {escape(rule)}</code> "

@@ -151,7 +151,7 @@ async def test_first_fetch_of_a_host_asks_and_never_clicking_reaches_nothing() -
         )
     assert out.stopped and approver.asked == ["f"]
     assert listener.connections == 0
-    assert approver.requests[0].rule == "web_fetch(domain:example.com)"
+    assert approver.requests[0].always_allow_rule == "web_fetch(domain:example.com)"
 
 
 async def test_a_denied_fetch_reaches_nothing() -> None:

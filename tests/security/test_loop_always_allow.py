@@ -28,7 +28,7 @@ async def test_a_file_writer_is_allowed_in_its_folder_only(tmp_path: Path) -> No
         tools=workspace_tools(tmp_path, "write_file"),
         approver=approver,
     )
-    assert approver.requests[0].rule == "write_file(notes/**)"
+    assert approver.requests[0].always_allow_rule == "write_file(notes/**)"
     assert approver.asked == ["a", "c", "d"]
     assert (tmp_path / "notes" / "deep" / "b.txt").read_text() == "b"
     assert not (tmp_path / "other" / "c.txt").exists()
@@ -47,7 +47,7 @@ async def test_a_file_at_the_root_is_allowed_alone(tmp_path: Path) -> None:
         tools=workspace_tools(tmp_path, "write_file"),
         approver=approver,
     )
-    assert approver.requests[0].rule == "write_file(/a.txt)"
+    assert approver.requests[0].always_allow_rule == "write_file(/a.txt)"
     assert approver.asked == ["a", "b", "c"]
     assert not (tmp_path / "b.txt").exists() and not (tmp_path / "sub").exists()
 
@@ -76,7 +76,7 @@ async def test_a_patch_over_two_folders_offers_their_common_folder(tmp_path: Pat
         tools=workspace_tools(tmp_path, "apply_patch"),
         approver=approver,
     )
-    assert approver.requests[0].rule == "apply_patch(src/**)"
+    assert approver.requests[0].always_allow_rule == "apply_patch(src/**)"
 
 
 async def test_a_patch_spread_over_the_root_offers_no_rule(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ async def test_a_patch_spread_over_the_root_offers_no_rule(tmp_path: Path) -> No
         tools=workspace_tools(tmp_path, "apply_patch"),
         approver=approver,
     )
-    assert approver.requests[0].rule is None
+    assert approver.requests[0].always_allow_rule is None
     assert approver.asked == ["p", "q"]  # nothing was remembered
     assert not (tmp_path / "c.py").exists()
 
@@ -117,7 +117,7 @@ async def test_an_allowed_shell_command_covers_nothing_more(tmp_path: Path, foll
         tools=workspace_tools(tmp_path, "bash"),
         approver=approver,
     )
-    rule = approver.requests[0].rule
+    rule = approver.requests[0].always_allow_rule
     assert rule is not None and rule.startswith("bash(") and rule != "bash"
     assert out.agent.always_allow == {rule}
     assert approver.asked == ["a", "b"]
@@ -136,7 +136,7 @@ async def test_a_shell_script_that_cannot_be_read_offers_no_rule(
         tools=workspace_tools(tmp_path, "bash"),
         approver=approver,
     )
-    assert approver.requests[0].rule is None
+    assert approver.requests[0].always_allow_rule is None
     assert approver.asked == ["a", "b"]
 
 
@@ -179,7 +179,7 @@ async def test_a_call_an_ask_rule_matched_offers_no_rule_and_asks_again() -> Non
         rules=rules,
         approval="auto",
     )
-    assert approver.requests[0].rule is None
+    assert approver.requests[0].always_allow_rule is None
     assert approver.asked == ["a", "b"] and ran == ["prod-1"]
     assert [str(r) for r in rules.rules] == ["ask deploy(prod*)"]
 

@@ -44,7 +44,7 @@ async def test_auto_asks_for_a_protected_write_and_a_denial_writes_nothing(
     assert not (tmp_path / rel).exists()
     (request,) = approver.requests
     assert request.protected and request.reason == ProtectionSource()
-    assert request.rule is None  # "Always allow" is not offered for a protected path
+    assert request.always_allow_rule is None  # "Always allow" is not offered for a protected path
     assert out.result("w") == ("The user denied this call.", True)
 
 
