@@ -50,7 +50,10 @@ class Decider(Protocol):
     """One step of the pipeline. ``asked`` is the first ask of an earlier decider, if any
     (the policy needs it: a call someone asked about needs approval)."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """What the decider checks, as a refusal names it ("rules", "permission")."""
+        ...
 
     async def decide(self, p: CallPlan, asked: Ask | None) -> Verdict | None: ...
 
