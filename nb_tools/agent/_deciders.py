@@ -69,8 +69,8 @@ class Arguments:
     name: str = "arguments"
 
     async def decide(self, p: CallPlan, asked: Ask | None) -> Verdict | None:
-        if p.tool is None or p.invalid is None:
-            return None  # unknown tools: the executor answers with the list of tools
+        if p.invalid is None:
+            return None
         return Deny(source=ErrorSource(stage="arguments"), message=p.invalid)
 
 
@@ -252,6 +252,8 @@ async def run_deciders(deciders: Sequence[Decider], p: CallPlan) -> Settled | As
     """Walk ``deciders`` for ``p``: a deny ends the walk; an allow ends it unless an earlier
     decider asked; the first ask is kept while the rest may still deny. A decider that
     raises denies (fail closed). ``None``: nobody had anything to say, the call runs."""
+    if p.tool is None:  # nothing can run: the executor answers with the tools there are
+        return None
     asked: Ask | None = None
     for decider in deciders:
         try:

@@ -279,3 +279,16 @@ async def test_approvals_are_all_decided_before_anything_runs(tmp_path: Path) ->
     )
     assert approver.asked == ["a", "b"] and ran(tmp_path) == ["a"]
     assert out.status("b") == "denied"
+
+
+@pytest.mark.parametrize("policy", ["ask", "auto", "deny", "read-only"])
+async def test_an_unknown_tool_gets_the_list_of_tools(tmp_path: Path, policy: str) -> None:
+    approver = Approver(stop=True)
+    out = await drive(
+        [call("rm_rf", path="/", id="c")],
+        tools=[marker_tool(tmp_path)],
+        approval=policy,
+        approver=approver,
+    )
+    assert out.result("c") == ("unknown tool 'rm_rf'; available tools: mark", True)
+    assert approver.requests == [] and ran(tmp_path) == []
