@@ -12,24 +12,33 @@ import threading
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from nb_tools.agent._approval import (
+    Allow,
     ApprovalRequest,
     Approver,
-    Decision,
+    Ask,
     Permission,
     Policy,
-    ask,
+    Settled,
     check_policy,
-    decide,
     denial_text,
-    is_protected_call,
+    source_label,
+)
+from nb_tools.agent._deciders import (
+    AlwaysAllow,
+    ask_person,
+    decided_event,
+    deciders_for,
+    is_invalid_arguments,
+    remembered_rule,
+    run_deciders,
 )
 from nb_tools.agent._driver import TurnDriver, drop_refused_prompt, user_message_blocks
 from nb_tools.agent._events import (
-    ApprovalDecided,
     ApprovalRequested,
     Event,
     ModelFailed,
@@ -103,10 +112,12 @@ class Agent:
     provider's default) for which ``AnthropicProvider`` is created on the first run.
     ``tools``: a ``Registry`` or tools; ``None`` reads :func:`default_registry` at each run.
     ``approval``: "ask" (``approver`` decides; none configured means deny), "auto",
-    "deny" or "read-only". ``permission``: a rule ``(call, info) -> Decision | None``
-    consulted before the policy. ``rules``: :class:`~nb_tools.permissions.PermissionRules`
-    checked first of all: deny wins over ask over allow, an "ask" rule asks a person even
-    under "auto", and every decision a rule makes names it (``rule:deny bash(rm:*) [project]``).
+    "deny" or "read-only" (plan mode: only read-only calls that need no approval run).
+    ``rules``: :class:`~nb_tools.permissions.PermissionRules` (deny wins over ask over
+    allow; an "ask" rule asks a person even under "auto"; every decision names its rule,
+    ``rule:deny bash(rm:*) [project]``). ``permission``: a callable
+    ``(call, info) -> Decision | None`` consulted after the rules. Every call goes through
+    one pipeline (:mod:`nb_tools.agent._approval` gives the order), then the person.
     ``on_event`` receives every event (sync or async).
     ``messages``: a conversation to continue (e.g. another agent's ``messages``).
 
@@ -175,7 +186,8 @@ class Agent:
         self.middlewares: tuple[Middleware, ...] = tuple(middlewares)
         self.on_event = on_event
         self.always_allow: set[str] = set()
-        """Tool names the user chose to always allow for this session ("Always allow")."""
+        """Rules the user chose with "Always allow" for this session (``bash(git log:*)``,
+        ``web_fetch(domain:example.com)``, a bare tool name for tools without specifiers)."""
         self.last_result: RunResult | None = None
         self._messages: list[Message] = list(messages)
         self._usage = Usage()
@@ -369,6 +381,7 @@ class _Run:
         self.background: set[asyncio.Future[Any]] = set()
         self.retries: int | None = None  # model retries made here (ModelRetrying events)
         self.attachments: list[Any] = []
+        self.always = AlwaysAllow.empty()  # "Always allow" rules, compiled once per run
 
     # -- events --------------------------------------------------------------------------
 
@@ -549,17 +562,18 @@ class _Run:
                 )
             )
             decision = await self._decide(p)
-            if decision is None or decision.approved:
+            if decision is None or isinstance(decision, Allow):
                 approved.append(p)
                 continue
+            status = "error" if is_invalid_arguments(decision) else "denied"
             result = ToolResult(
                 tool_use_id=p.call.id,
                 content=denial_text(decision),
                 is_error=True,
-                metadata={"status": "denied", "by": decision.by},
+                metadata={"status": status, "by": source_label(decision.source)},
             )
             self.tracker.results[p.call.id] = result
-            await self._report(p, result, 0.0, "denied")
+            await self._report(p, result, 0.0, status)
 
         async def finished(p: CallPlan, result: ToolResult, duration: float) -> None:
             await self._report(p, result, duration, "error" if result.is_error else "ok")
@@ -574,88 +588,43 @@ class _Run:
             ToolCallFinished(call=p.call, result=result, duration=duration, status=status)
         )
 
-    async def _decide(self, p: CallPlan) -> Decision | None:
-        """``None``: the call needs no approval and runs."""
+    async def _decide(self, p: CallPlan) -> Settled | None:
+        """The approval pipeline (:mod:`nb_tools.agent._deciders`), then the person.
+        ``None``: no decider had anything to say; the call runs without approval."""
         agent = self.agent
-        decision: Decision | None = None
-        rule_asks: str | None = None
-        if agent.rules is not None:
-            try:
-                match = agent.rules.check(p.call.name, p.call.arguments, p.tool)
-            except Exception as exc:  # fail closed
-                match = None
-                decision = Decision(
-                    approved=False,
-                    by="permission-error",
-                    message=f"the permission rules failed ({type(exc).__name__}: {exc}), so "
-                    "the call was denied",
-                )
-            if match is not None and match.action == "ask":
-                rule_asks = match.label
-            elif (
-                match is not None
-                and match.action == "allow"
-                and (p.valid and is_protected_call(p.tool, p.call.arguments))
-            ):
-                pass  # an allow rule never waives the question for a protected path
-            elif match is not None:
-                approved = match.action == "allow"
-                decision = Decision(
-                    approved=approved,
-                    by=match.label,
-                    message=None if approved else f"a permission rule refuses it ({match.rule})",
-                )
-        if decision is None and rule_asks is None and agent.permission is not None:
-            try:
-                answer: Any = agent.permission(p.call, p.info)
-                decision = await answer if inspect.isawaitable(answer) else answer
-            except Exception as exc:  # fail closed
-                decision = Decision(
-                    approved=False,
-                    by="permission-error",
-                    message=f"the permission rule failed ({type(exc).__name__}: {exc}), so "
-                    "the call was denied",
-                )
-        if decision is None:
-            protected = rule_asks is not None or (
-                p.valid and is_protected_call(p.tool, p.call.arguments)
-            )
-            if not (p.needs_approval or protected):
-                return None
-            decision = decide(
-                agent.approval,
-                read_only=p.read_only,
-                protected=protected,
-                always_allowed=p.call.name in agent.always_allow,
-                has_approver=agent.approver is not None,
-            )
-            if decision is None and agent.approver is not None:
-                request = ApprovalRequest(
-                    call=p.call,
-                    info=p.info,
-                    preview=p.preview,
-                    arguments=p.arguments,
-                    protected=protected,
-                )
-                await self.emit(ApprovalRequested(call=p.call, info=p.info, preview=p.preview))
-                decision = await ask(agent.approver, request)
-                if decision.approved and decision.remember:
-                    agent.always_allow.add(p.call.name)
-                    if agent.rules is not None:
-                        agent.rules.allow(p.call.name, source="session")
-                if rule_asks is not None and decision.by == "user":
-                    decision = replace(decision, by=f"user, asked by {rule_asks}")
-        if decision is None:  # unreachable: decide() answers when there is no approver
-            decision = Decision(approved=False, by="policy:ask", message="no approver")
+        root = agent.rules.root if agent.rules is not None else Path.cwd()
+        self.always = self.always.refresh(agent.approval, agent.always_allow, root)
+        deciders = deciders_for(
+            policy=agent.approval,
+            rules=agent.rules,
+            permission=agent.permission,
+            always_allow=self.always,
+            root=root,
+        )
+        verdict = await run_deciders(deciders, p)
+        if verdict is None:
+            return None
+        if isinstance(verdict, Ask):
+            verdict = await ask_person(p, verdict, agent.approver, root, self._requested)
+            remembered = remembered_rule(verdict)
+            if remembered is not None:
+                agent.always_allow.add(remembered)
+                if agent.rules is not None:
+                    agent.rules.allow(remembered, source="session")
+        if not is_invalid_arguments(verdict):
+            await self.emit(decided_event(p.call.id, verdict))
+        return verdict
+
+    async def _requested(self, request: ApprovalRequest) -> None:
         await self.emit(
-            ApprovalDecided(
-                call_id=p.call.id,
-                approved=decision.approved,
-                by=decision.by,
-                message=decision.message,
+            ApprovalRequested(
+                call=request.call,
+                info=request.info,
+                preview=request.preview,
+                reason=request.reason,
+                always_allow_rule=request.always_allow_rule,
             )
         )
-        return decision
 
     def _answer_pending(self) -> list[tuple[CallPlan, ToolResult, str]]:
         """Append the user message answering every pending call (a stop answers the calls

@@ -1,12 +1,23 @@
-"""Who decides whether a tool call may run: the policy, a permission rule, or a person.
+"""Who decides whether a tool call may run, and what the model and the transcript read.
 
-The decision order for one call (see :meth:`nb_tools.agent.Agent.run`):
+One pipeline decides each call (:mod:`nb_tools.agent._deciders`): an ordered list of
+deciders, each returning a verdict (:class:`Allow`, :class:`Deny` with a message,
+:class:`Ask`) with a typed source, or passing (``None``); then the person. The order:
 
-1. a ``permission`` rule ``(call, info) -> Decision | None`` (issue 7's rule engine slots in
-   here); a ``Decision`` ends the question;
-2. a call that needs no approval (and is not protected) runs;
-3. :func:`decide` applies the policy; it returns ``None`` when a person must be asked;
-4. the approver is asked (``"ask"``, or a protected call under ``"auto"``/``"read-only"``).
+1. arguments: a call whose arguments are not I-JSON or fail the schema never runs;
+2. plan mode (policy ``"read-only"``): a call that is not read-only is refused;
+3. protection: a call that touches a protected path (``.env``, ``.git/``, the rules file)
+   asks a person, whatever the later deciders allow;
+4. the permission rules (:class:`~nb_tools.permissions.PermissionRules`): deny, ask, allow;
+5. the user's ``permission`` callable ``(call, info) -> Decision | None``;
+6. "always allow": the rules the person chose with the card's "Always allow" button;
+7. the policy: ``"auto"`` allows, ``"deny"`` refuses, ``"ask"`` asks, ``"read-only"``
+   refuses what still needs approval.
+
+A deny ends the question; an allow ends it unless an earlier decider asked (an allow never
+lifts an ask); an ask goes to the person after the later deciders had their chance to deny.
+A decider that raises denies the call (fail closed). The texts the model and the transcript
+read are written from the verdict's source kind (:func:`denial_text`, :func:`source_label`).
 """
 
 from __future__ import annotations
@@ -16,10 +27,13 @@ import inspect
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, assert_never, get_args
 
 from nb_tools.model import ToolCall
-from nb_tools.tool._types import Change, Info, Tool
+from nb_tools.tool._types import Change, Info
+
+if TYPE_CHECKING:
+    from nb_tools.permissions import Rule
 
 Policy: TypeAlias = Literal["ask", "auto", "deny", "read-only"]
 POLICIES: tuple[str, ...] = get_args(Policy)
@@ -28,10 +42,15 @@ APPROVER_WAKE_SECONDS = 0.25
 """How often a wait for the approver wakes, so an interrupt in a kernel acts fast."""
 
 
+# -- what a person (or a permission callable) answers ------------------------------------
+
+
 @dataclass(frozen=True, kw_only=True)
 class Decision:
-    """The answer to "may this call run?". ``remember=True`` (with ``approved=True``) means
-    "always allow this tool for the rest of the session" (:attr:`Agent.always_allow`)."""
+    """An approver's (or a ``permission`` callable's) answer to "may this call run?".
+    ``remember=True`` (with ``approved=True``) means "always allow": the request's
+    :attr:`ApprovalRequest.always_allow_rule` is added for the rest of the session.
+    ``by`` is shown in the transcript."""
 
     approved: bool
     message: str | None = None
@@ -39,25 +58,166 @@ class Decision:
     remember: bool = False
 
 
+# -- where a verdict comes from ----------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuleSource:
+    """A permission rule decided (``rule.action`` is allow, ask or deny)."""
+
+    kind: Literal["rule"] = "rule"
+    rule: Rule
+
+    @property
+    def label(self) -> str:
+        return f"rule:{self.rule} [{self.rule.source}]"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionSource:
+    """The user's ``permission`` callable decided; ``by`` is what its ``Decision`` said."""
+
+    kind: Literal["permission"] = "permission"
+    by: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProtectionSource:
+    """The call touches a protected path (the tool's ``is_protected_call`` said so)."""
+
+    kind: Literal["protection"] = "protection"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicySource:
+    """The approval policy decided. ``plan_mode`` is set when ``"read-only"`` refused a
+    call that is not read-only or still needs approval."""
+
+    kind: Literal["policy"] = "policy"
+    policy: Policy
+    plan_mode: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlwaysAllowSource:
+    """A rule the person added with "Always allow" earlier in the session."""
+
+    kind: Literal["always-allow"] = "always-allow"
+    rule: str
+
+
+AskReason: TypeAlias = RuleSource | ProtectionSource | PolicySource
+"""Why a person is asked."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PersonSource:
+    """A person answered (the approver). ``asked`` says why they were asked; ``remembered``
+    is the rule "Always allow" added; ``by`` is who the approver said answered."""
+
+    kind: Literal["person"] = "person"
+    asked: AskReason
+    by: str = "user"
+    remembered: str | None = None
+
+
+ErrorStage: TypeAlias = Literal["arguments", "decider", "approver", "no-approver"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorSource:
+    """No sound answer could be had, so the call is refused (fail closed): the arguments
+    are invalid, a decider raised, the approver failed, or nobody can be asked."""
+
+    kind: Literal["error"] = "error"
+    stage: ErrorStage
+    decider: str | None = None
+    asked: AskReason | None = None
+
+
+Source: TypeAlias = (
+    RuleSource
+    | PermissionSource
+    | ProtectionSource
+    | PolicySource
+    | AlwaysAllowSource
+    | PersonSource
+    | ErrorSource
+)
+SourceKind: TypeAlias = Literal[
+    "rule", "permission", "protection", "policy", "always-allow", "person", "error"
+]
+
+
+# -- verdicts ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Allow:
+    source: Source
+
+    @property
+    def approved(self) -> bool:
+        return True
+
+    @property
+    def by(self) -> str:
+        """The source's display label (:func:`source_label`); switch on ``source.kind``
+        to act on who decided."""
+        return source_label(self.source)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deny:
+    source: Source
+    message: str | None = None
+
+    @property
+    def approved(self) -> bool:
+        return False
+
+    @property
+    def by(self) -> str:
+        return source_label(self.source)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ask:
+    source: AskReason
+
+
+Verdict: TypeAlias = Allow | Deny | Ask
+Settled: TypeAlias = Allow | Deny
+
+
+# -- what the approver is shown ----------------------------------------------------------
+
+
 @dataclass(frozen=True, kw_only=True)
 class ApprovalRequest:
-    """What an approver is shown. ``arguments`` is the parsed JSON object when the raw
-    argument text parses, else ``None``; ``preview`` holds a writer's changes."""
+    """What an approver is shown. ``arguments`` is the parsed JSON object; ``preview``
+    holds a writer's changes; ``reason`` says why a person is asked; ``always_allow_rule``
+    is the narrowest rule that covers this call (``bash(git log:*)``, ``edit_file(nb/**)``):
+    "Always allow" adds exactly that rule, and ``None`` means "Always allow" is not offered
+    (it could not cover the call without covering more, or the question would come back
+    anyway, as for a protected path)."""
 
     call: ToolCall
     info: Info | None
     preview: tuple[Change, ...] | None
     arguments: dict[str, Any] | None = None
     protected: bool = False
+    reason: AskReason | None = None
+    always_allow_rule: str | None = None
 
 
 Approver: TypeAlias = Callable[[ApprovalRequest], "bool | Decision | Awaitable[bool | Decision]"]
-"""``approver(request) -> bool | Decision`` (sync or async)."""
+"""``approver(request) -> bool | Decision`` (sync or async): a person's answer."""
 
 Permission: TypeAlias = Callable[
     [ToolCall, "Info | None"], "Decision | Awaitable[Decision | None] | None"
 ]
-"""A permission rule consulted before the policy: a ``Decision`` settles the call,
+"""A permission callable consulted after the rules: a ``Decision`` settles the call,
 ``None`` passes it on."""
 
 
@@ -68,74 +228,75 @@ def check_policy(policy: str) -> Policy:
     return policy  # type: ignore[return-value]
 
 
-def is_protected_call(tool: Tool | None, args: str) -> bool:
-    """Whether the tool reports that this call touches something protected (``.env``,
-    ``.git``, …). Such calls go to a person even under the ``"auto"`` policy. A tool
-    opts in with an ``is_protected_call(args) -> bool`` method; a failing check counts
-    as protected (fail closed)."""
-    check = getattr(tool, "is_protected_call", None)
-    if check is None:
-        return False
-    try:
-        return bool(check(args))
-    except Exception:
-        return True
+# -- texts, written from the source kind -------------------------------------------------
 
 
-def decide(
-    policy: Policy,
-    *,
-    read_only: bool,
-    protected: bool = False,
-    always_allowed: bool = False,
-    has_approver: bool = True,
-) -> Decision | None:
-    """The policy's answer for a call that needs approval; ``None`` means "ask the
-    approver". Pure: everything it needs is in the arguments."""
-    if policy == "deny":
-        return Decision(
-            approved=False,
-            by="policy:deny",
-            message="the approval policy is 'deny', which refuses every call that needs approval",
-        )
-    ask = protected or policy == "ask"
-    if not ask:
-        if policy == "auto" or read_only:
-            return Decision(approved=True, by=f"policy:{policy}")
-        return Decision(
-            approved=False,
-            by="policy:read-only",
-            message="the approval policy is 'read-only', which refuses calls that may change "
-            "something",
-        )
-    if always_allowed and not protected:
-        return Decision(approved=True, by="always-allow")
-    if not has_approver:
-        what = "this call touches a protected path and" if protected else "the policy is 'ask' but"
-        return Decision(
-            approved=False,
-            by=f"policy:{policy}",
-            message=f"{what} no approver is configured; pass approver= to Agent, or choose "
-            "approval='auto' or 'read-only'",
-        )
-    return None
+def source_label(source: Source) -> str:
+    """Who decided, as the transcript and ``ApprovalDecided.by`` show it."""
+    match source:
+        case RuleSource():
+            return source.label
+        case PermissionSource():
+            return source.by
+        case ProtectionSource():
+            return "protection"
+        case PolicySource():
+            return f"policy:{source.policy}"
+        case AlwaysAllowSource():
+            return "always-allow"
+        case PersonSource():
+            if isinstance(source.asked, RuleSource):
+                return f"{source.by}, asked by {source.asked.label}"
+            return source.by
+        case ErrorSource():
+            if source.stage == "decider":
+                return f"{source.decider}-error"
+            if source.stage == "no-approver":
+                return source_label(source.asked) if source.asked is not None else "no-approver"
+            if source.stage == "approver":
+                return "approver-error"
+            return "invalid-arguments"
+        case _:
+            assert_never(source)
 
 
-def denial_text(decision: Decision) -> str:
-    """The error text the model reads for a denied call."""
-    if decision.by == "user":
-        text = "The user denied this call."
-        if decision.message:
-            text += f" Message from the user: {decision.message}"
-        return text
-    reason = f": {decision.message}" if decision.message else ""
-    return f"This call was denied ({decision.by}){reason}. The tool did not run."
+def denial_text(verdict: Deny) -> str:
+    """The error text the model reads for a refused call, written from its source kind."""
+    source, message = verdict.source, verdict.message
+    match source:
+        case PersonSource():
+            text = "The user denied this call."
+            return f"{text} Message from the user: {message}" if message else text
+        case RuleSource():
+            return (
+                f"This call was denied by the permission rule '{source.rule}' "
+                f"(from {source.rule.source}). The tool did not run."
+            )
+        case PolicySource() if source.plan_mode:
+            return f"{message} The tool did not run."
+        case ErrorSource() if source.stage == "arguments":
+            return message or "invalid arguments"
+        case (
+            PolicySource()
+            | PermissionSource()
+            | ProtectionSource()
+            | AlwaysAllowSource()
+            | ErrorSource()
+        ):
+            reason = f": {message}" if message else ""
+            return f"This call was denied ({source_label(source)}){reason}. The tool did not run."
+        case _:
+            assert_never(source)
 
 
-async def ask(approver: Approver, request: ApprovalRequest) -> Decision:
-    """Ask ``approver`` and normalise its answer to a ``Decision``. An approver that
-    raises or answers nonsense denies the call (fail closed). An async answer is awaited
-    in slices of :data:`APPROVER_WAKE_SECONDS` so a cancellation acts at once."""
+# -- asking the person -------------------------------------------------------------------
+
+
+async def ask(approver: Approver, request: ApprovalRequest) -> Decision | Deny:
+    """Ask ``approver``; its answer as a ``Decision``, or a ``Deny`` (source "error") when
+    it raised or answered nonsense (fail closed). An async answer is awaited in slices of
+    :data:`APPROVER_WAKE_SECONDS` so a cancellation acts at once."""
+    reason = request.reason
     try:
         answer: Any = approver(request)
         if inspect.isawaitable(answer):
@@ -149,19 +310,35 @@ async def ask(approver: Approver, request: ApprovalRequest) -> Decision:
             RuntimeWarning,
             stacklevel=2,
         )
-        return Decision(
-            approved=False,
-            by="approver-error",
+        return Deny(
+            source=ErrorSource(stage="approver", asked=reason),
             message=f"the approver failed ({type(exc).__name__}: {exc}), so the call was denied",
         )
     if isinstance(answer, Decision):
         return answer
     if isinstance(answer, bool):
         return Decision(approved=answer)
-    return Decision(
-        approved=False,
-        by="approver-error",
+    return Deny(
+        source=ErrorSource(stage="approver", asked=reason),
         message=f"the approver answered {answer!r}; it must return a bool or a Decision",
+    )
+
+
+def no_approver(reason: AskReason) -> Deny:
+    """The verdict when a person must be asked and no approver is configured."""
+    match reason:
+        case ProtectionSource():
+            why = "this call touches a protected path"
+        case RuleSource():
+            why = f"the rule '{reason.rule}' asks for approval"
+        case PolicySource():
+            why = f"the policy is {reason.policy!r}"
+        case _:
+            assert_never(reason)
+    return Deny(
+        source=ErrorSource(stage="no-approver", asked=reason),
+        message=f"{why} but no approver is configured; pass approver= to Agent, or choose "
+        "approval='auto' or 'read-only'",
     )
 
 

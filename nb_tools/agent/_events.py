@@ -18,6 +18,7 @@ from nb_tools.tool._types import Change, Info
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import RunResult
+    from nb_tools.agent._approval import AskReason, Source
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,20 +49,29 @@ class ToolProgress:
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalRequested:
+    """A person is asked. ``reason``: why (a rule, a protected path, the policy);
+    ``always_allow_rule``: what "Always allow" would add (``None``: not offered)."""
+
     call: ToolCall
     info: Info | None
     preview: tuple[Change, ...] | None
+    reason: AskReason | None = None
+    always_allow_rule: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalDecided:
-    """``by`` names who decided: "user", "policy:auto", "policy:deny", "policy:read-only",
-    or a permission rule such as "rule:allow bash(git log:*)"."""
+    """``source`` says who decided, typed (rule, permission, protection, policy,
+    always-allow, person, error); ``by`` is its display label: "user", "policy:auto",
+    "rule:allow bash(git log:*) [project]", "always-allow", …; ``rule`` is the rule that
+    decided, the always-allow rule that matched, or the rule "Always allow" added."""
 
     call_id: str
     approved: bool
     by: str
     message: str | None = None
+    source: Source | None = None
+    rule: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

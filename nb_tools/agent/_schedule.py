@@ -18,12 +18,14 @@ from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
 from nb_tools.tool._executor import parallel_groups
 from nb_tools.tool._json import loads_ijson
-from nb_tools.tool._types import Change, Info, Tool
+from nb_tools.tool._types import Change, Info, Tool, ValidationError
 
 
 @dataclass(frozen=True, kw_only=True)
 class CallPlan:
-    """One call of a turn as the approval step and the scheduler see it."""
+    """One call of a turn as the approval pipeline and the scheduler see it. ``invalid``
+    is the error the model reads when the arguments are not I-JSON or fail the schema
+    (such a call never runs); ``raw`` is the argument text every vote was given."""
 
     call: ToolCall
     tool: Tool | None
@@ -34,11 +36,15 @@ class CallPlan:
     needs_approval: bool
     read_only: bool
     parallel: bool
+    invalid: str | None = None
+    raw: str = "{}"
 
 
 def plan(registry: Registry, call: ToolCall) -> CallPlan:
-    """Look the call up and classify it. Unknown tools and invalid arguments need no
-    approval: they never run, the executor answers them with an error."""
+    """Look the call up, validate its arguments once and classify it. An unknown tool
+    needs no approval (the executor answers it); invalid arguments are recorded in
+    ``invalid`` and the approval pipeline refuses the call, so it never runs, whether or
+    not the tool validates its own arguments (``Info.raw_parameters``)."""
     entry = registry.entry(call.name)
     if entry is None:
         return CallPlan(
@@ -51,18 +57,14 @@ def plan(registry: Registry, call: ToolCall) -> CallPlan:
             needs_approval=False,
             read_only=False,
             parallel=False,
+            invalid=None,
+            raw=call.arguments,
         )
     tool, info = entry.tool, entry.info
     raw = call.arguments if call.arguments.strip() else "{}"
-    # The executor validates again when it runs the call; checking here decides whether
-    # the call needs approval at all. (Without the registry's validator, a JSON check.)
-    validate = getattr(entry, "validate", None) or loads_ijson
-    try:
-        parsed = validate(raw)
-        valid = True
-    except Exception:  # ValidationError, or a validator's own failure: the executor reports it
-        parsed, valid = None, False
-    read_only = is_read_only_call(tool, raw)
+    parsed, invalid = _check_arguments(entry.validate, info.name, raw)
+    valid = invalid is None
+    read_only = valid and is_read_only_call(tool, raw)
     preview = None
     if valid and not read_only:
         changes = preview_changes(tool, raw)
@@ -76,8 +78,45 @@ def plan(registry: Registry, call: ToolCall) -> CallPlan:
         preview=preview,
         needs_approval=valid and needs_approval(tool, raw),
         read_only=read_only,
-        parallel=info.concurrent or read_only,
+        parallel=valid and (info.concurrent or read_only),
+        invalid=invalid,
+        raw=raw,
     )
+
+
+def _check_arguments(
+    validate: Callable[[str | bytes], Any] | None, name: str, raw: str
+) -> tuple[Any, str | None]:
+    """The parsed arguments and ``None``, or ``None`` and the error the model reads. The
+    registry's validator checks I-JSON and the schema; a tool with raw parameters still
+    gets the I-JSON check and must receive an object."""
+    try:
+        parsed = (validate or loads_ijson)(raw)
+    except ValidationError as exc:
+        problems = exc.problems or [str(exc)]
+        return None, f"invalid arguments for {name}:\n" + "\n".join(problems)
+    except Exception as exc:  # a validator's own failure: fail closed
+        return None, (
+            f"invalid arguments for {name}: the arguments could not be checked "
+            f"({type(exc).__name__}: {exc})"
+        )
+    if validate is None and not isinstance(parsed, dict):
+        return None, (
+            f"invalid arguments for {name}:\n/: expected an object, got {_json_type(parsed)}"
+        )
+    return parsed, None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else type(value).__name__
 
 
 def groups(plans: Sequence[CallPlan]) -> list[list[CallPlan]]:

@@ -127,6 +127,8 @@ class TranscriptRecorder:
                     "approved": event.approved,
                     "by": event.by,
                     "message": event.message,
+                    "source": event.source.kind if event.source is not None else None,
+                    "rule": event.rule,
                 }
         elif isinstance(event, ToolCallFinished):
             self._text_open = False

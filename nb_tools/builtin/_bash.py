@@ -57,14 +57,15 @@ PARAMETERS = Schema.object(
 )
 
 
-def command_is_read_only(args: str | bytes) -> bool:
-    """The per-call vote from raw arguments: unreadable arguments are not read-only."""
+def command_is_read_only(args: str | bytes, root: str | os.PathLike[str] | None = None) -> bool:
+    """The per-call vote from raw arguments: unreadable arguments are not read-only.
+    ``root``: the workspace (for the git config check)."""
     try:
         value = json.loads(args)
         command = value.get("command") if isinstance(value, dict) else None
     except (ValueError, TypeError):
         return False
-    return isinstance(command, str) and is_read_only(command)
+    return isinstance(command, str) and is_read_only(command, root)
 
 
 class _Output:
@@ -129,10 +130,10 @@ class BashTool:
         return self._info
 
     def read_only_call(self, args: str | bytes) -> bool:
-        return command_is_read_only(args)
+        return command_is_read_only(args, self.workspace.root)
 
     def requires_approval_for(self, args: str | bytes) -> bool:
-        return not command_is_read_only(args)
+        return not command_is_read_only(args, self.workspace.root)
 
     async def call(self, args: str | bytes) -> Result:
         try:

@@ -61,7 +61,7 @@ class BashAdapterTool:
             command = self._command(args)
         except ToolError:
             return False
-        return command is None or is_read_only(command)
+        return command is None or is_read_only(command, self.bash.workspace.root)
 
     def requires_approval_for(self, args: str | bytes) -> bool:
         return not self.read_only_call(args)

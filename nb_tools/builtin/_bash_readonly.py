@@ -1,405 +1,293 @@
-"""Is a shell command read-only? A fail-closed classifier on the tree-sitter-bash parse.
+"""Is a shell command read-only? A fail-closed vote on the parse of
+:mod:`nb_tools.permissions._shell` (the same parse the ``bash(...)`` rules read).
 
-A command line is read-only only if every simple command in it is on the read-only list
-below (with its argument checks), joined by pipes, ``&&``, ``||``, ``;``, ``&``,
-subshells, ``{ }``, ``if``/``while``/``case``; it has no redirection to a file (``2>&1``
-and ``>/dev/null`` are fine), no command or process substitution, no arithmetic
-(``$((..))``, ``[[ ]]``: bash evaluates ``$(..)`` inside array subscripts there), no
-assignment (``FOO=1 ls``, ``x=1``, ``export``), no function definition, and the command
-name is a literal word (not ``$CMD``, not a path). Commands whose safety depends on their
-options (``find``, ``git``, ``sort``...) need literal arguments: no ``$x``, no unquoted
-glob (a file named ``-delete`` would become an option). Anything the parser marks as an
-error or missing, or any construct not listed, is not read-only.
+A command line is read-only only if every simple command in it is a program of
+``_bash_programs.PROGRAMS`` given only options from that program's allow-list, joined by
+pipes, ``&&``, ``||``, ``;``, ``&``, subshells, ``{ }``, ``if``/``while``/``case``, and:
+
+- every word is a literal: no expansion of any kind (``$x``, ``${..}``, ``$((..))``,
+  ``${x@P}``, ``${!i}``), no command or process substitution, no brace expansion, no
+  ``~``, no ``$".."``, no backslash-newline, no here-string; an unquoted glob only as an
+  operand of a program whose every option is harmless (``cat``, ``ls``, ``wc``, ``grep``...,
+  where a file named ``-x`` could become an option), never one that could match a dotfile;
+- no assignment, no function, no alias, no ``[[ ]]``, no ``sh -c``/``eval``;
+- redirections only to ``/dev/null``, fd duplications (``2>&1``), input from a workspace
+  file and here-documents without expansions; nothing mentions ``/dev/tcp`` or ``/dev/udp``;
+- every operand and option value that names a file stays in the workspace: not absolute,
+  not ``~``, no ``..`` component, not a protected file (``.env*``, ``.git/config``,
+  ``.ssh``...); ``cd`` only into a relative sub-folder, and no ``git`` after a ``cd``;
+- only printable ASCII outside quotes; no NUL, CR or other control characters anywhere.
+
+Decisions: ``env``, ``printenv``, ``ps`` are not read-only (they print secrets from the
+environment, the kernel's included); ``sed`` and ``awk`` never (their scripts write and
+run programs: ``w``, ``e``, ``system()``); the command name must be written plain
+(``"ls"``, ``\\ls`` ask); ``git`` only listing
+subcommands, and not when the repository's config or hooks could run a program
+(``core.fsmonitor``, ``diff.external``, textconv and filter drivers, ``core.hooksPath``,
+a ``post-index-change`` hook, includes, submodules). Recursive readers (``grep -r``,
+``rg -u``) can still reach protected files and symlinks that lead outside the workspace:
+the sandbox hides those; without a sandbox every bash call asks anyway.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
-from typing import Any
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
 
-__all__ = ["READ_ONLY_COMMANDS", "is_read_only"]
-
-# -- the list ----------------------------------------------------------------------------
-
-# Commands that cannot write or run anything whatever their arguments.
-_ANY_ARGS = frozenset(
-    [
-        "cat",
-        "ls",
-        "head",
-        "tail",
-        "wc",
-        "grep",
-        "egrep",
-        "fgrep",
-        "pwd",
-        "echo",
-        "which",
-        "type",
-        "file",
-        "stat",
-        "du",
-        "df",
-        "cut",
-        "tr",
-        "basename",
-        "dirname",
-        "realpath",
-        "readlink",
-        "nl",
-        "tac",
-        "rev",
-        "cmp",
-        "diff",
-        "comm",
-        "strings",
-        "od",
-        "hexdump",
-        "md5sum",
-        "sha1sum",
-        "sha224sum",
-        "sha256sum",
-        "sha384sum",
-        "sha512sum",
-        "b2sum",
-        "cksum",
-        "true",
-        "false",
-        "test",
-        "[",
-        "cd",
-        "whoami",
-        "id",
-        "uname",
-        "sleep",
-        "seq",
-        "column",
-        "jq",
-        "ps",
-        "printenv",
-        "nproc",
-        "locale",
-        "groups",
-        "tty",
-        "arch",
-    ]
+from nb_tools.builtin._bash_programs import (
+    PROGRAMS,
+    find_check,
+    git_check,
+    jq_problem,
+    parse,
+    path_problem,
+    xxd_check,
 )
+from nb_tools.permissions._shell import Redirect, SimpleCommand, parse_script
 
-Check = Callable[[Sequence[str]], bool]
+__all__ = ["READ_ONLY_COMMANDS", "is_read_only", "read_only_problem"]
 
+READ_ONLY_COMMANDS: frozenset[str] = frozenset(PROGRAMS) | {"find", "git", "xxd"}
 
-def _no_options(*forbidden: str) -> Check:
-    """Refuse the given options, in any spelling getopt accepts: ``-o``, ``-o=x``,
-    ``-ox``, clustered short flags (``-no``), and unambiguous long prefixes (``--out``)."""
-    shorts = {f[1] for f in forbidden if len(f) == 2}
-    longs = [f for f in forbidden if f.startswith("--")]
-
-    def check(args: Sequence[str]) -> bool:
-        for a in args:
-            if a == "--":
-                return True
-            if a.startswith("--"):
-                name = a.split("=", 1)[0]
-                if len(name) > 2 and any(f.startswith(name) for f in longs):
-                    return False
-            elif a.startswith("-") and len(a) > 1 and shorts & set(a[1:]):
-                return False
-        return True
-
-    return check
+# Constructs a read-only command may use; every other feature of the parse refuses.
+_FEATURES = frozenset(
+    ["quoted", "ansi_c", "glob", "redirect", "heredoc", "background", "pipe_stderr", "test",
+     "for"]
+)  # fmt: skip
+_LOOP_VAR = re.compile(r"for_var:[a-z][a-z0-9_]{0,30}")
+_PRINTABLE = re.compile(r"[\t\n\x20-\x7e]*")
+_NO_OPTIONS = frozenset(["echo", "true", "false", "test", "[", "printf", "sleep", "type"])
 
 
-def _find(args: Sequence[str]) -> bool:
-    bad = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
-           "-fls"}  # fmt: skip
-    return not any(a in bad for a in args)
+def is_read_only(command: str, root: str | os.PathLike[str] | None = None) -> bool:
+    """Whether ``bash -c command`` can neither write, run a program outside the list, open a
+    connection nor read outside the workspace (fail closed). ``root``: the workspace, for
+    the git config check (default: the current folder)."""
+    return read_only_problem(command, root) is None
 
 
-def _at_most_positional(n: int, *also: Check) -> Check:
-    def check(args: Sequence[str]) -> bool:
-        positional = [a for a in args if not a.startswith("-") or a == "-"]
-        return len(positional) <= n and all(c(args) for c in also)
-
-    return check
-
-
-_GIT_READ = frozenset(
-    [
-        "status",
-        "log",
-        "diff",
-        "show",
-        "rev-parse",
-        "ls-files",
-        "ls-tree",
-        "blame",
-        "shortlog",
-        "describe",
-        "cat-file",
-        "show-ref",
-        "grep",
-        "merge-base",
-        "name-rev",
-        "rev-list",
-        "count-objects",
-        "whatchanged",
-    ]
-)
-_GIT_FORBIDDEN = _no_options("--output", "--ext-diff", "--open-files-in-pager", "-O")
-_GIT_BRANCH_FLAGS = frozenset(
-    [
-        "-a",
-        "-r",
-        "-v",
-        "-vv",
-        "-l",
-        "--all",
-        "--remotes",
-        "--list",
-        "--verbose",
-        "--show-current",
-        "--no-color",
-        "--color",
-        "--no-abbrev",
-    ]
-)
+def read_only_problem(command: str, root: str | os.PathLike[str] | None = None) -> str | None:
+    """``None`` when ``command`` is read-only, else the first reason it is not."""
+    if not command.strip():
+        return "the command is empty"
+    if not _PRINTABLE.fullmatch(command):
+        bad = next(ch for ch in command if not _PRINTABLE.fullmatch(ch))
+        return f"the command holds U+{ord(bad):04X} (only printable ASCII is read-only)"
+    if "/dev/tcp" in command or "/dev/udp" in command:
+        return "the command mentions /dev/tcp or /dev/udp (a network connection)"
+    script = parse_script(command)
+    if script.hidden:
+        return script.hidden[0]
+    for f in sorted(script.features):
+        if f not in _FEATURES and not _LOOP_VAR.fullmatch(f):
+            return f"the command uses {f.replace('_', ' ')}"
+    for r in script.redirects:
+        problem = _redirect_problem(r)
+        if problem:
+            return problem
+    cd_seen = False
+    for cmd in script.commands:
+        problem = _command_problem(cmd, cd_seen, root)
+        if problem:
+            return problem
+        cd_seen = cd_seen or cmd.name == "cd"
+    return None
 
 
-def _git(args: Sequence[str]) -> bool:
+def _redirect_problem(r: Redirect) -> str | None:
+    if r.op == "<<":
+        return None if r.target is not None else "a here-document with expansions"
+    if r.op in (">&", "<&"):
+        if r.target is not None and re.fullmatch(r"[0-9]+|-", r.target):
+            return None
+        return f"the redirection {r.text!r} writes a file"
+    if r.op in (">", ">>", "&>", "&>>", ">|") and r.target == "/dev/null":
+        return None
+    if r.op == "<" and r.target is not None:
+        return path_problem(r.target)
+    return f"the redirection {r.text!r} is not read-only"
+
+
+def _command_problem(cmd: SimpleCommand, cd_seen: bool, root: object) -> str | None:
+    if cmd.kind == "test":
+        return None if all(w.value is not None for w in cmd.words) else "a computed test"
+    if cmd.kind != "command" or cmd.assignments:
+        return f"{cmd.text!r} assigns variables"
+    if not cmd.words or cmd.name is None:
+        return "a computed command name"
+    name = cmd.name
+    if cmd.words[0].text != name:
+        return f"the command name {cmd.words[0].text!r} is quoted or escaped"
+    if name not in READ_ONLY_COMMANDS:
+        return f"{name} is not on the read-only list"
+    args: list[str] = []
+    globs: list[str] = []
+    for w in cmd.words[1:]:
+        if w.value is None:
+            return f"{w.text!r} is not a literal word"
+        if w.glob:
+            globs.append(w.value)
+        args.append(w.value)
+    opts = PROGRAMS.get(name)
+    if globs and (opts is None or not opts.globs):
+        return f"{name}: the glob {globs[0]!r} could expand to an option"
+    for g in globs:
+        if any(part.startswith((".", "[", "-")) for part in g.split("/")):
+            return f"the glob {g!r} could match a hidden or protected file"
+    if name == "git":
+        if cd_seen:
+            return "git after cd may read another repository's config"
+        return git_check(args) or _git_config_problem(root)
+    return _program_problem(name, args)
+
+
+def _program_problem(name: str, args: Sequence[str]) -> str | None:
+    paths: list[str] = []
+    if name in _NO_OPTIONS:
+        if name == "printf" and args[:1] == ["-v"]:
+            return "printf -v assigns a variable"
+        if name in ("test", "["):
+            paths = [a for a in args if "/" in a or a.startswith(".")]
+    elif name == "find":
+        problem, paths = find_check(args)
+        if problem:
+            return problem
+    elif name == "xxd":
+        problem, paths = xxd_check(args)
+        if problem:
+            return problem
+    elif name == "jq":
+        return _jq_problem(args)
+    elif name == "cd":
+        if len(args) != 1 or args[0] in ("-", "") or args[0].startswith("-"):
+            return "cd without one relative folder goes home or back"
+        paths = list(args)
+    else:
+        opts = PROGRAMS[name]
+        problem, operands, values = parse(name, opts, args)
+        if problem:
+            return problem
+        if opts.pattern_first and operands and not _has_pattern_option(args):
+            operands = operands[1:]
+        if opts.paths:
+            paths = operands + values
+    for p in paths:
+        problem = path_problem(p)
+        if problem:
+            return f"{name}: {problem}"
+    return None
+
+
+def _has_pattern_option(args: Sequence[str]) -> bool:
+    return any(
+        a in ("-e", "-f", "--regexp", "--file")
+        or a.startswith(("--regexp=", "--file="))
+        or re.fullmatch(r"-[a-zA-Z]*[ef].*", a)
+        for a in args
+    )
+
+
+def _jq_problem(args: Sequence[str]) -> str | None:
+    rest: list[str] = []
+    paths: list[str] = []
+    from_file = False
     i = 0
-    while i < len(args) and args[i].startswith("-"):
+    while i < len(args):
         a = args[i]
-        if a == "-C":
+        if a in ("--arg", "--argjson"):
+            i += 3
+            continue
+        if a in ("--slurpfile", "--rawfile"):
+            paths += args[i + 2 : i + 3]
+            i += 3
+            continue
+        if a in ("-f", "--from-file", "-L"):
+            paths += args[i + 1 : i + 2]
+            from_file = from_file or a != "-L"
             i += 2
             continue
-        if a in ("--no-pager", "--bare", "--no-replace-objects", "--literal-pathspecs"):
-            i += 1
-            continue
-        if a.startswith(("--git-dir=", "--work-tree=")):
-            i += 1
-            continue
-        return False  # -c, --config-env, --exec-path, -p/--paginate, anything unknown
-    if i >= len(args):
-        return True  # bare `git` prints help
-    sub, rest = args[i], args[i + 1 :]
-    if sub == "branch":
-        return all(a in _GIT_BRANCH_FLAGS for a in rest)
-    if sub in ("remote", "tag") and not rest:
-        return True
-    if sub == "remote":
-        return rest in (["-v"], ["--verbose"])
-    if sub == "tag":
-        return all(a in ("-l", "--list", "-n") for a in rest)
-    if sub == "stash":
-        return rest[:1] == ["list"] and _GIT_FORBIDDEN(rest)
-    return sub in _GIT_READ and _GIT_FORBIDDEN(rest)
-
-
-_CHECKED: dict[str, Check] = {
-    "find": _find,
-    "git": _git,
-    "sort": _no_options("-o", "--output", "--compress-program"),
-    "uniq": _at_most_positional(1),
-    "rg": _no_options("--pre", "--pre-glob"),
-    "date": _no_options("-s", "--set"),
-    "tree": _no_options("-o"),
-    "file": _no_options("-C", "--compile"),
-    "printf": _no_options("-v"),
-    "hostname": _at_most_positional(0, _no_options("-F", "--file", "-b", "--boot")),
-    "env": lambda args: not args,
-}
-
-READ_ONLY_COMMANDS: frozenset[str] = _ANY_ARGS | frozenset(_CHECKED)
-
-# -- the walk ----------------------------------------------------------------------------
-
-_STRUCTURE = frozenset(
-    [
-        "program",
-        "list",
-        "pipeline",
-        "redirected_statement",
-        "subshell",
-        "compound_statement",
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "while_statement",
-        "do_group",
-        "negated_command",
-        "case_statement",
-        "case_item",
-        "comment",
-        "heredoc_redirect",
-        "herestring_redirect",
-        "heredoc_body",
-        "heredoc_content",
-        "heredoc_start",
-        "heredoc_end",
-    ]
-)
-_VALUES = frozenset(
-    [
-        "word",
-        "number",
-        "string",
-        "string_content",
-        "raw_string",
-        "concatenation",
-        "simple_expansion",
-        "expansion",
-        "variable_name",
-        "special_variable_name",
-        "ansi_c_string",
-        "extglob_pattern",
-    ]
-)
-_DEV_NULL_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "1>", "2>"})
-
-
-@functools.lru_cache(maxsize=1)
-def _parser() -> Any:
-    import tree_sitter_bash
-    from tree_sitter import Language, Parser  # lazy: import cost
-
-    return Parser(Language(tree_sitter_bash.language()))
-
-
-def is_read_only(command: str) -> bool:
-    """Whether running ``command`` with ``bash -c`` can neither write nor run anything
-    outside the read-only list (fail closed: anything unclear is not read-only)."""
-    if not command.strip() or "\x00" in command:
-        return False
-    try:
-        tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
-    except Exception:
-        return False
-    root = tree.root_node
-    if root.has_error or _has_missing(root):
-        return False
-    return _ok(root)
-
-
-def _has_missing(node: Any) -> bool:
-    return node.is_missing or any(_has_missing(c) for c in node.children)
-
-
-def _ok(node: Any) -> bool:
-    if not node.is_named:
-        return True  # punctuation and keywords: && || | ; & then fi ...
-    t = node.type
-    if t == "command":
-        return _command_ok(node)
-    if t == "file_redirect":
-        return _redirect_ok(node)
-    if t == "for_statement":
-        var = node.child_by_field_name("variable")
-        # The loop variable is assigned: never PATH, IFS, LD_PRELOAD and friends.
-        if var is None or not _text(var).islower():
-            return False
-        return all(_ok(c) for c in node.children)
-    if t in _STRUCTURE or t in _VALUES:
-        return all(_ok(c) for c in node.children)
-    return False  # substitutions, arithmetic, [[ ]], assignments, functions, unknown
-
-
-def _text(node: Any) -> str:
-    return node.text.decode("utf-8", "surrogateescape")
-
-
-def _command_ok(node: Any) -> bool:
-    name_node = None
-    args: list[Any] = []
-    for c in node.children:
-        if not c.is_named:
-            continue
-        if c.type == "command_name":
-            name_node = c
-        elif c.type == "variable_assignment":
-            return False  # FOO=1 ls
-        elif c.type in ("file_redirect", "herestring_redirect"):
-            if not _ok(c):
-                return False
-        elif name_node is None:
-            return False
-        else:
-            args.append(c)
-    if name_node is None or name_node.named_child_count != 1:
-        return False
-    word = name_node.named_children[0]
-    if word.type != "word":
-        return False  # $CMD, "ls", `a`
-    name = _literal(word)
-    if name is None or "/" in name:
-        return False
-    if not all(_ok(a) for a in args):
-        return False
-    if name in _ANY_ARGS:
-        return True
-    check = _CHECKED.get(name)
-    if check is None:
-        return False
-    literals = []
-    for a in args:
-        value = _literal(a)
-        if value is None or (a.type == "word" and any(ch in _text(a) for ch in "*?[")):
-            return False  # an expansion or glob could turn into an option
-        literals.append(value)
-    return check(literals)
-
-
-def _redirect_ok(node: Any) -> bool:
-    op = None
-    target = None
-    for c in node.children:
-        if c.type == "file_descriptor":
-            continue
-        if not c.is_named and op is None:
-            op = _text(c)
-        elif c.is_named:
-            target = c
-    if target is None or op is None:
-        return False
-    if op in (">&", "<&"):
-        value = _literal(target)
-        return value is not None and (value.isdigit() or value == "-")
-    if op == "<":
-        return _ok(target)
-    if op in _DEV_NULL_OPS:
-        return _literal(target) == "/dev/null"
-    return False  # <> opens read-write (and creates), anything unknown
-
-
-def _unescape(text: str) -> str:
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
-            i += 1
-        out.append(text[i])
+        rest.append(a)
         i += 1
-    return "".join(out)
+    problem, operands, values = parse("jq", PROGRAMS["jq"], rest)
+    if problem:
+        return problem
+    if not from_file and operands:
+        problem = jq_problem(operands[0])
+        if problem:
+            return problem
+        operands = operands[1:]
+    for p in paths + operands + values:
+        problem = path_problem(p)
+        if problem:
+            return f"jq: {problem}"
+    return None
 
 
-def _literal(node: Any) -> str | None:
-    """The value bash gives a word that holds no expansion, or None."""
-    t = node.type
-    if t == "word":
-        return _unescape(_text(node))
-    if t == "number":
-        return _text(node)
-    if t == "raw_string":
-        return _text(node)[1:-1]
-    if t == "string":
-        parts = []
-        for c in node.named_children:
-            if c.type != "string_content":
-                return None
-            parts.append(_unescape(_text(c)))
-        return "".join(parts)
-    if t == "concatenation":
-        values = [_literal(c) for c in node.named_children]
-        if any(v is None for v in values):
-            return None
-        return "".join(v for v in values if v is not None)
+# -- git: a repository whose config or hooks run programs is not read-only ----------------
+
+_GIT_CONFIG_RUNS = re.compile(
+    r"^\s*(fsmonitor|external|textconv|command|clean|smudge|process|pager|hookspath|"
+    r"program|path|askpass|sshcommand|editor|attributesfile|excludesfile|worktree|"
+    r"untrackedcache|alternaterefscommand|gitproxy)\s*=",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _git_config_problem(root: object) -> str | None:
+    base = Path(os.fspath(root)) if isinstance(root, (str, os.PathLike)) else Path.cwd()
+    return _git_config_cached(str(base), *_git_stamp(base))
+
+
+def _git_dir(base: Path) -> Path | None:
+    dot = base / ".git"
+    if dot.is_dir():
+        return dot
+    if dot.is_file():
+        m = re.match(r"gitdir:\s*(.+)", dot.read_text(errors="replace").strip())
+        if m:
+            d = Path(m.group(1))
+            return d if d.is_absolute() else (base / d)
+    return None
+
+
+def _git_stamp(base: Path) -> tuple[float, ...]:
+    try:
+        d = _git_dir(base)
+        if d is None:
+            return (0.0,)
+        files = [d / "config", d / "commondir", d / "hooks", base / ".gitmodules"]
+        return tuple(f.stat().st_mtime if f.exists() else 0.0 for f in files)
+    except OSError:
+        return (-1.0,)
+
+
+@functools.lru_cache(maxsize=32)
+def _git_config_cached(base_s: str, *stamp: float) -> str | None:
+    base = Path(base_s)
+    if (base / ".gitmodules").exists():
+        return "git: the repository has submodules (their configs may run programs)"
+    try:
+        d = _git_dir(base)
+        if d is None:
+            return None  # not a repository (or a parent one): git finds none here or asks
+        dirs = [d]
+        common = d / "commondir"
+        if common.is_file():
+            c = Path(common.read_text().strip())
+            dirs.append(c if c.is_absolute() else d / c)
+        for g in dirs:
+            cfg = g / "config"
+            text = cfg.read_text(errors="replace") if cfg.is_file() else ""
+            m = _GIT_CONFIG_RUNS.search(text)
+            if m or re.search(r"^\s*\[\s*include", text, re.IGNORECASE | re.MULTILINE):
+                key = m.group(1) if m else "include"
+                return f"git: the repository config sets {key} (it could run a program)"
+            hooks = g / "hooks"
+            if hooks.is_dir() and any(not h.name.endswith(".sample") for h in hooks.iterdir()):
+                return "git: the repository has hooks (git status may run them)"
+    except OSError as exc:
+        return f"git: cannot read the repository config ({exc})"
     return None

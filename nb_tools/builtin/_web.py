@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from nb_tools.builtin._common import ToolError, parse_args
+from nb_tools.permissions._hosts import HostError, normalise_host, url_host
 from nb_tools.tool import Info, Result, Schema
 
 __all__ = ["WebFetchTool", "address_allowed"]
@@ -85,10 +86,15 @@ async def _system_resolve(host: str, port: int) -> list[str]:
 
 
 def _host_allowed(host: str, allow: Iterable[str]) -> bool:
-    host = host.lower().rstrip(".")
+    """``host`` (normalised) against ``allow_hosts`` entries (".example.com": subdomains),
+    compared with the same normaliser the ``domain:`` rules use."""
     for entry in allow:
-        e = entry.lower().rstrip(".")
-        if host == e or (e.startswith(".") and host.endswith(e)):
+        sub = entry.strip().startswith(".")
+        try:
+            want = normalise_host(entry.strip().lstrip("."))
+        except HostError:
+            continue
+        if host == want or (sub and host.endswith("." + want)):
             return True
     return False
 
@@ -129,13 +135,13 @@ class WebFetchTool:
         return self._info
 
     def requires_approval_for(self, args: str | bytes) -> bool:
-        import httpx
-
+        """Every fetch is network egress: it needs approval unless ``allow_hosts`` names
+        its host (the host httpx connects to, as ``web_fetch(domain:...)`` rules see it)."""
         try:
-            url = httpx.URL(parse_args("web_fetch", PARAMETERS, args)["url"])
+            host = url_host(parse_args("web_fetch", PARAMETERS, args)["url"])
         except Exception:
             return True
-        return not (url.host and _host_allowed(url.host, self.allow_hosts))
+        return not _host_allowed(host, self.allow_hosts)
 
     async def call(self, args: str | bytes) -> Result:
         try:
@@ -154,7 +160,7 @@ class WebFetchTool:
     async def _fetch(self, url: Any, max_chars: int) -> Result:
         import httpx
 
-        origin_host = url.host
+        origin_host = url.raw_host.decode("ascii")  # normalised by _check_url
         async with httpx.AsyncClient(
             trust_env=False, follow_redirects=False, timeout=self.timeout, verify=self._verify
         ) as client:
@@ -168,7 +174,7 @@ class WebFetchTool:
                         "User-Agent": "nb_tools-web_fetch/0.1",
                         "Accept": "text/html,text/*;q=0.9,*/*;q=0.5",
                     },
-                    extensions={"sni_hostname": url.host},
+                    extensions={"sni_hostname": url.raw_host.decode("ascii")},
                 )
                 try:
                     response = await client.send(request, stream=True)
@@ -177,7 +183,7 @@ class WebFetchTool:
                 try:
                     if response.status_code in _REDIRECTS and "location" in response.headers:
                         target = url.join(response.headers["location"])
-                        if target.host.lower() != origin_host.lower():
+                        if _host_or_none(str(target)) != origin_host:
                             return Result(
                                 content=(
                                     f"{url} redirects to a different host: {target}\n"
@@ -196,7 +202,7 @@ class WebFetchTool:
         )
 
     async def _checked_address(self, url: Any) -> str:
-        host = url.host
+        host = url.raw_host.decode("ascii")
         port = url.port or (443 if url.scheme == "https" else 80)
         try:
             addresses = await self._resolve(host, port)
@@ -275,7 +281,18 @@ def _check_url(raw: str) -> Any:
         )
     if not url.host:
         raise ToolError(f"web_fetch: {raw!r} has no host")
-    return url
+    try:  # connect to the host the domain rules matched, normalised the same way
+        host = url_host(raw)
+    except HostError as exc:
+        raise ToolError(f"web_fetch: {raw!r} has no valid host: {exc}") from None
+    return url if url.raw_host == host.encode("ascii") else url.copy_with(host=host)
+
+
+def _host_or_none(url: str) -> str | None:
+    try:
+        return url_host(url)
+    except HostError:
+        return None
 
 
 def _html_to_markdown(data: bytes) -> str:

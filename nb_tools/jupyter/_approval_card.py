@@ -59,12 +59,16 @@ class ApprovalCard:
             layout=layout,
             tooltip="Refuse this call; the model is told it was denied (with your message)",
         )
+        rule = request.always_allow_rule  # the narrowest rule covering this call; None: not offered
         self.always = widgets.Button(
-            description="Always allow",
+            description=f"Always allow {rule}" if rule else "Always allow",
             button_style="info",
             style=style,
             layout=layout,
-            tooltip=f"Run {request.call.name} without asking for the rest of this session",
+            tooltip=f"Add the session rule allow {rule}: calls it covers run without asking"
+            if rule
+            else "Not offered for this call: no rule covers it without covering more",
+            disabled=rule is None,
         )
         self.message = widgets.Text(
             placeholder="Optional message to the model (sent with a denial)",
@@ -105,11 +109,11 @@ class ApprovalCard:
     def _decided_html(self, d: Decision) -> str:
         name = escape(self.request.call.name)
         who = "you" if d.by == "user" else escape(d.by)
-        if d.approved and d.remember:
+        rule = self.request.always_allow_rule
+        if d.approved and d.remember and rule:
             what = (
-                f"Always allowed by {who}: {name} runs without asking for this session "
-                f"(session rule <code>allow {name}</code>; <code>%nbtools forget {name}</code> "
-                "undoes it)"
+                f"Always allowed by {who}: session rule <code>allow {escape(rule)}</code> "
+                f"(<code>%nbtools forget {escape(rule)}</code> undoes it)"
             )
         elif d.approved:
             what = f"Approved by {who}"

@@ -13,7 +13,9 @@ A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
   paths are normalised first, and a path outside the root matches nothing.
   ``apply_patch`` matches an allow rule only if every file it touches matches.
 - ``web_fetch(domain:example.com)`` matches that host; ``domain:*.example.com`` its
-  subdomains. Hosts compare case-insensitively, without a trailing dot.
+  subdomains (not the domain itself). Hosts compare as httpx connects to them: IDNA
+  (UTS-46), ideographic and full-width dots, case, trailing dot, percent-escapes, IPv6
+  literals (``nb_tools.permissions._hosts``).
 - any other tool: the specifier is a glob on its first string argument.
 
 Deny wins over ask, ask over allow. Tool names match case-insensitively for deny and ask
@@ -29,13 +31,14 @@ import json
 import os
 import posixpath
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
-from urllib.parse import urlsplit
 
+from nb_tools.permissions._hosts import HostError, domain_matches, url_host
+from nb_tools.permissions._shell import parse_script
+from nb_tools.permissions._shell_rules import allow_blockers, covers, deny_match
 from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name
 
 Action: TypeAlias = Literal["allow", "ask", "deny"]
@@ -154,42 +157,53 @@ class PermissionRules:
     def check(
         self, name: str, args: str | bytes | dict[str, Any], tool: Any = None
     ) -> RuleMatch | None:
-        """The deciding rule for a call, or ``None`` when no rule matches."""
+        """The deciding rule for a call, or ``None`` when no rule matches.
+
+        For ``bash``, a deny or ask rule that cannot tell whether it matches (a word it
+        needs is computed, or the script runs code the parse cannot see) makes the call
+        ask: fail closed (see ``_shell_rules``)."""
         parsed = _parse_args(args)
+        unsure: Rule | None = None
         for action in ACTIONS:
             for rule in self.rules:
-                if rule.action == action and _matches(rule, name, parsed, tool, self.root):
+                if rule.action != action:
+                    continue
+                if action != "allow" and _bash_spec(rule, name, tool):
+                    verdict = _deny_bash(rule, parsed)
+                    if verdict == "yes":
+                        return RuleMatch(action=action, rule=rule)
+                    if verdict == "maybe" and unsure is None:
+                        unsure = rule
+                elif _matches(rule, name, parsed, tool, self.root):
                     return RuleMatch(action=action, rule=rule)
+            if action == "ask" and unsure is not None:
+                return RuleMatch(action="ask", rule=_unsure_rule(unsure, parsed))
         if name == "bash":
             return self._cover_compound(str(parsed.get("command", "")), tool)
         return None
 
     def _cover_compound(self, command: str, tool: Any) -> RuleMatch | None:
-        """Allow ``a | b`` when each part is allowed by some rule (``git log:*``, ``wc:*``)."""
-        parts, unsafe = _split_shell(command)
-        allows = [r for r in self.rules if r.action == "allow" and _name_matches(r, "bash", tool)]
-        if unsafe or len(parts) < 2 or not allows:
+        """Allow ``a | b`` when each simple command is allowed by some rule."""
+        allows = [
+            r
+            for r in self.rules
+            if r.action == "allow" and r.specifier is not None and _name_matches(r, "bash", tool)
+        ]
+        if not allows:
             return None
-        used: list[Rule] = []
-        for part in parts:
-            rule = next(
-                (
-                    r
-                    for r in allows
-                    if r.specifier is None or _match_command(r.specifier, part, True)
-                ),
-                None,
-            )
-            if rule is None:
-                return None
-            if rule not in used:
-                used.append(rule)
+        specs = [r.specifier for r in allows if r.specifier is not None]
+        used = covers(specs, parse_script(command))
+        if not used:
+            return None
+        rules = [next(r for r in allows if r.specifier == u) for u in used]
+        if len(rules) == 1:
+            return RuleMatch(action="allow", rule=rules[0])
         combined = Rule(
             action="allow",
             tool="bash",
             specifier=None,
-            text=" + ".join(r.text for r in used),
-            source="+".join(dict.fromkeys(r.source for r in used)),
+            text=" + ".join(r.text for r in rules),
+            source="+".join(dict.fromkeys(r.source for r in rules)),
         )
         return RuleMatch(action="allow", rule=combined)
 
@@ -243,7 +257,9 @@ def _matches(rule: Rule, name: str, args: dict[str, Any], tool: Any, root: Path)
     strict = rule.action == "allow"  # allow must match every part; deny/ask any part
     lname = name.lower()
     if lname == "bash":
-        return _match_command(spec, str(args.get("command", "")), strict)
+        if strict:
+            return False  # allow rules for bash: PermissionRules._cover_compound
+        return deny_match(spec, parse_script(str(args.get("command", "")))) == "yes"
     if lname == "web_fetch":
         return _match_domain(spec, str(args.get("url", "")))
     if lname == "apply_patch":
@@ -259,101 +275,55 @@ def _matches(rule: Rule, name: str, args: dict[str, Any], tool: Any, root: Path)
     return first is not None and fnmatch.fnmatchcase(first, spec)
 
 
-_SAFE_REDIRECT = re.compile(r"\s*(?:[0-9]?>&[0-9]|[0-9]?>>?\s*/dev/null|&>\s*/dev/null)")
+def _bash_spec(rule: Rule, name: str, tool: Any) -> bool:
+    return rule.specifier is not None and name.lower() == "bash" and _name_matches(rule, name, tool)
+
+
+def _deny_bash(rule: Rule, args: dict[str, Any]) -> str:
+    return deny_match(rule.specifier or "", parse_script(str(args.get("command", ""))))
+
+
+def _unsure_rule(rule: Rule, args: dict[str, Any]) -> Rule:
+    """The ask that a deny/ask rule turns into when it cannot see the whole command."""
+    script = parse_script(str(args.get("command", "")))
+    why = script.hidden[0] if script.hidden else "a word it needs is computed"
+    return Rule(
+        action="ask",
+        tool=rule.tool,
+        specifier=rule.specifier,
+        text=f"{rule.text} (cannot tell: {why})",
+        source=rule.source,
+    )
 
 
 def _split_shell(command: str) -> tuple[list[str], bool]:
-    """Split on ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines outside quotes. The flag is
-    True when the command holds something an allow rule must never cover: command or
-    process substitution, redirection to a file, or an unterminated quote."""
-    parts: list[str] = []
-    buf: list[str] = []
-    quote = ""
-    unsafe = False
-    i, n = 0, len(command)
-    while i < n:
-        c = command[i]
-        if quote:
-            if c == quote:
-                quote = ""
-            elif c == "\\" and quote == '"' and i + 1 < n:
-                buf.append(c)
-                i += 1
-                c = command[i]
-            elif quote == '"' and (c == "`" or command.startswith("$(", i)):
-                unsafe = True
-            buf.append(c)
-            i += 1
-            continue
-        if c in "'\"":
-            quote = c
-        elif c == "\\" and i + 1 < n:
-            buf.append(c)
-            i += 1
-            c = command[i]
-        elif c == "`" or command.startswith(("$(", "<(", ">("), i):
-            unsafe = True
-        elif c in ">" or (c == "<" and not command.startswith("<<<", i)):
-            m = _SAFE_REDIRECT.match(command, i - 1 if i and command[i - 1].isdigit() else i)
-            if m is None or m.end() <= i:
-                unsafe = True
-            else:
-                if i and command[i - 1].isdigit():
-                    buf.pop()
-                i = m.end()
-                continue
-        elif c == "&" and command.startswith("&>", i):
-            m = _SAFE_REDIRECT.match(command, i)
-            if m is None:
-                unsafe = True
-            else:
-                i = m.end()
-                continue
-        elif c in ";|&\n":
-            parts.append("".join(buf))
-            buf = []
-            i += 2 if command.startswith(("&&", "||"), i) else 1
-            continue
-        buf.append(c)
-        i += 1
-    if quote:
-        unsafe = True
-    parts.append("".join(buf))
-    return [p.strip() for p in parts if p.strip()], unsafe
+    """The simple commands of ``command`` (their source text) and whether the script holds
+    something an allow rule must never cover (see ``_shell_rules.allow_blockers``)."""
+    script = parse_script(command)
+    parts = [c.text for c in script.commands if c.kind != "assignment"]
+    return parts, bool(allow_blockers(script))
 
 
 def _match_command(spec: str, command: str, strict: bool) -> bool:
-    prefix = spec[:-2] if spec.endswith(":*") else None
-    parts, unsafe = _split_shell(command)
-    if not parts or (strict and unsafe):
-        return False
-
-    def one(part: str) -> bool:
-        try:
-            words = shlex.split(part)
-        except ValueError:
-            return not strict and part.startswith(prefix or spec)
-        if prefix is not None:
-            want = shlex.split(prefix) if prefix.strip() else []
-            return words[: len(want)] == want
-        return words == shlex.split(spec)
-
-    return all(one(p) for p in parts) if strict else any(one(p) for p in parts)
+    """Whether a ``bash(spec)`` rule matches: strict (allow) when it alone covers every
+    command of the script; otherwise (deny/ask) when it surely matches some command."""
+    script = parse_script(command)
+    if strict:
+        return covers([spec], script) is not None
+    return deny_match(spec, script) == "yes"
 
 
 def _match_domain(spec: str, url: str) -> bool:
+    """``domain:HOST`` / ``domain:*.HOST`` against the host httpx connects to (one
+    normaliser, :func:`nb_tools.permissions._hosts.url_host`, shared with ``web_fetch``);
+    any other specifier is a glob on the URL."""
     if not spec.startswith("domain:"):
         return fnmatch.fnmatchcase(url, spec)
-    want = spec[len("domain:") :].strip().lower().rstrip(".")
     try:
-        host = (urlsplit(url).hostname or "").lower().rstrip(".")
-    except ValueError:
+        host = url_host(url)
+    except HostError:
         return False
-    if not host:
-        return False
-    if want.startswith("*."):
-        return host.endswith(want[1:])
-    return host == want
+    return domain_matches(spec[len("domain:") :], host)
 
 
 def _match_path(spec: str, path: str, root: Path) -> bool:

@@ -19,8 +19,9 @@ from nb_tools.tool._types import Change, Info, Result, ValidationError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-Approver = Callable[[dict[str, Any]], bool]
-"""Decides from a call's arguments (as the function receives them) whether it needs approval."""
+ApprovalVote = Callable[[dict[str, Any]], bool]
+"""``@tool(approver=...)``: votes from a call's arguments (as the function receives them)
+whether the call needs approval. Not the agent's ``Approver``, which is a person's answer."""
 
 PreviewFn = Callable[[dict[str, Any]], "Change | list[Change]"]
 """Computes, from a call's arguments, the file change(s) the call would make."""
@@ -61,7 +62,7 @@ class FunctionTool:
         requires_approval: bool = False,
         strict: bool = False,
         schema: Schema | None = None,
-        approver: Approver | None = None,
+        approver: ApprovalVote | None = None,
         preview: PreviewFn | None = None,
         timeout: float | None = None,
     ) -> None:
@@ -334,7 +335,7 @@ def tool(
     requires_approval: bool = False,
     strict: bool = False,
     schema: Schema | None = None,
-    approver: Approver | None = None,
+    approver: ApprovalVote | None = None,
     preview: PreviewFn | None = None,
     timeout: float | None = None,
     register: bool = True,
@@ -353,7 +354,7 @@ def tool(
     requires_approval: bool = False,
     strict: bool = False,
     schema: Schema | None = None,
-    approver: Approver | None = None,
+    approver: ApprovalVote | None = None,
     preview: PreviewFn | None = None,
     timeout: float | None = None,
     register: bool = True,

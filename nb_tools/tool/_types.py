@@ -72,6 +72,15 @@ class ReadOnlyCall(Protocol):
     def read_only_call(self, args: str | bytes) -> bool: ...
 
 
+@runtime_checkable
+class ProtectedCall(Protocol):
+    """A tool that says whether a call touches a protected path (``.env*``, ``.git/``, the
+    rules file, IPython startup files): such a call asks a person under every policy, and
+    no allow rule lifts that."""
+
+    def is_protected_call(self, args: str | bytes) -> bool: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class Change:
     """One file change a writer would make. ``before``/``after`` are ``None`` for a

@@ -141,3 +141,16 @@ def test_an_allow_rule_never_waives_a_protected_path() -> None:
     rec, _, _ = run(rules, [call("edit_secret", path=".env")], approval="auto", tools=[Protected()])
     assert RAN == []
     assert decisions(rec)[0][0] is False  # no approver: a protected call is refused
+
+
+def test_a_person_asked_by_a_rule_who_denies_is_quoted_to_the_model() -> None:
+    # Issue 15: the "asked by <rule>" display label once hid that the user denied.
+    rules = PermissionRules(root=Path("/r"))
+    rules.ask("lookup(secret*)")
+    rec, model, _ = run(rules, [call("lookup", term="secrets", id="s")],
+                        approver=lambda r: Decision(approved=False, message="not the secrets"))
+    assert RAN == []
+    sent = model.requests[1].messages[-1].content[0].result
+    assert (sent.content, sent.is_error) == (
+        "The user denied this call. Message from the user: not the secrets", True)
+    assert decisions(rec) == [(False, "user, asked by rule:ask lookup(secret*) [session]")]

@@ -15,9 +15,11 @@ from nb_tools.agent import (
     ApprovalRequest,
     ApprovalRequested,
     Decision,
+    PersonSource,
+    PolicySource,
+    RuleSource,
     ToolCallFinished,
     ToolCallStarted,
-    decide,
     denial_text,
 )
 from nb_tools.testing import ScriptedModel, call, reply
@@ -62,42 +64,74 @@ def last_results(model: ScriptedModel) -> list[dict[str, Any]]:
     return wire(model.requests[-1].messages)[-1]["content"]
 
 
-# -- the pure policy function --------------------------------------------------------------
+# -- the pipeline without the person (decide) ---------------------------------------------
+
+
+class _Protected:
+    """A tool that says every call touches a protected path."""
+
+    def info(self) -> Any:
+        from nb_tools import Info, Schema
+
+        return Info(name="guard", parameters=Schema.object({"p": Schema.string("p")}))
+
+    def is_protected_call(self, args: str) -> bool:
+        return True
+
+    def call(self, args: str) -> Any:
+        raise AssertionError("never called here")
+
+
+PROTECTED_READ = _Protected()
 
 
 @pytest.mark.parametrize(
-    ("policy", "kw", "expected"),
+    ("policy", "name", "always", "expected"),
     [
-        ("auto", {"read_only": False}, (True, "policy:auto")),
-        ("auto", {"read_only": False, "protected": True}, None),
-        (
-            "auto",
-            {"read_only": False, "protected": True, "has_approver": False},
-            (False, "policy:auto"),
-        ),
-        ("deny", {"read_only": True}, (False, "policy:deny")),
-        ("deny", {"read_only": False, "always_allowed": True}, (False, "policy:deny")),
-        ("read-only", {"read_only": True}, (True, "policy:read-only")),
-        ("read-only", {"read_only": False}, (False, "policy:read-only")),
-        ("read-only", {"read_only": True, "protected": True}, None),
-        ("ask", {"read_only": False}, None),
-        ("ask", {"read_only": False, "always_allowed": True}, (True, "always-allow")),
-        ("ask", {"read_only": False, "always_allowed": True, "protected": True}, None),
-        ("ask", {"read_only": False, "has_approver": False}, (False, "policy:ask")),
+        ("auto", "write_note", (), ("Allow", "policy:auto")),
+        ("auto", "guard", (), ("Ask", "protection")),
+        ("deny", "read_secret", (), ("Deny", "policy:deny")),
+        ("deny", "write_note", ("write_note",), ("Deny", "policy:deny")),
+        ("read-only", "free", (), ("Deny", "policy:read-only")),
+        ("read-only", "write_note", (), ("Deny", "policy:read-only")),
+        ("read-only", "read_secret", (), ("Deny", "policy:read-only")),
+        ("ask", "write_note", (), ("Ask", "policy:ask")),
+        ("ask", "write_note", ("write_note",), ("Allow", "always-allow")),
+        ("ask", "guard", ("guard",), ("Ask", "protection")),
+        ("ask", "free", (), None),
+        ("auto", "free", (), None),
     ],
 )
-def test_decide(policy: Any, kw: dict[str, Any], expected: tuple[bool, str] | None) -> None:
-    decision = decide(policy, **kw)
-    got = None if decision is None else (decision.approved, decision.by)
+async def test_decide(policy: Any, name: str, always: tuple[str, ...], expected: Any) -> None:
+    from nb_tools import Registry
+    from nb_tools.agent import Ask, decide, source_label
+    from nb_tools.model import ToolCall
+
+    registry = Registry(write_note, read_secret, free, PROTECTED_READ)
+    args = {"write_note": '{"text": "a"}', "read_secret": '{"key": "k"}', "free": '{"x": 1}',
+            "guard": '{"p": ".env"}'}[name]
+    verdict = await decide(ToolCall(id="c", name=name, arguments=args), tools=registry,
+                           approval=policy, always_allow=always)
+    got = None if verdict is None else (type(verdict).__name__, source_label(verdict.source))
     assert got == expected
+    if isinstance(verdict, Ask):
+        assert verdict.source.kind in ("policy", "protection")
 
 
 def test_denial_text() -> None:
-    assert denial_text(Decision(approved=False)) == "The user denied this call."
-    assert denial_text(Decision(approved=False, message="use tabs")) == (
+    from nb_tools.agent import Deny, PersonSource, PolicySource
+    from nb_tools.permissions import parse_rule
+
+    asked = PolicySource(policy="ask")
+    assert denial_text(Deny(source=PersonSource(asked=asked))) == "The user denied this call."
+    assert denial_text(Deny(source=PersonSource(asked=asked), message="use tabs")) == (
         "The user denied this call. Message from the user: use tabs"
     )
-    assert denial_text(Decision(approved=False, by="policy:deny", message="no")) == (
+    by_rule = PersonSource(asked=RuleSource(rule=parse_rule("deploy", "ask", "project")))
+    assert denial_text(Deny(source=by_rule, message="not now")) == (
+        "The user denied this call. Message from the user: not now"
+    )
+    assert denial_text(Deny(source=PolicySource(policy="deny"), message="no")) == (
         "This call was denied (policy:deny): no. The tool did not run."
     )
 
@@ -115,9 +149,8 @@ async def test_auto_approves_without_asking() -> None:
     await agent.run("go")
     assert RAN == ["write a"]
     assert asked == []
-    assert rec.of(ApprovalDecided) == [
-        ApprovalDecided(call_id="w", approved=True, by="policy:auto")
-    ]
+    assert rec.of(ApprovalDecided) == [ApprovalDecided(
+        call_id="w", approved=True, by="policy:auto", source=PolicySource(policy="auto"))]
     assert rec.of(ApprovalRequested) == []
 
 
@@ -143,19 +176,35 @@ async def test_deny_policy_refuses_and_the_model_reads_why() -> None:
     assert [e.status for e in rec.of(ToolCallFinished)] == ["denied", "ok"]
 
 
+@tool(register=False, read_only=True)
+def peek(key: str) -> str:
+    """Reads without asking."""
+    RAN.append(f"peek {key}")
+    return f"peeked {key}"
+
+
 async def test_read_only_policy_lets_readers_through() -> None:
+    # Changed deliberately (plan mode is read-only): a read-only tool that still asks for
+    # approval (read_secret) is refused too, since plan mode asks nobody.
     agent, model, _ = make(
-        [
-            reply("", call("read_secret", key="k", id="r"), call("write_note", text="t", id="w")),
-            reply("ok"),
-        ],
+        [reply("", call("peek", key="k", id="p"), call("read_secret", key="k", id="r"),
+               call("write_note", text="t", id="w")),
+         reply("ok")],
         approval="read-only",
+        tools=[peek, read_secret, write_note],
     )
     await agent.run("go")
-    assert RAN == ["read k"]
+    assert RAN == ["peek k"]
     got = last_results(model)
-    assert (got[0]["content"], got[0]["is_error"]) == ("secret k", False)
-    assert got[1]["is_error"] and "'read-only'" in got[1]["content"]
+    assert (got[0]["content"], got[0]["is_error"]) == ("peeked k", False)
+    assert got[1] == {
+        "type": "tool_result", "tool_use_id": "r", "is_error": True,
+        "content": "plan mode: read_secret needs approval (the tool asks before it runs), and "
+        "plan mode runs only calls that need none; ask the user to allow it with a rule "
+        "(read_secret) or to leave plan mode (approval 'ask'). The tool did not run.",
+    }
+    assert got[2]["is_error"] and got[2]["content"].startswith(
+        "plan mode: write_note is not read-only")
 
 
 async def test_calls_without_approval_need_no_decision() -> None:
@@ -185,7 +234,9 @@ async def test_ask_approves_with_a_sync_approver_and_shows_the_request() -> None
     assert (req.call.id, req.call.name, req.arguments) == ("w", "write_note", {"text": "hello"})
     assert req.info is not None and req.info.name == "write_note"
     assert rec.kinds().index("ApprovalRequested") < rec.kinds().index("ApprovalDecided")
-    assert rec.of(ApprovalDecided) == [ApprovalDecided(call_id="w", approved=True, by="user")]
+    assert rec.of(ApprovalDecided) == [ApprovalDecided(
+        call_id="w", approved=True, by="user",
+        source=PersonSource(asked=PolicySource(policy="ask")))]
 
 
 async def test_ask_denial_with_message_reaches_the_model_as_an_error_result() -> None:

@@ -100,14 +100,16 @@ def test_approve_runs_the_tool_and_the_model_gets_its_result(ready: Kernel, serv
         "%%agent --new\nBook a table for 4 at Chez Panisse", on_message=clicker("Approve")
     )
     transcript = final_state(ex)
-    assert ex.buttons("Approve") and ex.buttons("Deny") and ex.buttons("Always allow")
+    assert ex.buttons("Approve") and ex.buttons("Deny")
+    assert ex.buttons("Always allow book_table")
     assert len(server.requests) == n + 2
     [block] = tool_results(server)
     assert result_text(block) == "Booked Chez Panisse for 4"
     assert not block.get("is_error")
     tool = next(i for i in transcript["items"] if i["kind"] == "tool")
     assert tool["status"] == "ok"
-    assert tool["approval"] == {"approved": True, "by": "user", "message": None}
+    assert tool["approval"] == {"approved": True, "by": "user", "message": None,
+                                "source": "person", "rule": None}
     assert transcript["stop_reason"] == "end_turn"
     assert transcript["items"][-1] == {"kind": "assistant", "text": "Your table is booked."}
     assert ready.ok("print(ran)").stdout.strip() == "[('Chez Panisse', 4)]"
@@ -145,7 +147,8 @@ def test_deny_with_a_message_does_not_run_the_tool(ready: Kernel, server) -> Non
     )
     tool = next(i for i in transcript["items"] if i["kind"] == "tool")
     assert tool["status"] == "denied"
-    assert tool["approval"] == {"approved": False, "by": "user", "message": "too many people"}
+    assert tool["approval"] == {"approved": False, "by": "user", "message": "too many people",
+                                "source": "person", "rule": None}
     assert ready.ok("print(ran)").stdout.strip() == "[]"
 
 
@@ -156,9 +159,9 @@ def test_always_allow_skips_the_next_approval(ready: Kernel, server) -> None:
         reply("", call("book_table", restaurant="B", people=2)),
         reply("Both booked."),
     )
-    ex = ready.run("%%agent\nBook two", on_message=clicker("Always allow"))
+    ex = ready.run("%%agent\nBook two", on_message=clicker("Always allow book_table"))
     transcript = final_state(ex)
-    assert len(ex.buttons("Always allow")) == 1  # asked once only
+    assert len(ex.buttons("Always allow book_table")) == 1  # asked once only
     approvals = [i["approval"]["by"] for i in transcript["items"] if i["kind"] == "tool"]
     assert approvals == ["user", "rule:allow book_table [session]"]  # the session rule
     assert ready.ok("print(ran)").stdout.strip() == "[('A', 1), ('B', 2)]"
@@ -359,7 +362,8 @@ def test_interrupt_while_waiting_for_approval(ready: Kernel, server) -> None:
     def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
         if msg["msg_type"] == "comm_open" and "sent" not in state:
             s = msg["content"]["data"]["state"]
-            if s.get("_model_name") == "ButtonModel" and s.get("description") == "Always allow":
+            always = s.get("description") == "Always allow launch"
+            if s.get("_model_name") == "ButtonModel" and always:
                 state["sent"] = True
                 k.km.interrupt_kernel()
 

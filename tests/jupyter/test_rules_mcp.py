@@ -207,9 +207,9 @@ def test_rules_from_the_magic_and_the_project_file_decide_without_a_click(
 @pytest.mark.kernel
 def test_always_allow_writes_a_session_rule(kernel: Kernel, server: FakeMessagesServer) -> None:
     server.push(reply("", call("ping")), reply("", call("ping")), reply("pong twice"))
-    ex = kernel.run("%%agent\nPing twice", on_message=clicker("Always allow"))
+    ex = kernel.run("%%agent\nPing twice", on_message=clicker("Always allow ping"))
     transcript = transcript_of(ex)
-    assert len(ex.buttons("Always allow")) == 1
+    assert len(ex.buttons("Always allow ping")) == 1
     bys = [i["approval"]["by"] for i in transcript["items"] if i["kind"] == "tool"]
     assert bys == ["user", "rule:allow ping [session]"]
     assert "allow  ping" in kernel.ok("%nbtools rules").stdout

@@ -63,7 +63,7 @@ async def test_approve_click_runs_the_call_and_disables_the_buttons() -> None:
     assert [b.description for b in (card.approve, card.deny, card.always)] == [
         "Approve",
         "Deny",
-        "Always allow",
+        "Always allow launch",
     ]
     card.approve.click()
     result = await task

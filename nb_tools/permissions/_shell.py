@@ -1,0 +1,652 @@
+"""Read a ``bash -c`` script as bash does: one parse (tree-sitter-bash) for the read-only
+vote and for ``bash(...)`` permission rules.
+
+``parse_script(command)`` returns a :class:`Script`: every simple command anywhere in it
+(pipelines, lists, groups, subshells, ``if``/``while``/``for``/``case`` bodies, function
+bodies, command and process substitutions in arguments, redirects, assignments and
+here-doc bodies, and the scripts handed to ``sh -c``/``bash -c``/``eval``/``trap``/``alias``
+when those are literal), each with its words as bash would give them (quotes removed,
+``$'..'`` decoded, ``\\x`` unescaped) or ``None`` where a word is not a literal (``$x``,
+``$(..)``, globs, brace expansion, ``~``).
+
+``Script.hidden`` lists what may run code that the parse cannot see: a command name that is
+not a literal word, ``eval``/``sh -c`` of a non-literal string, ``source`` of a file, a shell
+reading a script from a pipe, arithmetic and complex parameter expansions (bash evaluates
+``a[$(..)]`` subscripts in variable values there), ``test -v``/``printf -v`` on a computed
+name, syntax errors, and characters bash and the parser may split differently (NUL, CR,
+Unicode spaces and format characters). ``Script.features`` names every construct used, for
+the read-only vote, which refuses all but a few.
+
+The parser and language objects are built once and cached. Where tree-sitter and bash
+disagree (tree-sitter treats a backslash-newline as a word break, bash as nothing at all;
+it treats CR as a blank) the script is first rewritten the way bash reads it (line
+continuations removed outside single quotes, ``$'..'``, comments and quoted here-docs) or
+marked hidden.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from nb_tools.permissions._shell_words import WRAPPERS, inner_commands, literal, word_info
+
+__all__ = [
+    "Redirect",
+    "Script",
+    "SimpleCommand",
+    "Word",
+    "bash_rule_for",
+    "bash_rules_for",
+    "parse_script",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Word:
+    """One word as written (``text``) and its value when bash gives exactly this one literal
+    word (``value``), else ``None`` (an expansion, a substitution, a glob, a brace, ``~``)."""
+
+    text: str
+    value: str | None
+    glob: bool = False  # unquoted * ? [ : the value is a pattern
+
+
+@dataclass(frozen=True, kw_only=True)
+class Redirect:
+    """``op`` as written (``>``, ``2>&1`` is op ``>&`` with fd ``2``), its literal target."""
+
+    op: str
+    fd: str | None
+    target: str | None
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimpleCommand:
+    """A simple command: ``words`` (name first) after its prefix assignments.
+
+    ``kind`` is ``command``, ``declaration`` (declare/export/local...), ``unset``,
+    ``test`` (``[[ ]]``), or ``assignment`` (a statement that only assigns). ``via`` says how
+    it was reached when not written directly (``sh -c``, ``eval``, ``xargs``...), and
+    ``runs`` lists the argument lists of the commands it runs through wrappers (``env rm``,
+    ``timeout 5 rm``, ``find -exec rm``): every candidate, for deny rules."""
+
+    words: tuple[Word, ...]
+    assignments: tuple[str, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    kind: str = "command"
+    text: str = ""
+    via: str = ""
+    runs: tuple[tuple[Word, ...], ...] = ()
+
+    @property
+    def argv(self) -> tuple[str | None, ...]:
+        return tuple(w.value for w in self.words)
+
+    @property
+    def name(self) -> str | None:
+        return self.words[0].value if self.words else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Script:
+    """What ``bash -c source`` runs, as far as a parse can tell (see the module doc)."""
+
+    source: str
+    commands: tuple[SimpleCommand, ...]
+    redirects: tuple[Redirect, ...]
+    hidden: tuple[str, ...]
+    features: frozenset[str]
+
+    @property
+    def unresolved(self) -> bool:
+        """True when some command position or code string could not be read."""
+        return bool(self.hidden)
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+# Characters on which bash and tree-sitter may disagree, or that a reader would misread.
+_ODD_SPACE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _odd_chars(source: str) -> str | None:
+    m = _ODD_SPACE.search(source)
+    if m:
+        return f"control character U+{ord(m.group()):04X}"
+    for ch in source:
+        if ord(ch) > 127 and unicodedata.category(ch) in ("Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cn"):
+            return f"unusual character U+{ord(ch):04X}"
+    return None
+
+
+_MAX_DEPTH = 8
+
+
+@functools.lru_cache(maxsize=256)
+def parse_script(command: str) -> Script:
+    """Parse ``command`` as ``bash -c`` would read it (see :class:`Script`). Cached: the
+    vote and every rule of a check read the same parse."""
+    return _parse(command, 0, "")
+
+
+def _parse(command: str, _depth: int, _via: str) -> Script:
+    walker = _Walker(_depth, _via)
+    odd = _odd_chars(command)
+    if odd:
+        walker.hide(odd)
+    if _depth > _MAX_DEPTH:
+        walker.hide("scripts nested too deep")
+        return walker.script(command)
+    source = _join_continuations(command, walker)
+    data = source.encode("utf-8", "surrogatepass")
+    try:
+        tree = _parser().parse(data)
+    except Exception as exc:  # a parser failure is a script we cannot read
+        walker.hide(f"parser failed: {exc}")
+        return walker.script(command)
+    walker.data = data
+    walker.walk(tree.root_node)
+    return walker.script(command)
+
+
+def _join_continuations(source: str, walker: _Walker) -> str:
+    r"""Remove backslash-newline where bash does (not inside '..', $'..', comments or quoted
+    here-doc bodies), so that ``r\<newline>m`` reads as ``rm`` as it does in bash."""
+    if "\\\n" not in source:
+        return source
+    walker.features.add("backslash_newline")
+    data = source.encode("utf-8", "surrogatepass")
+    try:
+        root = _parser().parse(data).root_node
+    except Exception:
+        return source
+    cut: list[int] = []
+    for m in re.finditer(rb"(\\+)\n", data):
+        if len(m.group(1)) % 2 == 0:
+            continue
+        pos = m.end() - 2  # the backslash
+        node = root.descendant_for_byte_range(pos, pos + 2)
+        keep = False
+        while node is not None:
+            if node.type in ("raw_string", "ansi_c_string", "comment"):
+                keep = True
+                break
+            if node.type == "heredoc_body" and _quoted_heredoc(node):
+                keep = True
+                break
+            node = node.parent
+        if not keep:
+            cut.append(pos)
+    if not cut:
+        return source
+    out = bytearray()
+    last = 0
+    for pos in cut:
+        out += data[last:pos]
+        last = pos + 2
+    out += data[last:]
+    return out.decode("utf-8", "surrogatepass")
+
+
+def _quoted_heredoc(body: Any) -> bool:
+    start = body.prev_sibling
+    while start is not None and start.type != "heredoc_start":
+        start = start.prev_sibling
+    return start is not None and any(q in _t(start) for q in "'\"\\")
+
+
+def _t(node: Any) -> str:
+    return node.text.decode("utf-8", "surrogatepass")
+
+
+_STRUCTURE = frozenset(
+    [
+        "program", "list", "pipeline", "redirected_statement", "subshell",
+        "compound_statement", "if_statement", "elif_clause", "else_clause",
+        "while_statement", "do_group", "negated_command", "case_statement", "case_item",
+        "heredoc_body", "heredoc_content", "heredoc_start", "heredoc_end",
+        "string", "concatenation", "command_name", "array",
+    ]
+)  # fmt: skip
+_ARITH = frozenset(
+    [
+        "arithmetic_expansion", "binary_expression", "unary_expression",
+        "postfix_expression", "ternary_expression", "parenthesized_expression", "subscript",
+    ]
+)  # fmt: skip
+_LEAVES = frozenset(
+    ["word", "number", "raw_string", "ansi_c_string", "string_content", "variable_name",
+     "special_variable_name", "test_operator", "regex", "extglob_pattern", "file_descriptor"]
+)  # fmt: skip
+_WORD_LISTS = frozenset(["command", "concatenation", "declaration_command", "unset_command",
+                         "for_statement", "case_statement", "case_item", "string"])  # fmt: skip
+_TEST_WORDS = frozenset(
+    ["word", "string", "raw_string", "number", "concatenation", "ansi_c_string",
+     "simple_expansion", "expansion", "command_substitution", "test_operator", "regex",
+     "extglob_pattern", "process_substitution", "arithmetic_expansion", "translated_string"]
+)  # fmt: skip
+_REDIRECT_FEATURE = {
+    "file_redirect": "redirect",
+    "heredoc_redirect": "heredoc",
+    "herestring_redirect": "herestring",
+}
+_VAR_NAME_BUILTINS = frozenset(
+    ["read", "mapfile", "readarray", "declare", "typeset", "local", "export", "readonly",
+     "unset", "let", "getopts", "wait", "printf", "test", "[", "[["]
+)  # fmt: skip
+
+
+class _Walker:
+    def __init__(self, depth: int, via: str) -> None:
+        self.depth = depth
+        self.via = via
+        self.data = b""
+        self.commands: list[SimpleCommand] = []
+        self.redirects: list[Redirect] = []
+        self.hidden: list[str] = []
+        self.features: set[str] = set()
+
+    def hide(self, reason: str) -> None:
+        if reason not in self.hidden:
+            self.hidden.append(reason)
+
+    def script(self, source: str) -> Script:
+        return Script(
+            source=source,
+            commands=tuple(self.commands),
+            redirects=tuple(self.redirects),
+            hidden=tuple(self.hidden),
+            features=frozenset(self.features),
+        )
+
+    # -- the tree ----------------------------------------------------------------------
+
+    def walk(self, node: Any) -> None:
+        t = node.type
+        if node.is_missing:
+            self.hide("the script is incomplete (missing " + t + ")")
+            return
+        if t == "ERROR":
+            self.hide("a syntax error at " + repr(_t(node)[:40]))
+            self.features.add("error")
+            for c in node.children:
+                self.walk(c)
+            return
+        if not node.is_named:
+            tok = t
+            if tok in ("((", "))", "let"):
+                self.features.add("arithmetic")
+            elif tok == "$" and node.parent is not None and node.parent.type in _WORD_LISTS:
+                self.features.add("locale_string")
+            elif tok in ("|&",):
+                self.features.add("pipe_stderr")
+            elif tok == "&":
+                self.features.add("background")
+            return
+        if t == "comment":
+            return
+        if t == "command":
+            self.command(node)
+            return
+        if t in ("declaration_command", "unset_command"):
+            self.declaration(node)
+            return
+        if t == "test_command":
+            self.test(node)
+            return
+        if t == "variable_assignments":
+            for c in node.children:
+                self.walk(c)
+            return
+        if t == "variable_assignment":
+            self.features.add("assignment")
+            self.commands.append(
+                SimpleCommand(words=(), assignments=(_t(node),), kind="assignment",
+                              text=_t(node), via=self.via)
+            )  # fmt: skip
+            self.scan_assignment(node)
+            return
+        if t in _REDIRECT_FEATURE:
+            self.redirects.append(self.redirect(node))
+            return
+        if t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            redirects = [self.redirect(r) for r in node.children_by_field_name("redirect")]
+            self.redirects.extend(redirects)
+            if body is not None and body.type == "command":
+                self.command(body, redirects)
+            elif body is not None:
+                self.walk(body)
+            return
+        if t == "function_definition":
+            self.features.add("function")
+        elif t == "for_statement":
+            var = node.child_by_field_name("variable")
+            self.features.add("for")
+            self.features.add("for_var:" + (_t(var) if var is not None else ""))
+        elif t == "c_style_for_statement":
+            self.features.add("arithmetic")
+            self.hide("arithmetic evaluates code hidden in variable values")
+        elif t in ("command_substitution", "process_substitution"):
+            self.features.add(t)
+        elif t in _ARITH or (t == "compound_statement" and _t(node).startswith("((")):
+            self.features.add("arithmetic")
+            if _has_name(node):
+                self.hide("arithmetic evaluates code hidden in variable values")
+        elif t in ("simple_expansion", "expansion"):
+            if self.expansion(node):
+                return
+        elif t in ("brace_expression",):
+            self.features.add("brace")
+        elif t in ("translated_string",):
+            self.features.add("locale_string")
+        elif t in _LEAVES:
+            return
+        elif t not in _STRUCTURE:
+            self.features.add("node:" + t)
+        for c in node.children:
+            self.walk(c)
+
+    def expansion(self, node: Any) -> bool:
+        """Note an expansion; True when there is nothing inside to walk."""
+        if node.type == "simple_expansion":
+            self.features.add("expansion")
+            return True
+        kids = node.children
+        plain = (
+            len(kids) == 3
+            and kids[1].type in ("variable_name", "special_variable_name")
+            and _t(kids[0]) == "${"
+        )
+        self.features.add("expansion" if plain else "complex_expansion")
+        if not plain:
+            self.hide(f"the expansion {_t(node)[:40]} may evaluate code")
+        return plain
+
+    def scan_assignment(self, node: Any) -> None:
+        for c in node.children:
+            if c.type == "subscript":
+                self.features.add("arithmetic")
+                self.hide("an array subscript is evaluated as arithmetic")
+            self.walk(c) if c.type != "variable_name" else None
+
+    def word(self, node: Any) -> Word:
+        """The word, and a walk of what it holds (substitutions, expansions)."""
+        info = word_info(node)
+        self.features |= info.features
+        self.walk(node)
+        return Word(text=_t(node), value=info.value, glob=info.glob)
+
+    def redirect(self, node: Any) -> Redirect:
+        t = node.type
+        self.features.add(_REDIRECT_FEATURE[t])
+        fd = None
+        op = ""
+        target: str | None = None
+        for c in node.children:
+            if c.type == "file_descriptor":
+                fd = _t(c)
+            elif not c.is_named:
+                if not op:
+                    op = _t(c)
+                else:
+                    self.walk(c)
+            elif c.type in ("heredoc_start", "heredoc_end"):
+                continue
+            elif c.type == "heredoc_body":
+                self.walk(c)
+                if _quoted_heredoc(c):
+                    target = _t(c)
+                elif not c.named_children or all(
+                    k.type == "heredoc_content" for k in c.named_children
+                ):
+                    target = re.sub(r"\\([$`\\])", r"\1", _t(c))
+            elif target is None and t != "heredoc_redirect":
+                target = self.word(c).value
+            else:
+                self.walk(c)
+        return Redirect(op=op, fd=fd, target=target, text=_t(node))
+
+    def command(self, node: Any, extra: list[Redirect] | None = None) -> None:
+        words: list[Word] = []
+        assigns: list[str] = []
+        redirects: list[Redirect] = list(extra or [])
+        for c in node.children:
+            if not c.is_named:
+                self.walk(c)
+                continue
+            if c.type == "variable_assignment":
+                self.features.add("assignment")
+                assigns.append(_t(c))
+                self.scan_assignment(c)
+            elif c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                r = self.redirect(c)
+                redirects.append(r)
+                self.redirects.append(r)
+            elif c.type == "command_name":
+                inner = c.named_children
+                if len(inner) != 1:
+                    self.hide("a command name that is not one word")
+                    words.append(Word(text=_t(c), value=None))
+                    for cc in inner:
+                        self.walk(cc)
+                else:
+                    words.append(self.word(inner[0]))
+            elif c.type == "comment":
+                continue
+            else:
+                words.append(self.word(c))
+        self.add(words, assigns, redirects, _t(node), "command")
+
+    def declaration(self, node: Any) -> None:
+        words: list[Word] = []
+        for c in node.children:
+            if not c.is_named:
+                words.append(Word(text=_t(c), value=_t(c)))
+            elif c.type == "variable_assignment":
+                self.features.add("assignment")
+                self.scan_assignment(c)
+                words.append(Word(text=_t(c), value=literal(c)))
+            elif c.type == "variable_name":
+                words.append(Word(text=_t(c), value=_t(c)))
+            else:
+                words.append(self.word(c))
+        self.features.add("declaration")
+        kind = "unset" if node.type == "unset_command" else "declaration"
+        self.add(words, [], [], _t(node), kind)
+
+    def test(self, node: Any) -> None:
+        text = _t(node)
+        extended = text.startswith("[[")
+        self.features.add("test_extended" if extended else "test")
+        words = [Word(text="[[" if extended else "[", value="[[" if extended else "[")]
+        self.test_words(node, words)
+        if extended and re.search(r"-(eq|ne|lt|le|gt|ge|v|R)\b", text):
+            self.features.add("arithmetic")
+            self.hide("[[ ]] evaluates arithmetic and subscripts")
+        elif any(w.value in ("-v", "-R") for w in words):
+            self.hide("test -v evaluates subscripts")
+        self.add(words, [], [], text, "test")
+
+    def test_words(self, node: Any, out: list[Word]) -> None:
+        for c in node.children:
+            if not c.is_named:
+                if c.type not in ("[", "]", "[[", "]]"):
+                    out.append(Word(text=_t(c), value=_t(c)))
+            elif c.type in _TEST_WORDS:
+                out.append(self.word(c))
+            else:
+                self.test_words(c, out)
+
+    def add(
+        self,
+        words: list[Word],
+        assigns: list[str],
+        redirects: list[Redirect],
+        text: str,
+        kind: str,
+    ) -> None:
+        runs: tuple[tuple[Word, ...], ...] = ()
+        if words:
+            first = words[0]
+            if first.value is None or first.glob:
+                self.hide(f"the command name {first.text!r} is not a literal word")
+            else:
+                name = first.value.rsplit("/", 1)[-1]
+                if name in _VAR_NAME_BUILTINS and kind != "test":
+                    self.var_name_builtin(name, words)
+                for code, via in _code_strings(words, redirects, self):
+                    self.nested(code, via)
+                if name in WRAPPERS or name == "find":
+                    runs = tuple(inner_commands(tuple(words)))
+                    for run in runs:
+                        if run and (run[0].value is None or run[0].glob):
+                            self.hide(f"{name} runs a command that is not a literal word")
+                        elif run:
+                            for code, via in _code_strings(list(run), [], self):
+                                self.nested(code, via)
+        self.commands.append(
+            SimpleCommand(
+                words=tuple(words),
+                assignments=tuple(assigns),
+                redirects=tuple(redirects),
+                kind=kind,
+                text=text,
+                via=self.via,
+                runs=runs,
+            )
+        )
+
+    def var_name_builtin(self, name: str, words: list[Word]) -> None:
+        args = words[1:]
+        if name in ("printf", "test", "[") and not any(w.value in ("-v", "-R") for w in args):
+            return
+        for w in args:
+            if w.value is None:
+                self.hide(f"{name} with a computed variable name may evaluate a subscript")
+            elif "[" in w.value and re.search(r"[$`]", w.value):
+                self.hide(f"{name} evaluates the subscript in {w.value!r}")
+
+    def nested(self, code: str | None, via: str) -> None:
+        if code is None:
+            self.hide(f"{via} runs code that is not a literal string")
+            return
+        inner = _parse(code, self.depth + 1, via)
+        self.commands.extend(inner.commands)
+        for h in inner.hidden:
+            self.hide(f"{via}: {h}")
+        self.features |= {f"nested:{f}" for f in inner.features}
+        self.features.add("nested")
+
+
+def _has_name(node: Any) -> bool:
+    if node.type in ("variable_name", "simple_expansion", "expansion", "word", "subscript"):
+        return True
+    return any(_has_name(c) for c in node.named_children)
+
+
+_SHELLS = frozenset(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "posh", "yash"])
+
+
+def _code_strings(
+    words: list[Word], redirects: list[Redirect], walker: _Walker
+) -> list[tuple[str | None, str]]:
+    """Code that this command runs from strings: ``sh -c STR``, ``eval``, ``trap``,
+    ``alias``, ``source``; ``None`` for code that cannot be read."""
+    name = (words[0].value or "").rsplit("/", 1)[-1]
+    args = [w.value for w in words[1:]]
+    if name in _SHELLS or (name == "busybox" and args[:1] == ["sh"]):
+        if name == "busybox":
+            args = args[1:]
+        i = 0
+        has_c = False
+        while i < len(args):
+            a = args[i]
+            if a is None:
+                return [(None, f"{name} with a computed option")]
+            if a == "--" or a == "-":
+                i += 1
+                break
+            if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+                i += 2
+                continue
+            if a.startswith("--"):
+                i += 1
+                continue
+            if a[:1] in "-+" and len(a) > 1:
+                has_c = has_c or "c" in a[1:]
+                i += 1
+                continue
+            break
+        rest = args[i:]
+        if has_c:
+            return [(rest[0] if rest else "", f"{name} -c")]
+        if rest:
+            return [(None, f"{name} running the script file {rest[0]!r}")]
+        for r in redirects:
+            if r.op == "<<<" and r.target is not None:
+                return [(r.target, f"{name} <<<")]
+        return [(None, f"{name} reading a script from its input")]
+    if name == "eval":
+        vals = [a for a in args if a != "--"]
+        if any(a is None for a in vals):
+            return [(None, "eval")]
+        return [(" ".join(a for a in vals if a is not None), "eval")]
+    if name in ("source", "."):
+        return [(None, f"{name} {args[0] if args else ''}".strip())]
+    if name == "trap":
+        if args and args[0] not in ("-p", "-l", "-", "--") and args[0] is not None:
+            return [(args[0], "trap")]
+        if args and args[0] is None:
+            return [(None, "trap")]
+    if name == "alias":
+        walker.features.add("alias")
+        out: list[tuple[str | None, str]] = []
+        for a in args:
+            if a is None:
+                out.append((None, "alias"))
+            elif "=" in a:
+                out.append((a.split("=", 1)[1], "alias"))
+        return out
+    if name in ("mapfile", "readarray"):
+        for i, a in enumerate(args):
+            if a == "-C":
+                return [(args[i + 1] if i + 1 < len(args) else "", f"{name} -C")]
+            if a is None:
+                return [(None, name)]
+    if name in ("su", "runuser", "flock", "script"):
+        for i, a in enumerate(args):
+            if a in ("-c", "--command") and i + 1 < len(args):
+                return [(args[i + 1], f"{name} -c")]
+    if name == "watch":
+        vals = [a for a in args if a is not None and not a.startswith("-")]
+        return [(" ".join(vals), "watch")] if None not in args else [(None, "watch")]
+    if name == "enable" and any(a is None or a.startswith("-f") for a in args):
+        return [(None, "enable -f loads code")]
+    return []
+
+
+def bash_rule_for(command: str) -> str | None:
+    """The narrowest allow rule that covers ``command`` (``bash(git log:*)`` for
+    ``git log --oneline -5``), or None when one rule cannot (see ``_shell_rules``)."""
+    from nb_tools.permissions._shell_rules import bash_rule_for as rule_for
+
+    return rule_for(command)
+
+
+def bash_rules_for(command: str) -> list[str] | None:
+    """The narrowest allow rules that together cover ``command``, or None."""
+    from nb_tools.permissions._shell_rules import bash_rules_for as rules_for
+
+    return rules_for(command)

@@ -1,0 +1,254 @@
+"""Words as bash gives them (quote removal, ``$'..'``, escapes), and the commands that
+wrappers run (``env rm``, ``timeout 5 rm``, ``xargs rm``, ``find -exec rm``).
+
+Checked against GNU bash 5.2 with tree-sitter-bash 0.25.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nb_tools.permissions._shell import Word
+
+__all__ = ["EXEC_WRAPPERS", "WRAPPERS", "WordInfo", "inner_commands", "literal", "word_info"]
+
+
+@dataclass(frozen=True)
+class WordInfo:
+    value: str | None
+    glob: bool
+    features: frozenset[str]
+
+
+def _t(node: Any) -> str:
+    return node.text.decode("utf-8", "surrogatepass")
+
+
+def word_info(node: Any) -> WordInfo:
+    """The literal value of a word node (``None`` when bash would expand something in it),
+    whether it holds an unquoted glob, and which constructs it uses."""
+    feats: set[str] = set()
+    pieces: list[tuple[str, bool]] = []  # (text, quoted)
+    value = _value(node, feats, pieces)
+    skeleton = "".join(text if not quoted else "_" for text, quoted in pieces)
+    glob = False
+    if _has_glob(skeleton):
+        glob = True
+        feats.add("glob")
+    if _has_brace(skeleton):
+        feats.add("brace")
+        value = None
+    if pieces and not pieces[0][1] and pieces[0][0].startswith("~"):
+        feats.add("tilde")
+        value = None
+    if value is not None and "\x00" in value:
+        value = value.split("\x00", 1)[0]
+    return WordInfo(value=value, glob=glob, features=frozenset(feats))
+
+
+def literal(node: Any) -> str | None:
+    return word_info(node).value
+
+
+def _value(node: Any, feats: set[str], pieces: list[tuple[str, bool]]) -> str | None:
+    t = node.type
+    if t == "word":
+        text = _t(node)
+        pieces.append((text, False))
+        return _unescape_unquoted(text)
+    if t == "number":
+        pieces.append((_t(node), False))
+        return _t(node)
+    if t == "raw_string":
+        pieces.append((_t(node), True))
+        feats.add("quoted")
+        return _t(node)[1:-1]
+    if t == "ansi_c_string":
+        pieces.append((_t(node), True))
+        feats.add("ansi_c")
+        return decode_ansi_c(_t(node)[2:-1])
+    if t == "string":
+        pieces.append((_t(node), True))
+        feats.add("quoted")
+        parts: list[str] = []
+        ok = True
+        for c in node.children:
+            if c.type == "string_content":
+                parts.append(_unescape_double(_t(c)))
+            elif c.is_named:
+                ok = False
+            elif c.type == "$":
+                ok = False
+                feats.add("locale_string")
+        return "".join(parts) if ok else None
+    if t == "concatenation":
+        values = [_value(c, feats, pieces) for c in node.children]
+        if any(v is None for v in values):
+            return None
+        return "".join(v for v in values if v is not None)
+    if t in ("test_operator", "regex", "extglob_pattern"):
+        pieces.append((_t(node), True))
+        return _t(node)
+    if t == "variable_assignment":  # in declarations: NAME=VALUE
+        pieces.append((_t(node), True))
+        return None
+    pieces.append((_t(node), True))
+    if t == "translated_string":
+        feats.add("locale_string")
+    return None
+
+
+def _unescape_unquoted(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL)
+
+
+def _unescape_double(text: str) -> str:
+    # Inside "..", a backslash only escapes $ ` " \ and newline.
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+_ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+         "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+
+
+def decode_ansi_c(body: str) -> str:
+    """Decode the inside of ``$'..'`` as bash does (a NUL ends the string)."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        c = body[i]
+        if c != "\\" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        e = body[i + 1]
+        if e in _ANSI:
+            out.append(_ANSI[e])
+            i += 2
+        elif e in "01234567":
+            m = re.match(r"[0-7]{1,3}", body[i + 1 :])
+            assert m is not None
+            out.append(chr(int(m.group(), 8) & 0xFF))
+            i += 1 + len(m.group())
+        elif e in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[e]
+            m = re.match(f"[0-9a-fA-F]{{1,{width}}}", body[i + 2 :])
+            if m is None:
+                out.append("\\" + e)
+                i += 2
+            else:
+                code = int(m.group(), 16)
+                out.append(chr(code) if code < 0x110000 else "\ufffd")
+                i += 2 + len(m.group())
+        elif e == "c" and i + 2 < n:
+            out.append(chr(ord(body[i + 2]) & 0x1F))
+            i += 3
+        else:
+            out.append("\\" + e)
+            i += 2
+    s = "".join(out)
+    return s.split("\x00", 1)[0]
+
+
+def _unescaped(skeleton: str) -> Iterator[tuple[int, str]]:
+    i = 0
+    while i < len(skeleton):
+        if skeleton[i] == "\\":
+            i += 2
+            continue
+        yield i, skeleton[i]
+        i += 1
+
+
+def _has_glob(skeleton: str) -> bool:
+    chars = [c for _, c in _unescaped(skeleton)]
+    if "*" in chars or "?" in chars:
+        return True
+    return "[" in chars and "]" in chars[chars.index("[") :]
+
+
+def _has_brace(skeleton: str) -> bool:
+    chars = "".join(c for _, c in _unescaped(skeleton))
+    if chars == "{}":
+        return False
+    start = chars.find("{")
+    return start >= 0 and "}" in chars[start:]
+
+
+# -- wrappers ----------------------------------------------------------------------------
+
+# Programs that run (part of) their arguments as a command. For deny rules every suffix
+# of the arguments that does not start with "-" is a candidate command: that over-matches
+# (``timeout 5 rm`` yields ``5 rm`` and ``rm``) rather than miss an option syntax.
+EXEC_WRAPPERS = frozenset(
+    [
+        "env", "nice", "timeout", "command", "builtin", "exec", "xargs", "time", "nohup",
+        "stdbuf", "ionice", "chrt", "taskset", "sudo", "doas", "setsid", "unshare",
+        "nsenter", "flock", "chroot", "strace", "ltrace", "coproc", "runuser", "caffeinate",
+        "fakeroot", "firejail", "torsocks", "proxychains", "proxychains4", "valgrind",
+        "systemd-run", "bwrap", "dbus-run-session", "xvfb-run", "sg", "pkexec", "unbuffer",
+        "chpst", "setpriv", "prlimit", "numactl", "cgexec", "trickle", "entr", "npx",
+        "bunx", "uvx", "pipx", "busybox", "parallel", "watch", "script",
+    ]
+)  # fmt: skip
+_RUN_SUBCOMMANDS = {
+    "uv": ("run", "tool"), "poetry": ("run",), "pipenv": ("run",), "conda": ("run",),
+    "pixi": ("run", "exec"), "hatch": ("run",), "pdm": ("run",), "rye": ("run",),
+    "npm": ("exec", "x"), "pnpm": ("exec", "dlx"), "yarn": ("exec", "dlx"),
+    "bundle": ("exec",), "mamba": ("run",), "micromamba": ("run",), "nix-shell": ("--run",),
+}  # fmt: skip
+WRAPPERS = EXEC_WRAPPERS | frozenset(_RUN_SUBCOMMANDS)
+
+
+def inner_commands(words: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:
+    """Every argument list that ``words`` may run as a command (see ``EXEC_WRAPPERS``)."""
+    from nb_tools.permissions._shell import Word
+
+    name = (words[0].value or "").rsplit("/", 1)[-1]
+    if name == "find":
+        i = 1
+        while i < len(words):
+            if words[i].value in ("-exec", "-execdir", "-ok", "-okdir"):
+                j = i + 1
+                while j < len(words) and words[j].value not in (";", "+"):
+                    j += 1
+                if j > i + 1:
+                    yield words[i + 1 : j]
+                i = j
+            i += 1
+        return
+    start = 1
+    if name in _RUN_SUBCOMMANDS:
+        if len(words) < 2 or words[1].value not in _RUN_SUBCOMMANDS[name]:
+            return
+        start = 2
+    for k in range(start, len(words)):
+        w = words[k]
+        v = w.value
+        if v is None:
+            yield words[k:]
+            return  # what follows a computed word is unknowable
+        split_opt = v in ("-S", "--split-string") or v.startswith(("-S", "--split-string="))
+        if name == "env" and split_opt:
+            text = v.split("=", 1)[1] if v.startswith("--split-string=") else v[2:]
+            if v in ("-S", "--split-string"):
+                nxt = words[k + 1] if k + 1 < len(words) else None
+                text = (nxt.value if nxt is not None else "") or ""
+                if nxt is not None and nxt.value is None:
+                    yield (nxt,)
+                    return
+            try:
+                split = shlex.split(text)
+            except ValueError:
+                yield (Word(text=text, value=None),)
+                return
+            rest = words[k + 2 :] if v in ("-S", "--split-string") else words[k + 1 :]
+            yield tuple(Word(text=s, value=s) for s in split) + tuple(rest)
+            return
+        if not v.startswith("-") and v:
+            yield words[k:]
