@@ -173,11 +173,17 @@ def _has_glob(skeleton: str) -> bool:
 
 
 def _has_brace(skeleton: str) -> bool:
+    """An unquoted ``{..,..}`` or ``{a..b}``: bash expands it into several words."""
     chars = "".join(c for _, c in _unescaped(skeleton))
-    if chars == "{}":
-        return False
-    start = chars.find("{")
-    return start >= 0 and "}" in chars[start:]
+    depth_starts: list[int] = []
+    for i, c in enumerate(chars):
+        if c == "{":
+            depth_starts.append(i)
+        elif c == "}" and depth_starts:
+            inner = chars[depth_starts.pop() + 1 : i]
+            if "," in inner or ".." in inner:
+                return True
+    return False
 
 
 # -- wrappers ----------------------------------------------------------------------------
