@@ -32,7 +32,13 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from nb_tools.permissions._shell_words import WRAPPERS, inner_commands, literal, word_info
+from nb_tools.permissions._shell_words import (
+    WRAPPERS,
+    code_strings,
+    inner_commands,
+    literal,
+    word_info,
+)
 
 __all__ = [
     "Redirect",
@@ -506,7 +512,7 @@ class _Walker:
                 name = first.value.rsplit("/", 1)[-1]
                 if name in _VAR_NAME_BUILTINS and kind != "test":
                     self.var_name_builtin(name, words)
-                for code, via in _code_strings(words, redirects, self):
+                for code, via in code_strings(words, redirects, self.features):
                     self.nested(code, via)
                 if name in WRAPPERS or name == "find":
                     runs = tuple(inner_commands(tuple(words)))
@@ -514,7 +520,7 @@ class _Walker:
                         if run and (run[0].value is None or run[0].glob):
                             self.hide(f"{name} runs a command that is not a literal word")
                         elif run:
-                            for code, via in _code_strings(list(run), [], self):
+                            for code, via in code_strings(list(run), [], self.features):
                                 self.nested(code, via)
         self.commands.append(
             SimpleCommand(
@@ -554,87 +560,6 @@ def _has_name(node: Any) -> bool:
     if node.type in ("variable_name", "simple_expansion", "expansion", "word", "subscript"):
         return True
     return any(_has_name(c) for c in node.named_children)
-
-
-_SHELLS = frozenset(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "posh", "yash"])
-
-
-def _code_strings(
-    words: list[Word], redirects: list[Redirect], walker: _Walker
-) -> list[tuple[str | None, str]]:
-    """Code that this command runs from strings: ``sh -c STR``, ``eval``, ``trap``,
-    ``alias``, ``source``; ``None`` for code that cannot be read."""
-    name = (words[0].value or "").rsplit("/", 1)[-1]
-    args = [w.value for w in words[1:]]
-    if name in _SHELLS or (name == "busybox" and args[:1] == ["sh"]):
-        if name == "busybox":
-            args = args[1:]
-        i = 0
-        has_c = False
-        while i < len(args):
-            a = args[i]
-            if a is None:
-                return [(None, f"{name} with a computed option")]
-            if a == "--" or a == "-":
-                i += 1
-                break
-            if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-                i += 2
-                continue
-            if a.startswith("--"):
-                i += 1
-                continue
-            if a[:1] in "-+" and len(a) > 1:
-                has_c = has_c or "c" in a[1:]
-                i += 1
-                continue
-            break
-        rest = args[i:]
-        if has_c:
-            return [(rest[0] if rest else "", f"{name} -c")]
-        if rest:
-            return [(None, f"{name} running the script file {rest[0]!r}")]
-        for r in redirects:
-            if r.op == "<<<" and r.target is not None:
-                return [(r.target, f"{name} <<<")]
-        return [(None, f"{name} reading a script from its input")]
-    if name == "eval":
-        vals = [a for a in args if a != "--"]
-        if any(a is None for a in vals):
-            return [(None, "eval")]
-        return [(" ".join(a for a in vals if a is not None), "eval")]
-    if name in ("source", "."):
-        return [(None, f"{name} {args[0] if args else ''}".strip())]
-    if name == "trap":
-        if args and args[0] not in ("-p", "-l", "-", "--") and args[0] is not None:
-            return [(args[0], "trap")]
-        if args and args[0] is None:
-            return [(None, "trap")]
-    if name == "alias":
-        walker.features.add("alias")
-        out: list[tuple[str | None, str]] = []
-        for a in args:
-            if a is None:
-                out.append((None, "alias"))
-            elif "=" in a:
-                out.append((a.split("=", 1)[1], "alias"))
-        return out
-    if name in ("mapfile", "readarray"):
-        for i, a in enumerate(args):
-            if a == "-C":
-                return [(args[i + 1] if i + 1 < len(args) else "", f"{name} -C")]
-            if a is None:
-                return [(None, name)]
-    if name in ("su", "runuser", "flock", "script"):
-        for i, a in enumerate(args):
-            if a in ("-c", "--command") and i + 1 < len(args):
-                return [(args[i + 1], f"{name} -c")]
-    if name == "watch":
-        vals = [a for a in args if a is not None and not a.startswith("-")]
-        return [(" ".join(vals), "watch")] if None not in args else [(None, "watch")]
-    if name == "enable" and any(a is None or a.startswith("-f") for a in args):
-        return [(None, "enable -f loads code")]
-    return []
 
 
 def bash_rule_for(command: str) -> str | None:
