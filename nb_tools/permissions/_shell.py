@@ -35,6 +35,7 @@ from typing import Any
 from nb_tools.permissions._shell_words import (
     WRAPPERS,
     code_strings,
+    decode_ansi_c,
     inner_commands,
     literal,
     word_info,
@@ -154,6 +155,8 @@ def _parse(command: str, _depth: int, _via: str) -> Script:
     if _depth > _MAX_DEPTH:
         walker.hide("scripts nested too deep")
         return walker.script(command)
+    if "\\\n" in command and re.search(r"<<(?!<)", command):
+        walker.hide("a here-document and a backslash-newline (bash may end it elsewhere)")
     source = _join_continuations(command, walker)
     data = source.encode("utf-8", "surrogatepass")
     try:
@@ -162,6 +165,8 @@ def _parse(command: str, _depth: int, _via: str) -> Script:
         walker.hide(f"parser failed: {exc}")
         return walker.script(command)
     walker.data = data
+    if tree.root_node.has_error:
+        walker.hide("the parser found a syntax error or a missing part")
     walker.walk(tree.root_node)
     return walker.script(command)
 
@@ -411,17 +416,13 @@ class _Walker:
             elif c.type in ("heredoc_start", "heredoc_end"):
                 continue
             elif c.type == "heredoc_body":
-                self.walk(c)
-                if _quoted_heredoc(c):
-                    target = _t(c)
-                elif not c.named_children or all(
-                    k.type == "heredoc_content" for k in c.named_children
-                ):
-                    target = re.sub(r"\\([$`\\])", r"\1", _t(c))
+                target = self.heredoc_body(c)
             elif target is None and t != "heredoc_redirect":
                 target = self.word(c).value
             else:
                 self.walk(c)
+        if t == "heredoc_redirect":
+            self.check_heredoc(node, op)
         return Redirect(op=op, fd=fd, target=target, text=_t(node))
 
     def command(self, node: Any, extra: list[Redirect] | None = None) -> None:
@@ -544,6 +545,41 @@ class _Walker:
             elif "[" in w.value and re.search(r"[$`]", w.value):
                 self.hide(f"{name} evaluates the subscript in {w.value!r}")
 
+    def check_heredoc(self, node: Any, op: str) -> None:
+        """Hide the script when bash would end this here-document elsewhere than the parse:
+        tree-sitter compares the delimiter as written, bash after quote removal."""
+        kids = {c.type: c for c in node.children}
+        start, end = kids.get("heredoc_start"), kids.get("heredoc_end")
+        if start is None or end is None or end.is_missing:
+            self.hide("a here-document without its end")
+            return
+        delim = _heredoc_delimiter(_t(start))
+        body = _t(kids["heredoc_body"]) if "heredoc_body" in kids else ""
+        lines = body.split("\n")
+        strip = (lambda x: x.lstrip("\t")) if op.startswith("<<-") else (lambda x: x)
+        ended_early = any(strip(line) == delim for line in lines[:-1])
+        if ended_early or strip(lines[-1] + _t(end)) != delim:
+            self.hide(f"the here-document delimiter {_t(start)!r} is read differently")
+
+    def heredoc_body(self, body: Any) -> str | None:
+        """The body as the command reads it, or None when bash expands something in it.
+
+        tree-sitter misses substitutions in some bodies (one starting with a tab, after
+        ``<<-``), so an unquoted body is read again here: as the inside of a
+        double-quoted word, which is how bash expands it."""
+        text = _t(body)
+        if _quoted_heredoc(body):
+            return text
+        if not _live_expansion(text):
+            return re.sub(r"\\([$`\\])", r"\1", text)
+        self.features.add("heredoc_expansion")
+        inner = _parse(': "' + text.replace('"', '\\"') + '"', self.depth + 1, self.via)
+        self.commands.extend(inner.commands[:-1])  # the last one is the ":" wrapper
+        for h in inner.hidden:
+            self.hide(f"here-document: {h}")
+        self.features |= inner.features
+        return None
+
     def nested(self, code: str | None, via: str) -> None:
         if code is None:
             self.hide(f"{via} runs code that is not a literal string")
@@ -554,6 +590,45 @@ class _Walker:
             self.hide(f"{via}: {h}")
         self.features |= {f"nested:{f}" for f in inner.features}
         self.features.add("nested")
+
+
+def _heredoc_delimiter(word: str) -> str:
+    """The delimiter bash compares lines with: the word after quote removal."""
+    out: list[str] = []
+    i = 0
+    while i < len(word):
+        c = word[i]
+        if c == "\\" and i + 1 < len(word):
+            out.append(word[i + 1])
+            i += 2
+        elif c == "'" or (c == "$" and word[i + 1 : i + 2] in ("'", '"')):
+            q = word[i + 1] if c == "$" else c
+            j = word.find(q, i + (2 if c == "$" else 1))
+            j = len(word) if j < 0 else j
+            inner = word[i + (2 if c == "$" else 1) : j]
+            out.append(decode_ansi_c(inner) if c == "$" and q == "'" else inner)
+            i = j + 1
+        elif c == '"':
+            j = word.find('"', i + 1)
+            j = len(word) if j < 0 else j
+            out.append(re.sub(r'\\([$`"\\])', r"\1", word[i + 1 : j]))
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _live_expansion(text: str) -> bool:
+    i = 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] in "$`":
+            return True
+        i += 1
+    return False
 
 
 def _has_name(node: Any) -> bool:

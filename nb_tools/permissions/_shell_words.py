@@ -344,6 +344,8 @@ def code_strings(
     if name == "watch":
         vals = [a for a in args if a is not None and not a.startswith("-")]
         return [(" ".join(vals), "watch")] if None not in args else [(None, "watch")]
+    if name == "hash" and any(a is None or a.startswith("-p") for a in args):
+        return [(None, "hash -p maps a command name to another program")]
     if name == "enable" and any(a is None or a.startswith("-f") for a in args):
         return [(None, "enable -f loads code")]
     return []
