@@ -183,14 +183,19 @@ def _join_continuations(source: str, walker: _Walker) -> str:
     except Exception:
         return source
     cut: list[int] = []
+    blank: list[int] = []
     for m in re.finditer(rb"(\\+)\n", data):
         if len(m.group(1)) % 2 == 0:
             continue
         pos = m.end() - 2  # the backslash
-        node = root.descendant_for_byte_range(pos, pos + 2)
+        node = root.descendant_for_byte_range(pos, pos + 1)
         keep = False
         while node is not None:
-            if node.type in ("raw_string", "ansi_c_string", "comment"):
+            if node.type == "comment":
+                blank.append(pos)  # a comment ends at the newline all the same
+                keep = True
+                break
+            if node.type in ("raw_string", "ansi_c_string"):
                 keep = True
                 break
             if node.type == "heredoc_body" and _quoted_heredoc(node):
@@ -199,14 +204,13 @@ def _join_continuations(source: str, walker: _Walker) -> str:
             node = node.parent
         if not keep:
             cut.append(pos)
-    if not cut:
+    if not cut and not blank:
         return source
-    out = bytearray()
-    last = 0
-    for pos in cut:
-        out += data[last:pos]
-        last = pos + 2
-    out += data[last:]
+    out = bytearray(data)
+    for pos in blank:
+        out[pos] = ord(" ")
+    for pos in reversed(cut):
+        del out[pos : pos + 2]
     return out.decode("utf-8", "surrogatepass")
 
 
@@ -454,7 +458,22 @@ class _Walker:
                 continue
             else:
                 words.append(self.word(c))
+        self.check_gaps(node)
         self.add(words, assigns, redirects, _t(node), "command")
+
+    def check_gaps(self, node: Any) -> None:
+        """tree-sitter sometimes reads a newline as a blank inside a command (after
+        ``a#``, after ``time``); bash ends the command there. Such a parse is not bash's."""
+        prev = None
+        for c in node.children:
+            if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                prev = None
+                continue
+            if prev is not None and b"\n" in self.data[prev.end_byte : c.start_byte]:
+                self.hide("the parser read a newline inside a command")
+            if c.type == "word" and "\n" in _t(c):
+                self.hide("the parser read a newline inside a word")
+            prev = c
 
     def declaration(self, node: Any) -> None:
         words: list[Word] = []
