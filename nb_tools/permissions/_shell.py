@@ -32,7 +32,14 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from nb_tools.permissions._shell_words import WRAPPERS, inner_commands, literal, word_info
+from nb_tools.permissions._shell_words import (
+    WRAPPERS,
+    code_strings,
+    decode_ansi_c,
+    inner_commands,
+    literal,
+    word_info,
+)
 
 __all__ = [
     "Redirect",
@@ -148,6 +155,8 @@ def _parse(command: str, _depth: int, _via: str) -> Script:
     if _depth > _MAX_DEPTH:
         walker.hide("scripts nested too deep")
         return walker.script(command)
+    if "\\\n" in command and re.search(r"<<(?!<)", command):
+        walker.hide("a here-document and a backslash-newline (bash may end it elsewhere)")
     source = _join_continuations(command, walker)
     data = source.encode("utf-8", "surrogatepass")
     try:
@@ -156,6 +165,8 @@ def _parse(command: str, _depth: int, _via: str) -> Script:
         walker.hide(f"parser failed: {exc}")
         return walker.script(command)
     walker.data = data
+    if tree.root_node.has_error:
+        walker.hide("the parser found a syntax error or a missing part")
     walker.walk(tree.root_node)
     return walker.script(command)
 
@@ -172,14 +183,19 @@ def _join_continuations(source: str, walker: _Walker) -> str:
     except Exception:
         return source
     cut: list[int] = []
+    blank: list[int] = []
     for m in re.finditer(rb"(\\+)\n", data):
         if len(m.group(1)) % 2 == 0:
             continue
         pos = m.end() - 2  # the backslash
-        node = root.descendant_for_byte_range(pos, pos + 2)
+        node = root.descendant_for_byte_range(pos, pos + 1)
         keep = False
         while node is not None:
-            if node.type in ("raw_string", "ansi_c_string", "comment"):
+            if node.type == "comment":
+                blank.append(pos)  # a comment ends at the newline all the same
+                keep = True
+                break
+            if node.type in ("raw_string", "ansi_c_string"):
                 keep = True
                 break
             if node.type == "heredoc_body" and _quoted_heredoc(node):
@@ -188,14 +204,13 @@ def _join_continuations(source: str, walker: _Walker) -> str:
             node = node.parent
         if not keep:
             cut.append(pos)
-    if not cut:
+    if not cut and not blank:
         return source
-    out = bytearray()
-    last = 0
-    for pos in cut:
-        out += data[last:pos]
-        last = pos + 2
-    out += data[last:]
+    out = bytearray(data)
+    for pos in blank:
+        out[pos] = ord(" ")
+    for pos in reversed(cut):
+        del out[pos : pos + 2]
     return out.decode("utf-8", "surrogatepass")
 
 
@@ -405,17 +420,13 @@ class _Walker:
             elif c.type in ("heredoc_start", "heredoc_end"):
                 continue
             elif c.type == "heredoc_body":
-                self.walk(c)
-                if _quoted_heredoc(c):
-                    target = _t(c)
-                elif not c.named_children or all(
-                    k.type == "heredoc_content" for k in c.named_children
-                ):
-                    target = re.sub(r"\\([$`\\])", r"\1", _t(c))
+                target = self.heredoc_body(c)
             elif target is None and t != "heredoc_redirect":
                 target = self.word(c).value
             else:
                 self.walk(c)
+        if t == "heredoc_redirect":
+            self.check_heredoc(node, op)
         return Redirect(op=op, fd=fd, target=target, text=_t(node))
 
     def command(self, node: Any, extra: list[Redirect] | None = None) -> None:
@@ -447,7 +458,22 @@ class _Walker:
                 continue
             else:
                 words.append(self.word(c))
+        self.check_gaps(node)
         self.add(words, assigns, redirects, _t(node), "command")
+
+    def check_gaps(self, node: Any) -> None:
+        """tree-sitter sometimes reads a newline as a blank inside a command (after
+        ``a#``, after ``time``); bash ends the command there. Such a parse is not bash's."""
+        prev = None
+        for c in node.children:
+            if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                prev = None
+                continue
+            if prev is not None and b"\n" in self.data[prev.end_byte : c.start_byte]:
+                self.hide("the parser read a newline inside a command")
+            if c.type == "word" and "\n" in _t(c):
+                self.hide("the parser read a newline inside a word")
+            prev = c
 
     def declaration(self, node: Any) -> None:
         words: list[Word] = []
@@ -506,7 +532,7 @@ class _Walker:
                 name = first.value.rsplit("/", 1)[-1]
                 if name in _VAR_NAME_BUILTINS and kind != "test":
                     self.var_name_builtin(name, words)
-                for code, via in _code_strings(words, redirects, self):
+                for code, via in code_strings(words, redirects, self.features):
                     self.nested(code, via)
                 if name in WRAPPERS or name == "find":
                     runs = tuple(inner_commands(tuple(words)))
@@ -514,7 +540,7 @@ class _Walker:
                         if run and (run[0].value is None or run[0].glob):
                             self.hide(f"{name} runs a command that is not a literal word")
                         elif run:
-                            for code, via in _code_strings(list(run), [], self):
+                            for code, via in code_strings(list(run), [], self.features):
                                 self.nested(code, via)
         self.commands.append(
             SimpleCommand(
@@ -538,6 +564,41 @@ class _Walker:
             elif "[" in w.value and re.search(r"[$`]", w.value):
                 self.hide(f"{name} evaluates the subscript in {w.value!r}")
 
+    def check_heredoc(self, node: Any, op: str) -> None:
+        """Hide the script when bash would end this here-document elsewhere than the parse:
+        tree-sitter compares the delimiter as written, bash after quote removal."""
+        kids = {c.type: c for c in node.children}
+        start, end = kids.get("heredoc_start"), kids.get("heredoc_end")
+        if start is None or end is None or end.is_missing:
+            self.hide("a here-document without its end")
+            return
+        delim = _heredoc_delimiter(_t(start))
+        body = _t(kids["heredoc_body"]) if "heredoc_body" in kids else ""
+        lines = body.split("\n")
+        strip = (lambda x: x.lstrip("\t")) if op.startswith("<<-") else (lambda x: x)
+        ended_early = any(strip(line) == delim for line in lines[:-1])
+        if ended_early or strip(lines[-1] + _t(end)) != delim:
+            self.hide(f"the here-document delimiter {_t(start)!r} is read differently")
+
+    def heredoc_body(self, body: Any) -> str | None:
+        """The body as the command reads it, or None when bash expands something in it.
+
+        tree-sitter misses substitutions in some bodies (one starting with a tab, after
+        ``<<-``), so an unquoted body is read again here: as the inside of a
+        double-quoted word, which is how bash expands it."""
+        text = _t(body)
+        if _quoted_heredoc(body):
+            return text
+        if not _live_expansion(text):
+            return re.sub(r"\\([$`\\])", r"\1", text)
+        self.features.add("heredoc_expansion")
+        inner = _parse(': "' + text.replace('"', '\\"') + '"', self.depth + 1, self.via)
+        self.commands.extend(inner.commands[:-1])  # the last one is the ":" wrapper
+        for h in inner.hidden:
+            self.hide(f"here-document: {h}")
+        self.features |= inner.features
+        return None
+
     def nested(self, code: str | None, via: str) -> None:
         if code is None:
             self.hide(f"{via} runs code that is not a literal string")
@@ -550,91 +611,49 @@ class _Walker:
         self.features.add("nested")
 
 
+def _heredoc_delimiter(word: str) -> str:
+    """The delimiter bash compares lines with: the word after quote removal."""
+    out: list[str] = []
+    i = 0
+    while i < len(word):
+        c = word[i]
+        if c == "\\" and i + 1 < len(word):
+            out.append(word[i + 1])
+            i += 2
+        elif c == "'" or (c == "$" and word[i + 1 : i + 2] in ("'", '"')):
+            q = word[i + 1] if c == "$" else c
+            j = word.find(q, i + (2 if c == "$" else 1))
+            j = len(word) if j < 0 else j
+            inner = word[i + (2 if c == "$" else 1) : j]
+            out.append(decode_ansi_c(inner) if c == "$" and q == "'" else inner)
+            i = j + 1
+        elif c == '"':
+            j = word.find('"', i + 1)
+            j = len(word) if j < 0 else j
+            out.append(re.sub(r'\\([$`"\\])', r"\1", word[i + 1 : j]))
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _live_expansion(text: str) -> bool:
+    i = 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] in "$`":
+            return True
+        i += 1
+    return False
+
+
 def _has_name(node: Any) -> bool:
     if node.type in ("variable_name", "simple_expansion", "expansion", "word", "subscript"):
         return True
     return any(_has_name(c) for c in node.named_children)
-
-
-_SHELLS = frozenset(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "posh", "yash"])
-
-
-def _code_strings(
-    words: list[Word], redirects: list[Redirect], walker: _Walker
-) -> list[tuple[str | None, str]]:
-    """Code that this command runs from strings: ``sh -c STR``, ``eval``, ``trap``,
-    ``alias``, ``source``; ``None`` for code that cannot be read."""
-    name = (words[0].value or "").rsplit("/", 1)[-1]
-    args = [w.value for w in words[1:]]
-    if name in _SHELLS or (name == "busybox" and args[:1] == ["sh"]):
-        if name == "busybox":
-            args = args[1:]
-        i = 0
-        has_c = False
-        while i < len(args):
-            a = args[i]
-            if a is None:
-                return [(None, f"{name} with a computed option")]
-            if a == "--" or a == "-":
-                i += 1
-                break
-            if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-                i += 2
-                continue
-            if a.startswith("--"):
-                i += 1
-                continue
-            if a[:1] in "-+" and len(a) > 1:
-                has_c = has_c or "c" in a[1:]
-                i += 1
-                continue
-            break
-        rest = args[i:]
-        if has_c:
-            return [(rest[0] if rest else "", f"{name} -c")]
-        if rest:
-            return [(None, f"{name} running the script file {rest[0]!r}")]
-        for r in redirects:
-            if r.op == "<<<" and r.target is not None:
-                return [(r.target, f"{name} <<<")]
-        return [(None, f"{name} reading a script from its input")]
-    if name == "eval":
-        vals = [a for a in args if a != "--"]
-        if any(a is None for a in vals):
-            return [(None, "eval")]
-        return [(" ".join(a for a in vals if a is not None), "eval")]
-    if name in ("source", "."):
-        return [(None, f"{name} {args[0] if args else ''}".strip())]
-    if name == "trap":
-        if args and args[0] not in ("-p", "-l", "-", "--") and args[0] is not None:
-            return [(args[0], "trap")]
-        if args and args[0] is None:
-            return [(None, "trap")]
-    if name == "alias":
-        walker.features.add("alias")
-        out: list[tuple[str | None, str]] = []
-        for a in args:
-            if a is None:
-                out.append((None, "alias"))
-            elif "=" in a:
-                out.append((a.split("=", 1)[1], "alias"))
-        return out
-    if name in ("mapfile", "readarray"):
-        for i, a in enumerate(args):
-            if a == "-C":
-                return [(args[i + 1] if i + 1 < len(args) else "", f"{name} -C")]
-            if a is None:
-                return [(None, name)]
-    if name in ("su", "runuser", "flock", "script"):
-        for i, a in enumerate(args):
-            if a in ("-c", "--command") and i + 1 < len(args):
-                return [(args[i + 1], f"{name} -c")]
-    if name == "watch":
-        vals = [a for a in args if a is not None and not a.startswith("-")]
-        return [(" ".join(vals), "watch")] if None not in args else [(None, "watch")]
-    if name == "enable" and any(a is None or a.startswith("-f") for a in args):
-        return [(None, "enable -f loads code")]
-    return []
 
 
 def bash_rule_for(command: str) -> str | None:

@@ -13,9 +13,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nb_tools.permissions._shell import Word
+    from nb_tools.permissions._shell import Redirect, Word
 
-__all__ = ["EXEC_WRAPPERS", "WRAPPERS", "WordInfo", "inner_commands", "literal", "word_info"]
+__all__ = [
+    "EXEC_WRAPPERS",
+    "WRAPPERS",
+    "WordInfo",
+    "code_strings",
+    "inner_commands",
+    "literal",
+    "word_info",
+]
 
 
 @dataclass(frozen=True)
@@ -173,11 +181,17 @@ def _has_glob(skeleton: str) -> bool:
 
 
 def _has_brace(skeleton: str) -> bool:
+    """An unquoted ``{..,..}`` or ``{a..b}``: bash expands it into several words."""
     chars = "".join(c for _, c in _unescaped(skeleton))
-    if chars == "{}":
-        return False
-    start = chars.find("{")
-    return start >= 0 and "}" in chars[start:]
+    depth_starts: list[int] = []
+    for i, c in enumerate(chars):
+        if c == "{":
+            depth_starts.append(i)
+        elif c == "}" and depth_starts:
+            inner = chars[depth_starts.pop() + 1 : i]
+            if "," in inner or ".." in inner:
+                return True
+    return False
 
 
 # -- wrappers ----------------------------------------------------------------------------
@@ -252,3 +266,86 @@ def inner_commands(words: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:
             return
         if not v.startswith("-") and v:
             yield words[k:]
+
+
+_SHELLS = frozenset(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "posh", "yash"])
+
+
+def code_strings(
+    words: list[Word], redirects: list[Redirect], features: set[str]
+) -> list[tuple[str | None, str]]:
+    """Code that this command runs from strings: ``sh -c STR``, ``eval``, ``trap``,
+    ``alias``, ``source``; ``None`` for code that cannot be read."""
+    name = (words[0].value or "").rsplit("/", 1)[-1]
+    args = [w.value for w in words[1:]]
+    if name in _SHELLS or (name == "busybox" and args[:1] == ["sh"]):
+        if name == "busybox":
+            args = args[1:]
+        i = 0
+        has_c = False
+        while i < len(args):
+            a = args[i]
+            if a is None:
+                return [(None, f"{name} with a computed option")]
+            if a == "--" or a == "-":
+                i += 1
+                break
+            if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+                i += 2
+                continue
+            if a.startswith("--"):
+                i += 1
+                continue
+            if a[:1] in "-+" and len(a) > 1:
+                has_c = has_c or "c" in a[1:]
+                i += 1
+                continue
+            break
+        rest = args[i:]
+        if has_c:
+            return [(rest[0] if rest else "", f"{name} -c")]
+        if rest:
+            return [(None, f"{name} running the script file {rest[0]!r}")]
+        for r in redirects:
+            if r.op == "<<<" and r.target is not None:
+                return [(r.target, f"{name} <<<")]
+        return [(None, f"{name} reading a script from its input")]
+    if name == "eval":
+        vals = [a for a in args if a != "--"]
+        if any(a is None for a in vals):
+            return [(None, "eval")]
+        return [(" ".join(a for a in vals if a is not None), "eval")]
+    if name in ("source", "."):
+        return [(None, f"{name} {args[0] if args else ''}".strip())]
+    if name == "trap":
+        if args and args[0] not in ("-p", "-l", "-", "--") and args[0] is not None:
+            return [(args[0], "trap")]
+        if args and args[0] is None:
+            return [(None, "trap")]
+    if name == "alias":
+        features.add("alias")
+        out: list[tuple[str | None, str]] = []
+        for a in args:
+            if a is None:
+                out.append((None, "alias"))
+            elif "=" in a:
+                out.append((a.split("=", 1)[1], "alias"))
+        return out
+    if name in ("mapfile", "readarray"):
+        for i, a in enumerate(args):
+            if a == "-C":
+                return [(args[i + 1] if i + 1 < len(args) else "", f"{name} -C")]
+            if a is None:
+                return [(None, name)]
+    if name in ("su", "runuser", "flock", "script"):
+        for i, a in enumerate(args):
+            if a in ("-c", "--command") and i + 1 < len(args):
+                return [(args[i + 1], f"{name} -c")]
+    if name == "watch":
+        vals = [a for a in args if a is not None and not a.startswith("-")]
+        return [(" ".join(vals), "watch")] if None not in args else [(None, "watch")]
+    if name == "hash" and any(a is None or a.startswith("-p") for a in args):
+        return [(None, "hash -p maps a command name to another program")]
+    if name == "enable" and any(a is None or a.startswith("-f") for a in args):
+        return [(None, "enable -f loads code")]
+    return []
