@@ -39,7 +39,7 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
-from nb_tools.agent._schedule import CallPlan, Tracker, plan, run_approved
+from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.model import (
     Message,
     ModelError,
@@ -52,11 +52,13 @@ from nb_tools.model import (
     ToolResultBlock,
     Usage,
 )
+from nb_tools.sandbox._policy import check_mode
 from nb_tools.tool import Executor, Middleware, Registry, Tool, default_registry, progress_sink
 from nb_tools.tool._progress import Progress
 
 if TYPE_CHECKING:
     from nb_tools.permissions import PermissionRules
+    from nb_tools.sandbox import SandboxMode, SandboxPolicy
 
 EventHandler: TypeAlias = Callable[[Event], "Awaitable[None] | None"]
 
@@ -93,7 +95,9 @@ class Agent:
     consulted before the policy. ``rules``: :class:`~nb_tools.permissions.PermissionRules`
     checked first of all: deny wins over ask over allow, an "ask" rule asks a person even
     under "auto", and every decision a rule makes names it (``rule:deny bash(rm:*) [project]``).
-    ``on_event`` receives every event (sync or async).
+    ``on_event`` receives every event (sync or async). ``sandbox``: where approved shell
+    calls run ("workspace-write", "read-only", "off" or a ``SandboxPolicy``; ``None``: the
+    session default); a call that runs without approval always runs read-only.
     ``messages``: a conversation to continue (e.g. another agent's ``messages``).
 
     A turn is one model request. ``max_turns`` bounds the turns of one run: when the last
@@ -117,6 +121,7 @@ class Agent:
         middlewares: Sequence[Middleware] = (),
         on_event: EventHandler | None = None,
         messages: Iterable[Message] = (),
+        sandbox: SandboxMode | SandboxPolicy | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -137,6 +142,10 @@ class Agent:
         self.max_tokens = max_tokens
         self.middlewares: tuple[Middleware, ...] = tuple(middlewares)
         self.on_event = on_event
+        self.sandbox = check_mode(sandbox) if isinstance(sandbox, str) else sandbox
+        """Where approved shell calls run: "workspace-write", "read-only", "off" or a
+        ``SandboxPolicy`` (``None``: the session default, ``%nbtools sandbox``); calls that
+        run without approval always run read-only."""
         self.always_allow: set[str] = set()
         """Tool names the user chose to always allow for this session ("Always allow")."""
         self.last_result: RunResult | None = None
@@ -440,7 +449,8 @@ class _Run:
             )
             decision = await self._decide(p)
             if decision is None or decision.approved:
-                approved.append(p)
+                by = decision.by if decision is not None else None
+                approved.append(approve(p, by, sandbox=self.agent.sandbox))
                 continue
             result = ToolResult(
                 tool_use_id=p.call.id,
