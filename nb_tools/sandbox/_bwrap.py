@@ -46,8 +46,11 @@ def bwrap_argv(
     writable = policy.mode == "workspace-write"
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     masks = coarse_masks() + [p for p in policy.hidden if p.is_dir()]
-    early = [m for m in masks if not _under(m, roots)]
-    late = [m for m in masks if _under(m, roots)]
+    # A mask strictly inside a root goes on after the root's bind; one that is or holds a
+    # root goes on before it (the root comes back on top).
+    inside = [m for m in masks if any(m != r and m.is_relative_to(r) for r in roots)]
+    early = [m for m in masks if m not in inside]
+    late = inside
     applied: list[Path] = []
     for m in sorted(early, key=lambda p: len(p.parts)):
         if not _under(m, applied):
