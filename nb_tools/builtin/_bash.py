@@ -296,6 +296,10 @@ class BashTool:
         except (OSError, RuntimeError) as exc:
             what = getattr(exc, "strerror", None) or exc
             return Result.error(f"bash: could not start bash: {what}")
+        except asyncio.CancelledError:  # asyncio killed the half-started process
+            return _with_sandbox(
+                _result(_Output(), None, timeout, timed_out=False, cancelled=True), policy.mode
+            )
         sink = _Sink()
         reader = asyncio.ensure_future(_pump(proc, sink))
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
