@@ -31,7 +31,14 @@ __all__ = ["bwrap_argv"]
 
 
 def _under(path: Path, roots: list[Path]) -> bool:
-    return any(path == r or path.is_relative_to(r) for r in roots)
+    """``path`` is one of ``roots`` or inside one (all absolute and normalised: compared as
+    strings, component-wise, which is what ``Path.is_relative_to`` does, only faster)."""
+    s = str(path)
+    for r in roots:
+        t = str(r)
+        if s == t or s.startswith(t.rstrip("/") + "/"):
+            return True
+    return False
 
 
 def bwrap_argv(
@@ -48,7 +55,7 @@ def bwrap_argv(
     masks = coarse_masks() + [p for p in policy.hidden if p.is_dir()]
     # A mask strictly inside a root goes on after the root's bind; one that is or holds a
     # root goes on before it (the root comes back on top).
-    inside = [m for m in masks if any(m != r and m.is_relative_to(r) for r in roots)]
+    inside = [m for m in masks if m not in roots and _under(m, roots)]
     early = [m for m in masks if m not in inside]
     late = inside
     applied: list[Path] = []

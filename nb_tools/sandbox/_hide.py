@@ -150,7 +150,25 @@ def jupyter_runtime_dir() -> Path:
     return Path(os.path.realpath(raw))
 
 
+_tool_cache: dict[tuple[str, ...], list[Path]] = {}
+
+
 def toolchain_dirs(masked: list[Path]) -> list[Path]:
+    """:func:`_toolchain_dirs`, cached by the environment it reads and ``masked``."""
+    key = (
+        os.environ.get("PATH", ""),
+        os.environ.get("HOME", ""),
+        os.environ.get("VIRTUAL_ENV", ""),
+        os.environ.get("CONDA_PREFIX", ""),
+        *map(str, masked),
+    )
+    found = _tool_cache.get(key)
+    if found is None:
+        found = _tool_cache[key] = _toolchain_dirs(masked)
+    return list(found)
+
+
+def _toolchain_dirs(masked: list[Path]) -> list[Path]:
     """Folders under the masked ones that programs need: the ``PATH`` entries, the Python
     that runs this kernel, ``$VIRTUAL_ENV`` and ``$CONDA_PREFIX`` (``~/.pyenv``,
     ``~/.cargo``...). Under a home folder the whole tool folder (``~/.pyenv``) comes back,
@@ -180,10 +198,17 @@ def _secret_top(name: str) -> bool:
 
 
 def system_secret_files() -> list[Path]:
-    out: list[Path] = []
-    for pattern in SYSTEM_SECRET_FILES:
-        out += [Path(p) for p in sorted(glob.glob(pattern))]
-    return out
+    """The existing files of :data:`SYSTEM_SECRET_FILES` (looked up once per process: new
+    host keys appear with a reinstall, not between two shell calls)."""
+    if not _system_cache:
+        out: list[Path] = []
+        for pattern in SYSTEM_SECRET_FILES:
+            out += [Path(p) for p in sorted(glob.glob(pattern)) if os.path.isfile(p)]
+        _system_cache.append(out)
+    return list(_system_cache[0])
+
+
+_system_cache: list[list[Path]] = []
 
 
 def secret_files_in(root: Path) -> list[Path]:
