@@ -11,16 +11,17 @@ Mounts made later win, which is why the order matters.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 from nb_tools.sandbox._hide import (
-    CREATE_IF_MISSING,
+    GIT_PROTECTED,
     HOME_SECRETS,
     WRITE_PROTECTED,
     coarse_masks,
     home_dirs,
-    secret_files_in,
+    scan,
     system_secret_files,
     toolchain_dirs,
     unix_sockets,
@@ -71,10 +72,11 @@ def bwrap_argv(
             out += ["--ro-bind", "/dev/null", str(f)]
     for r in roots:
         out += ["--bind" if writable else "--ro-bind", str(r), str(r)]
+    scans = {r: scan(r) for r in roots}
     if writable:
         for r in roots:
-            out += _protect(r)
-    hidden = _fine_secrets(roots, policy) + _home_secrets_in(tools) + late
+            out += _protect(r, scans[r][1])
+    hidden = _fine_secrets(roots, policy, scans) + _home_secrets_in(tools) + late
     for p in dict.fromkeys(hidden):
         out += _hide(p)
     visible_dead = applied  # masked folders hold nothing any more
@@ -92,19 +94,23 @@ def bwrap_argv(
     return out + list(argv)
 
 
-def _protect(root: Path) -> list[str]:
+def _protect(root: Path, repos: list[Path]) -> list[str]:
     """Re-bind the code-running paths of a writable root read-only (creating the two that
-    must exist to be protected)."""
+    must exist to be protected). Each repository's ``.git`` is first bound onto itself, so
+    that it is a mount point: it cannot be renamed away and replaced by a hostile one."""
     out: list[str] = []
-    for rel in CREATE_IF_MISSING:
-        p = root / rel
-        if rel.startswith(".git/") and not (root / ".git").is_dir():
+    for repo in repos:
+        dot = repo / ".git"
+        if os.path.islink(dot):
             continue
-        if not os.path.lexists(p):
-            try:
-                p.mkdir(parents=False)
-            except OSError:
-                continue
+        out += ["--bind", str(dot), str(dot)]
+        if dot.is_dir():
+            _mkdir(dot / "hooks")
+        for rel in GIT_PROTECTED:
+            p = repo / rel
+            if os.path.lexists(p):
+                out += ["--ro-bind", str(p), str(p)]
+    _mkdir(root / ".nb_tools")
     for rel in WRITE_PROTECTED:
         p = root / rel
         if os.path.lexists(p):
@@ -117,11 +123,19 @@ def _protect(root: Path) -> list[str]:
     return out
 
 
-def _fine_secrets(roots: list[Path], policy: SandboxPolicy) -> list[Path]:
+def _mkdir(p: Path) -> None:
+    if not os.path.lexists(p):
+        with contextlib.suppress(OSError):
+            p.mkdir()
+
+
+def _fine_secrets(
+    roots: list[Path], policy: SandboxPolicy, scans: dict[Path, tuple[list[Path], list[Path]]]
+) -> list[Path]:
     out: list[Path] = []
     homes = home_dirs()
     for r in roots:
-        out += secret_files_in(r)
+        out += scans[r][0]
         for home in homes:
             if home == r or home.is_relative_to(r) or r.is_relative_to(home):
                 out += [home / rel for rel in HOME_SECRETS if _under(home / rel, [r])]

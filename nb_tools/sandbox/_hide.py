@@ -18,6 +18,7 @@ __all__ = [
     "WRITE_PROTECTED",
     "coarse_masks",
     "home_dirs",
+    "scan",
     "secret_files_in",
     "system_secret_files",
     "toolchain_dirs",
@@ -72,13 +73,19 @@ SECRET_NAMES = frozenset(
 )
 """Names hidden wherever they occur in the workspace, with every ``.env*``."""
 
-WRITE_PROTECTED = (
+GIT_PROTECTED = (
     ".git/hooks",
     ".git/config",
     ".git/config.worktree",
     ".git/commondir",
     ".git/modules",
     ".git/worktrees",
+    ".git/info/attributes",
+)
+"""In every repository of a writable root (``.git`` itself becomes a mount point, so it
+cannot be renamed away and replaced)."""
+
+WRITE_PROTECTED = (
     ".nb_tools",
     ".ipython",
     ".bashrc",
@@ -91,9 +98,7 @@ WRITE_PROTECTED = (
 )
 """Paths (relative to a writable root) that run code later or hold the permission rules:
 read-only even in ``workspace-write``. The two that must exist to be protected
-(``.git/hooks`` when there is a ``.git`` folder, ``.nb_tools``) are created empty."""
-
-CREATE_IF_MISSING = (".nb_tools", ".git/hooks")
+(``.git/hooks`` of a repository, ``.nb_tools``) are created empty."""
 
 _SKIP_DIRS = frozenset(
     {
@@ -212,9 +217,17 @@ _system_cache: list[list[Path]] = []
 
 
 def secret_files_in(root: Path) -> list[Path]:
-    """``.env*`` and :data:`SECRET_NAMES` under ``root`` (not below :data:`_SKIP_DIRS`,
-    at most :data:`MAX_SCAN_DEPTH` levels and :data:`MAX_SCAN_ENTRIES` entries)."""
+    """``.env*`` and :data:`SECRET_NAMES` under ``root`` (see :func:`scan`)."""
+    return scan(root)[0]
+
+
+def scan(root: Path) -> tuple[list[Path], list[Path]]:
+    """The secrets under ``root`` (``.env*`` and :data:`SECRET_NAMES`) and the folders that
+    hold a ``.git`` (the repositories whose hooks and config must stay read-only), not
+    below :data:`_SKIP_DIRS`, at most :data:`MAX_SCAN_DEPTH` levels and
+    :data:`MAX_SCAN_ENTRIES` entries."""
     found: list[Path] = []
+    repos: list[Path] = []
     seen = 0
     stack: list[tuple[str, int]] = [(str(root), 0)]
     while stack:
@@ -227,8 +240,11 @@ def secret_files_in(root: Path) -> list[Path]:
             for entry in it:
                 seen += 1
                 if seen > MAX_SCAN_ENTRIES:
-                    return found
+                    return found, repos
                 name = entry.name
+                if name == ".git":
+                    repos.append(Path(folder))
+                    continue
                 if name.startswith(".env") or name in SECRET_NAMES:
                     found.append(Path(entry.path))
                     continue
@@ -239,7 +255,7 @@ def secret_files_in(root: Path) -> list[Path]:
                         is_dir = False
                     if is_dir:
                         stack.append((entry.path, depth + 1))
-    return found
+    return found, repos
 
 
 def unix_sockets() -> Iterator[Path]:

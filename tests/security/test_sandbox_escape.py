@@ -174,6 +174,16 @@ PROTECTED_ATTACKS = [
     ),
     ("printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' >> .git/config", None),
     ("rm -f .git/config; echo '[core]' > .git/config", None),
+    (
+        "mv .git .git2 && mkdir -p .git/hooks && printf '[core]\\n\\tfsmonitor = x\\n' > "
+        ".git/config",
+        ".git2",
+    ),
+    (
+        "cp -r .git /tmp/g && rm -rf .git; cp -r /tmp/g .git && echo x > .git/hooks/pre-commit",
+        ".git/hooks/pre-commit",
+    ),
+    ("ln -sfn /tmp .git/hooks || (rm -rf .git/hooks && ln -s .. .git/hooks)", None),
 ]
 
 
@@ -192,6 +202,34 @@ async def test_protected_paths_stay_read_only(command: str, created: str | None,
     assert sorted(p.name for p in (ws / ".git" / "hooks").iterdir()) == sorted(
         p.name for p in (ws / ".git" / "hooks").iterdir() if p.name.endswith(".sample")
     )
+
+
+async def test_nested_repository_is_protected_too(ws: Path) -> None:
+    import subprocess
+
+    sub = ws / "vendor" / "lib"
+    sub.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(sub)], check=True)
+    config = (sub / ".git" / "config").read_text()
+    cmd = (
+        "echo x > vendor/lib/.git/hooks/pre-commit; echo '[core]' >> vendor/lib/.git/config; "
+        "mv vendor/lib/.git vendor/lib/.g; echo ok > vendor/lib/file.txt"
+    )
+    r = await run(ws, cmd, approved=True)
+    assert (sub / "file.txt").read_text() == "ok\n"  # the rest stays writable
+    assert not (sub / ".git" / "hooks" / "pre-commit").exists()
+    assert (sub / ".git" / "config").read_text() == config
+    assert not (sub / ".g").exists() and r.metadata["sandbox"] == "workspace-write"
+
+
+async def test_git_commit_still_works_in_workspace_write(ws: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a\n")
+    cmd = "git add a.txt && git -c user.email=a@b -c user.name=n commit -qm first && git log --oneline"
+    r = await run(ws, cmd, approved=True)
+    assert "first" in r.content and not r.is_error
 
 
 HOSTILE = {
