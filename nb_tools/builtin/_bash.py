@@ -219,9 +219,17 @@ class BashTool:
     def preview(self, args: str | bytes) -> Change:
         """The card's warning for a call outside the sandbox (no preview otherwise)."""
         value = _loads(args)
-        if value is None or value.get("sandbox") != "off":
+        outside = value is not None and value.get("sandbox") == "off"
+        if value is None or not (outside or self._session_off()):
             raise ValueError("bash: only a call outside the sandbox has a preview")
         return Change(path=f"bash {OUTSIDE_NOTE}", before=None, after=str(value.get("command")))
+
+    def _session_off(self) -> bool:
+        """Approved calls run outside the sandbox by the tool's or the session's setting
+        (an ``Agent(sandbox="off")`` is not known here)."""
+        mode = self.sandbox if self.sandbox is not None else default_mode()
+        name = mode.mode if isinstance(mode, SandboxPolicy) else mode
+        return name == "off" or not sandbox_available().ok
 
     def policy_for(self, *, outside: bool = False) -> SandboxPolicy | str:
         """The policy the current call runs under, or the reason it may not run."""

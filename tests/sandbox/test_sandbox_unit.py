@@ -236,3 +236,41 @@ def test_outside_call_is_protected_and_previewed(tmp_path: Path) -> None:
 def test_unreadable_arguments_count_as_outside(tmp_path: Path) -> None:
     tool = BashTool(Workspace(tmp_path))
     assert tool.is_protected_call("not json") and tool.is_protected_call("[1]")
+
+
+def test_session_off_and_no_sandbox_show_outside_on_the_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nb_tools.sandbox import set_default_mode
+
+    plain = json.dumps({"command": "make"})
+    tool = BashTool(Workspace(tmp_path))
+    with pytest.raises(ValueError):
+        tool.preview(plain)
+    set_default_mode("off")
+    try:
+        assert "OUTSIDE" in tool.preview(plain).path
+    finally:
+        set_default_mode("workspace-write")
+    assert "OUTSIDE" in BashTool(Workspace(tmp_path), sandbox="off").preview(plain).path
+    monkeypatch.setenv("NB_TOOLS_BWRAP", "")
+    try:
+        assert "OUTSIDE" in tool.preview(plain).path
+    finally:
+        monkeypatch.delenv("NB_TOOLS_BWRAP")
+
+
+def test_adapter_without_a_sandbox_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import warnings
+
+    from nb_tools.builtin import BashAdapterTool
+
+    tool = BashAdapterTool(Workspace(tmp_path))
+    ls = json.dumps({"command": "ls"})
+    if sandbox_available().ok:
+        assert tool.read_only_call(ls)
+    monkeypatch.setenv("NB_TOOLS_BWRAP", "")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert not tool.read_only_call(ls) and tool.requires_approval_for(ls)
+    assert tool.read_only_call(json.dumps({"restart": True}))
