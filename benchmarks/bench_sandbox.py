@@ -59,6 +59,29 @@ def _prepare_only(policy: SandboxPolicy, n: int) -> float:
     return statistics.median(times)
 
 
+def _breakdown(root: Path, bwrap: str, n: int) -> None:
+    """Where a sandboxed ``true`` spends its time: bubblewrap's start, the namespaces, our
+    mounts (run interleaved, medians)."""
+    launch = prepare(["true"], SandboxPolicy(mode="workspace-write", workspace=root))
+    ro = [bwrap, "--ro-bind", "/", "/"]
+    steps = {
+        "exec true": ["true"],
+        "bwrap --ro-bind / /": [*ro, "--", "true"],
+        "+ --dev --proc": [*ro, "--dev", "/dev", "--proc", "/proc", "--", "true"],
+        "+ --unshare-all": [*ro, "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--", "true"],
+        f"ours ({launch.argv.count('--')} sep, {len(launch.argv)} args)": launch.argv,
+    }
+    times: dict[str, list[float]] = {k: [] for k in steps}
+    for _ in range(n):
+        for label, argv in steps.items():
+            t = time.perf_counter()
+            subprocess.run(argv, env=launch.env, capture_output=True, check=False)
+            times[label].append(time.perf_counter() - t)
+    print("breakdown of a sandboxed `true` (no Python work):")
+    for label, ts in times.items():
+        print(f"  {label:<36}{statistics.median(ts) * 1e3:>8.2f} ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=40)
@@ -90,6 +113,7 @@ def main() -> None:
             print(f"{label:<28}{p:>10.2f}{b:>12.2f}{b - p:>10.2f}{b / p:>7.2f}x")
         prep = _prepare_only(SandboxPolicy(mode="workspace-write", workspace=root), n) * 1e3
         print(f"of which prepare() (Python: masks, .env scan, env): {prep:.2f} ms")
+        _breakdown(root, found.bwrap or "bwrap", n)
         verdict = "within" if worst <= 15 else "OVER"
         print(f"most added per call: {worst:.2f} ms ({verdict} the 15 ms target)")
 

@@ -148,10 +148,17 @@ def _home_secrets_in(folders: list[Path]) -> list[Path]:
     """Credentials inside the tool folders brought back from a home (``~/.cargo/credentials``)."""
     out: list[Path] = []
     for home in home_dirs():
-        for rel in HOME_SECRETS:
-            p = home / rel
-            if _under(p, folders) and os.path.lexists(p) and not os.path.islink(p):
-                out.append(p)
+        h = str(home).rstrip("/") + "/"
+        for folder in folders:
+            f = str(folder)
+            if not f.startswith(h):
+                continue
+            rel = f[len(h) :] + "/"
+            for secret in HOME_SECRETS:
+                if (secret + "/").startswith(rel) or secret.startswith(rel):
+                    p = h + secret
+                    if os.path.lexists(p) and not os.path.islink(p):
+                        out.append(Path(p))
     return out
 
 

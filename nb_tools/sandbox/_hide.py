@@ -6,6 +6,7 @@ read-only; :mod:`nb_tools.sandbox._bwrap` turns these lists into mounts.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 from collections.abc import Iterator
@@ -221,26 +222,54 @@ def secret_files_in(root: Path) -> list[Path]:
     return scan(root)[0]
 
 
+_scan_cache: dict[str, tuple[list[tuple[str, int]], list[Path], list[Path]]] = {}
+
+
 def scan(root: Path) -> tuple[list[Path], list[Path]]:
     """The secrets under ``root`` (``.env*`` and :data:`SECRET_NAMES`) and the folders that
     hold a ``.git`` (the repositories whose hooks and config must stay read-only), not
     below :data:`_SKIP_DIRS`, at most :data:`MAX_SCAN_DEPTH` levels and
-    :data:`MAX_SCAN_ENTRIES` entries."""
+    :data:`MAX_SCAN_ENTRIES` entries.
+
+    The answer is kept with the modification time of every folder it read, and reused while
+    none of them changed (a name added, removed or renamed in a folder changes its mtime):
+    one ``stat`` per folder instead of reading them all again."""
+    key = str(root)
+    cached = _scan_cache.get(key)
+    if cached is not None:
+        folders, found, repos = cached
+        try:
+            if all(os.stat(d).st_mtime_ns == m for d, m in folders):
+                return list(found), list(repos)
+        except OSError:
+            pass
+    folders, found, repos, complete = _scan(key)
+    if complete:
+        if len(_scan_cache) > 64:
+            _scan_cache.clear()
+        _scan_cache[key] = (folders, found, repos)
+    return list(found), list(repos)
+
+
+def _scan(root: str) -> tuple[list[tuple[str, int]], list[Path], list[Path], bool]:
     found: list[Path] = []
     repos: list[Path] = []
+    folders: list[tuple[str, int]] = []
     seen = 0
-    stack: list[tuple[str, int]] = [(str(root), 0)]
+    stack: list[tuple[str, int]] = [(root, 0)]
     while stack:
         folder, depth = stack.pop()
         try:
+            mtime = os.stat(folder).st_mtime_ns
             it = os.scandir(folder)
         except OSError:
             continue
+        folders.append((folder, mtime))
         with it:
             for entry in it:
                 seen += 1
                 if seen > MAX_SCAN_ENTRIES:
-                    return found, repos
+                    return folders, found, repos, False
                 name = entry.name
                 if name == ".git":
                     repos.append(Path(folder))
@@ -255,7 +284,7 @@ def scan(root: Path) -> tuple[list[Path], list[Path]]:
                         is_dir = False
                     if is_dir:
                         stack.append((entry.path, depth + 1))
-    return found, repos
+    return folders, found, repos, True
 
 
 def unix_sockets() -> Iterator[Path]:
@@ -271,13 +300,18 @@ def unix_sockets() -> Iterator[Path]:
         return
 
 
-def _pw_home() -> str | None:
+@functools.lru_cache(maxsize=8)
+def _pw_home_of(uid: int) -> str | None:
     try:
         import pwd
 
-        return pwd.getpwuid(os.getuid()).pw_dir
+        return pwd.getpwuid(uid).pw_dir
     except (ImportError, KeyError):
         return None
+
+
+def _pw_home() -> str | None:
+    return _pw_home_of(os.getuid())
 
 
 def _dedupe(paths: list[Path]) -> list[Path]:
