@@ -134,7 +134,7 @@ def coarse_masks() -> list[Path]:
     """Folders replaced by an empty, private tmpfs: ``/tmp``, ``/run`` (the Unix sockets of
     dbus, docker, systemd), ``$XDG_RUNTIME_DIR``, the Jupyter runtime folder (the kernels'
     connection files) and the home folders."""
-    out = [Path("/tmp"), Path("/run"), Path("/var/tmp"), Path("/dev/shm")]
+    out = [Path("/tmp"), Path("/run"), Path("/var/tmp")]  # /dev (and /dev/shm) is new
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isabs(xdg):
         out.append(Path(os.path.realpath(xdg)))

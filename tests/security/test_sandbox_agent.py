@@ -205,3 +205,36 @@ async def test_without_a_sandbox_every_call_asks(ws: Path, monkeypatch: pytest.M
     assert not (ws / "made.txt").exists()
     monkeypatch.delenv("NB_TOOLS_BWRAP")
     sandbox_available(refresh=True)
+
+
+@pytest.mark.usefixtures("sandbox")
+async def test_kernel_env_is_given_only_when_asked_for(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nb_tools.sandbox import SandboxPolicy
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-kernel-env")
+    calls = [
+        {"command": "printenv ANTHROPIC_API_KEY; echo end", "sandbox": "off"},
+        {"command": "printenv ANTHROPIC_API_KEY; echo end"},
+    ]
+    policy = SandboxPolicy(mode="workspace-write", kernel_env=True)
+    agent = _agent(ws, calls, approval="ask", approver=Approver(True), sandbox=policy)
+    await agent.run("go")
+    r = _results(agent)
+    assert "sk-ant-kernel-env" in r["b0"].content  # off + kernel_env: the user's choice
+    assert "sk-ant-kernel-env" not in r["b1"].content  # sandboxed: never
+
+
+@pytest.mark.usefixtures("sandbox")
+async def test_direct_executor_call_runs_read_only(ws: Path) -> None:
+    from nb_tools.model import ToolCall
+    from nb_tools.tool import Executor, Registry
+
+    ex = Executor(Registry(*builtin_tools(ws, include=["bash"])))
+    r = await ex.execute(ToolCall(id="d", name="bash", arguments='{"command": "echo x > f"}'))
+    assert r.is_error and "Read-only file system" in r.content
+    assert not (ws / "f").exists()
+    boxed = Executor(Registry(*builtin_tools(ws, include=["bash"], sandbox="workspace-write")))
+    r = await boxed.execute(ToolCall(id="e", name="bash", arguments='{"command": "echo x > f"}'))
+    assert not r.is_error and (ws / "f").exists()  # the developer's explicit choice
