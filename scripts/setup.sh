@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what nb_tools needs on a fresh machine: Python packages (from PyPI), the
-# JupyterLab extension's build (node + npm registry), and, with --browser, Debian's
-# chromium for the browser tests. Safe to run again.
+# JupyterLab extension's build (node + npm registry), Debian's bubblewrap (the sandbox of
+# shell commands), and, with --browser, Debian's chromium for the browser tests. Safe to
+# run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,7 @@ done
 
 export DEBIAN_FRONTEND=noninteractive
 need_apt=()
+if ! command -v bwrap >/dev/null 2>&1; then need_apt+=(bubblewrap); fi
 if [ "$browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

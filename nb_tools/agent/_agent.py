@@ -52,7 +52,7 @@ from nb_tools.agent._events import (
 )
 from nb_tools.agent._notices import ThinkingDelta
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
-from nb_tools.agent._schedule import CallPlan, Tracker, plan, run_approved
+from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import CONTINUE_TEXT, RequestOptions, sendable
 from nb_tools.model import (
     Message,
@@ -67,12 +67,14 @@ from nb_tools.model import (
     ToolResultBlock,
     Usage,
 )
+from nb_tools.sandbox._policy import check_mode
 from nb_tools.tool import Executor, Middleware, Registry, Tool, default_registry, progress_sink
 from nb_tools.tool._interrupt import still_running
 from nb_tools.tool._progress import Progress
 
 if TYPE_CHECKING:
     from nb_tools.permissions import PermissionRules
+    from nb_tools.sandbox import SandboxMode, SandboxPolicy
 
 EventHandler: TypeAlias = Callable[[Event], "Awaitable[None] | None"]
 
@@ -118,7 +120,9 @@ class Agent:
     ``rule:deny bash(rm:*) [project]``). ``permission``: a callable
     ``(call, info) -> Decision | None`` consulted after the rules. Every call goes through
     one pipeline (:mod:`nb_tools.agent._approval` gives the order), then the person.
-    ``on_event`` receives every event (sync or async).
+    ``on_event`` receives every event (sync or async). ``sandbox``: where approved shell
+    calls run ("workspace-write", "read-only", "off" or a ``SandboxPolicy``; ``None``: the
+    session default); a call that runs without approval always runs read-only.
     ``messages``: a conversation to continue (e.g. another agent's ``messages``).
 
     A turn is one model request. ``max_turns`` bounds the turns of one run: when the last
@@ -152,6 +156,7 @@ class Agent:
         stop_sequences: Sequence[str] = (),
         compaction: bool = True,
         clear_tool_results: bool = True,
+        sandbox: SandboxMode | SandboxPolicy | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -185,6 +190,10 @@ class Agent:
         self.max_tokens = max_tokens
         self.middlewares: tuple[Middleware, ...] = tuple(middlewares)
         self.on_event = on_event
+        self.sandbox = check_mode(sandbox) if isinstance(sandbox, str) else sandbox
+        """Where approved shell calls run: "workspace-write", "read-only", "off" or a
+        ``SandboxPolicy`` (``None``: the session default, ``%nbtools sandbox``); calls that
+        run without approval always run read-only."""
         self.always_allow: set[str] = set()
         """Rules the user chose with "Always allow" for this session (``bash(git log:*)``,
         ``web_fetch(domain:example.com)``, a bare tool name for tools without specifiers)."""
@@ -563,7 +572,8 @@ class _Run:
             )
             decision = await self._decide(p)
             if decision is None or isinstance(decision, Allow):
-                approved.append(p)
+                by = decision.by if decision is not None else None
+                approved.append(approve(p, by, sandbox=self.agent.sandbox))
                 continue
             status = "error" if is_invalid_arguments(decision) else "denied"
             result = ToolResult(

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
 from nb_tools.tool._executor import parallel_groups
+from nb_tools.tool._grant import Grant, grant_from, granted
 from nb_tools.tool._json import loads_ijson
 from nb_tools.tool._types import Change, Info, Tool, ValidationError
 
@@ -38,6 +39,13 @@ class CallPlan:
     parallel: bool
     invalid: str | None = None
     raw: str = "{}"
+    grant: Grant | None = None  # set once decided: who approved it (approved=False: no click)
+
+
+def approve(p: CallPlan, by: str | None, *, sandbox: Any = None) -> CallPlan:
+    """``p`` with its grant: ``by`` is the approving decision's source, ``None`` when the
+    call ran without approval."""
+    return replace(p, grant=grant_from(by, approved=by is not None, sandbox=sandbox))
 
 
 def plan(registry: Registry, call: ToolCall) -> CallPlan:
@@ -145,7 +153,9 @@ async def run_approved(
     async def one(p: CallPlan) -> None:
         start = time.perf_counter()
         tracker.started[p.call.id] = start
-        result = await executor.execute(p.call)
+        # A call that reached here without a grant ran without approval (fail closed).
+        with granted(p.grant or Grant(approved=False)):
+            result = await executor.execute(p.call)
         tracker.results[p.call.id] = result
         await finished(p, result, time.perf_counter() - start)
 

@@ -29,6 +29,7 @@ from nb_tools.builtin._text_editor import TextEditorTool
 from nb_tools.builtin._todo import Todo, TodoWriteTool
 from nb_tools.builtin._web import WebFetchTool
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
+from nb_tools.sandbox import SandboxMode, SandboxPolicy
 from nb_tools.tool import Tool
 
 __all__ = [
@@ -79,13 +80,15 @@ def builtin_tools(
     current_notebook: str | os.PathLike[str] | None = None,
     include: Iterable[str] | None = None,
     exclude: Iterable[str] | None = None,
+    sandbox: SandboxMode | SandboxPolicy | None = None,
 ) -> list[Tool]:
     """The built-in tools on the workspace ``root``, sharing one workspace and one read
     state. ``allow_hosts``: hosts ``web_fetch`` may fetch without asking;
     ``allow_private_network``: let ``web_fetch`` reach loopback and private addresses
     (tests only); ``current_notebook``: the notebook the kernel runs, for
     ``notebook_edit``; ``include`` / ``exclude``: tool names to keep / drop (an unknown
-    name is an error)."""
+    name is an error); ``sandbox``: where approved ``bash`` calls run (see
+    :class:`BashTool`; ``None`` follows the agent and the session default)."""
     wanted = _select(include, exclude)
     workspace = Workspace(root)
     state = ReadState()
@@ -97,7 +100,7 @@ def builtin_tools(
         "apply_patch": lambda: ApplyPatchTool(workspace, state),
         "glob": lambda: GlobTool(workspace),
         "grep": lambda: GrepTool(workspace),
-        "bash": lambda: BashTool(workspace),
+        "bash": lambda: BashTool(workspace, sandbox=sandbox),
         "web_fetch": lambda: WebFetchTool(
             allow_hosts=allow_hosts, allow_private_network=allow_private_network
         ),

@@ -1,11 +1,18 @@
-"""``bash``: run a shell command in the workspace root.
+"""``bash``: run a shell command in the workspace root, inside the OS sandbox.
 
 Each call is a fresh ``bash -c`` (no state carries over between calls) with stdin closed,
 in its own process group so that a timeout or a cancellation ends the whole tree:
 SIGTERM to the group, then SIGKILL after a grace period. Output (stdout and stderr
 interleaved) streams as progress about once a second; the model sees at most 30,000
-characters, head and tail. The call ends when bash exits: background processes the
-command leaves running keep running (their later output is drained, not collected).
+characters, head and tail.
+
+Every call runs in the sandbox (:mod:`nb_tools.sandbox`): a call that ran without approval
+(the read-only vote) in ``read-only``, an approved call in the session's mode
+(``workspace-write`` by default). The sandbox's process tree dies with the call: background
+jobs end when bash exits. A call may ask to run outside the sandbox (``"sandbox": "off"``):
+such a call always asks a person, even under the ``auto`` policy, and its card says so.
+Where no sandbox can start, every call asks, and approved calls run without one (with the
+allow-listed environment); a call that was not approved then does not run.
 """
 
 from __future__ import annotations
@@ -17,11 +24,22 @@ import json
 import os
 import signal
 import time
+import warnings
+from typing import Any
 
 from nb_tools.builtin._bash_readonly import is_read_only
 from nb_tools.builtin._common import ToolError, parse_args
 from nb_tools.builtin._workspace import Workspace
-from nb_tools.tool import Info, Result, Schema
+from nb_tools.sandbox import (
+    SandboxMode,
+    SandboxPolicy,
+    check_mode,
+    default_mode,
+    prepare,
+    sandbox_available,
+)
+from nb_tools.tool import Change, Info, Result, Schema
+from nb_tools.tool._grant import current_grant
 from nb_tools.tool._progress import progress
 
 __all__ = ["BashTool", "command_is_read_only"]
@@ -39,8 +57,17 @@ stderr together). Each call starts a fresh shell: `cd` and variables do not carr
 chain dependent steps with &&. stdin is closed (no interactive prompts). `timeout` in ms \
 (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}). Output beyond \
 {MAX_OUTPUT_CHARS} characters keeps its start and end. Prefer the grep, glob and read_file \
-tools for searching and reading files. Read-only commands (ls, cat, grep, git status/log/diff \
-...) run without asking; others wait for approval."""
+tools for searching and reading files. Commands run in a sandbox without network access, \
+secrets or a home folder: read-only commands (ls, cat, grep, git status/log/diff ...) run \
+without asking in a read-only sandbox; others wait for the user's approval and then may change \
+the workspace (not .git/hooks, .git/config or .nb_tools). Only if the sandbox blocks what the \
+task needs, pass "sandbox": "off" to run OUTSIDE the sandbox (full file system and network); \
+the user is always asked about such a call."""
+
+OUTSIDE_NOTE = (
+    "runs OUTSIDE the sandbox: the whole file system, the network and the kernel's "
+    "environment as configured; nothing confines it"
+)
 
 PARAMETERS = Schema.object(
     {
@@ -52,20 +79,56 @@ PARAMETERS = Schema.object(
             description=f"Milliseconds before the command is stopped ({DEFAULT_TIMEOUT_MS}).",
         ),
         "description": Schema.string("What the command does, in 5-10 words, for the user."),
+        "sandbox": Schema.enum(
+            '"off": run OUTSIDE the sandbox (full file system and network access); always '
+            "asks the user. Leave it out to run sandboxed.",
+            "off",
+        ),
     },
     "command",
 )
 
 
 def command_is_read_only(args: str | bytes, root: str | os.PathLike[str] | None = None) -> bool:
-    """The per-call vote from raw arguments: unreadable arguments are not read-only.
-    ``root``: the workspace (for the git config check)."""
+    """The per-call vote from raw arguments: unreadable arguments, and a call that asks to
+    run outside the sandbox, are not read-only. ``root``: the workspace (for the git config
+    check)."""
+    value = _loads(args)
+    if value is None or "sandbox" in value:
+        return False
+    command = value.get("command")
+    return isinstance(command, str) and is_read_only(command, root)
+
+
+def asks_outside(args: str | bytes) -> bool:
+    """Whether the call asks to run outside the sandbox; unreadable arguments count as
+    asking (fail closed)."""
+    value = _loads(args)
+    return value is None or value.get("sandbox") is not None
+
+
+def _loads(args: str | bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(args)
-        command = value.get("command") if isinstance(value, dict) else None
-    except (ValueError, TypeError):
-        return False
-    return isinstance(command, str) and is_read_only(command, root)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+_warned: set[str] = set()
+
+
+def warn_unavailable(reason: str) -> None:
+    """Say once per process that no sandbox can start (shows in the cell as a warning)."""
+    if reason in _warned:
+        return
+    _warned.add(reason)
+    warnings.warn(
+        f"nb_tools: no sandbox for shell commands ({reason}). Every bash call now asks for "
+        "approval, and approved calls run without a sandbox.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 class _Output:
@@ -108,7 +171,14 @@ class _Output:
 
 
 class BashTool:
-    """The ``bash`` tool. ``kill_grace``: seconds between SIGTERM and SIGKILL."""
+    """The ``bash`` tool. ``kill_grace``: seconds between SIGTERM and SIGKILL.
+
+    ``sandbox``: where approved calls run ("workspace-write", "read-only", "off" or a
+    :class:`~nb_tools.sandbox.SandboxPolicy`); ``None`` (the default) follows the agent's
+    ``sandbox=`` and the session default (``%nbtools sandbox``). A call that ran without
+    approval always runs read-only; a call made outside the tool loop (no approval known)
+    counts as not approved unless ``sandbox`` was given here. ``env``: extra environment
+    variables (secret-looking names are dropped)."""
 
     def __init__(
         self,
@@ -117,11 +187,15 @@ class BashTool:
         kill_grace: float = 3.0,
         progress_interval: float = 1.0,
         env: dict[str, str] | None = None,
+        sandbox: SandboxMode | SandboxPolicy | None = None,
     ) -> None:
         self.workspace = workspace
         self.kill_grace = kill_grace
         self.progress_interval = progress_interval
         self.env = env
+        self.sandbox: SandboxMode | SandboxPolicy | None = (
+            check_mode(sandbox) if isinstance(sandbox, str) else sandbox
+        )
         self._info = Info(
             name="bash", description=_DESCRIPTION, parameters=PARAMETERS, requires_approval=True
         )
@@ -130,10 +204,69 @@ class BashTool:
         return self._info
 
     def read_only_call(self, args: str | bytes) -> bool:
+        found = sandbox_available()
+        if not found.ok:  # without a sandbox the vote is no gate: every call asks
+            warn_unavailable(found.reason)
+            return False
         return command_is_read_only(args, self.workspace.root)
 
     def requires_approval_for(self, args: str | bytes) -> bool:
-        return not command_is_read_only(args, self.workspace.root)
+        return not self.read_only_call(args)
+
+    def is_protected_call(self, args: str | bytes) -> bool:
+        """A call that asks to run outside the sandbox goes to a person, even under "auto"."""
+        return asks_outside(args)
+
+    def preview(self, args: str | bytes) -> Change:
+        """The card's warning for a call outside the sandbox (no preview otherwise)."""
+        value = _loads(args)
+        outside = value is not None and value.get("sandbox") == "off"
+        if value is None or not (outside or self._session_off()):
+            raise ValueError("bash: only a call outside the sandbox has a preview")
+        return Change(path=f"bash {OUTSIDE_NOTE}", before=None, after=str(value.get("command")))
+
+    def _session_off(self) -> bool:
+        """Approved calls run outside the sandbox by the tool's or the session's setting
+        (an ``Agent(sandbox="off")`` is not known here)."""
+        mode = self.sandbox if self.sandbox is not None else default_mode()
+        name = mode.mode if isinstance(mode, SandboxPolicy) else mode
+        return name == "off" or not sandbox_available().ok
+
+    def policy_for(self, *, outside: bool = False) -> SandboxPolicy | str:
+        """The policy the current call runs under, or the reason it may not run."""
+        grant = current_grant()
+        explicit = self.sandbox
+        if grant is None:  # outside the tool loop: only the developer's explicit choice
+            base = explicit if explicit is not None else "read-only"
+            approved = explicit is not None
+        else:
+            base = explicit if explicit is not None else grant.sandbox
+            base = base if base is not None else default_mode()
+            approved = grant.approved
+        policy = base if isinstance(base, SandboxPolicy) else SandboxPolicy(mode=base)
+        if policy.workspace is None:
+            policy = policy.with_workspace(self.workspace.root)
+        if outside:
+            if not approved or (grant is None and policy.mode != "off"):
+                return (
+                    "bash: a call outside the sandbox runs only when a person approved it "
+                    "(through an Agent), or when the tool was made with sandbox='off'"
+                )
+            return policy.with_mode("off")
+        if not approved:  # no click: read-only, whatever the session's mode
+            policy = policy.read_only()
+        if policy.mode != "off":
+            found = sandbox_available()
+            if not found.ok:
+                warn_unavailable(found.reason)
+                if not approved:
+                    return (
+                        f"bash: this call was not approved and no sandbox can start here "
+                        f"({found.reason}), so it did not run; run it through an Agent, which "
+                        "asks the user first"
+                    )
+                policy = policy.with_mode("off")
+        return policy
 
     async def call(self, args: str | bytes) -> Result:
         try:
@@ -143,22 +276,39 @@ class BashTool:
                 raise ToolError("bash: the command is empty")
         except ToolError as exc:
             return Result.error(str(exc))
-        return await self.run(command, a.get("timeout", DEFAULT_TIMEOUT_MS) / 1000)
+        policy = self.policy_for(outside=a.get("sandbox") == "off")
+        if isinstance(policy, str):
+            return Result.error(policy)
+        return await self.run(command, a.get("timeout", DEFAULT_TIMEOUT_MS) / 1000, policy=policy)
 
-    async def run(self, command: str, timeout: float) -> Result:
-        """Run ``command``; the result says how it ended."""
+    async def run(
+        self, command: str, timeout: float, *, policy: SandboxPolicy | None = None
+    ) -> Result:
+        """Run ``command`` under ``policy`` (default: the current call's); the result says
+        how it ended."""
+        if policy is None:
+            chosen = self.policy_for()
+            if isinstance(chosen, str):
+                return Result.error(chosen)
+            policy = chosen
         try:
+            launch = prepare(["bash", "-c", command], policy, cwd=self.workspace.root, env=self.env)
             proc = await asyncio.create_subprocess_exec(
-                "bash", "-c", command,
-                cwd=self.workspace.root,
+                *launch.argv,
+                cwd=launch.cwd,
+                env=launch.env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
-                env=self.env,
-            )  # fmt: skip
-        except OSError as exc:
-            return Result.error(f"bash: could not start bash: {exc.strerror or exc}")
+            )
+        except (OSError, RuntimeError) as exc:
+            what = getattr(exc, "strerror", None) or exc
+            return Result.error(f"bash: could not start bash: {what}")
+        except asyncio.CancelledError:  # asyncio killed the half-started process
+            return _with_sandbox(
+                _result(_Output(), None, timeout, timed_out=False, cancelled=True), policy.mode
+            )
         sink = _Sink()
         reader = asyncio.ensure_future(_pump(proc, sink))
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -195,7 +345,10 @@ class BashTool:
             # blocks on a full pipe) but stop collecting.
             sink.collecting = False
         _flush(sink.pending, decoder)
-        return _result(sink.out, proc.returncode, timeout, timed_out=timed_out, cancelled=cancelled)
+        result = _result(
+            sink.out, proc.returncode, timeout, timed_out=timed_out, cancelled=cancelled
+        )
+        return _with_sandbox(result, policy.mode)
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> None:
         """SIGTERM the group, give it ``kill_grace`` seconds, then SIGKILL what is left."""
@@ -255,6 +408,18 @@ def _group_alive(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _with_sandbox(result: Result, mode: str) -> Result:
+    meta = {**result.metadata, "sandbox": mode}
+    content = result.content
+    if mode == "read-only" and "Read-only file system" in content:
+        content += (
+            "\n[ran in the read-only sandbox, as a call that needed no approval: it cannot "
+            "write files (outside /tmp) or reach the network; a command that must write runs "
+            "once the user approves it]"
+        )
+    return Result(content=content, parts=result.parts, is_error=result.is_error, metadata=meta)
 
 
 def _result(

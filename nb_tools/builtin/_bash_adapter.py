@@ -5,14 +5,17 @@ The API declares this tool by type, not by schema; ``ANTHROPIC_TYPE`` says which
 is ``command`` or ``restart: true``. One difference from the API's description: every
 command runs in a fresh ``bash -c`` in the workspace root (as with our ``bash`` tool), so
 ``cd`` and variables do not persist between calls and ``restart`` has nothing to reset.
+Commands run in the sandbox exactly as the ``bash`` tool's do (read-only without approval,
+the session's mode once approved).
 """
 
 from __future__ import annotations
 
-from nb_tools.builtin._bash import DEFAULT_TIMEOUT_MS, BashTool
+from nb_tools.builtin._bash import DEFAULT_TIMEOUT_MS, BashTool, warn_unavailable
 from nb_tools.builtin._bash_readonly import is_read_only
 from nb_tools.builtin._common import ToolError, parse_args
 from nb_tools.builtin._workspace import Workspace
+from nb_tools.sandbox import sandbox_available
 from nb_tools.tool import Info, Result, Schema
 
 __all__ = ["BashAdapterTool"]
@@ -61,7 +64,13 @@ class BashAdapterTool:
             command = self._command(args)
         except ToolError:
             return False
-        return command is None or is_read_only(command, self.bash.workspace.root)
+        if command is None:
+            return True
+        found = sandbox_available()
+        if not found.ok:  # without a sandbox every command asks (as the bash tool does)
+            warn_unavailable(found.reason)
+            return False
+        return is_read_only(command, self.bash.workspace.root)
 
     def requires_approval_for(self, args: str | bytes) -> bool:
         return not self.read_only_call(args)

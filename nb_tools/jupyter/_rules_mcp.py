@@ -25,7 +25,7 @@ from nb_tools.tool._sync import run_blocking
 T = TypeVar("T")
 
 RULE_ACTIONS = ("allow", "ask", "deny")
-RULE_COMMANDS = (*RULE_ACTIONS, "forget", "rules", "reload")
+RULE_COMMANDS = (*RULE_ACTIONS, "forget", "rules", "reload", "sandbox")
 MCP_COMMANDS = ("add", "list", "remove")
 
 
@@ -38,7 +38,9 @@ class RulesMCPMagics(Magics):
         choices=RULE_COMMANDS,
         help="allow / ask / deny RULE...: add session rules; forget RULE...: remove rules; "
         "rules: list every rule with its action and source; reload: read the settings "
-        "files again (user config and the project's .nb_tools/settings.json)",
+        "files again (user config and the project's .nb_tools/settings.json); "
+        "sandbox [read-only|workspace-write|off]: where approved bash calls run (bare: show "
+        "the mode and whether the sandbox works)",
     )
     @argument(
         "rule",
@@ -116,6 +118,8 @@ def nbtools_command(line: str, session: Session | None = None) -> str:
     command, _, rest = line.strip().partition(" ")
     command = command or "rules"  # a bare %nbtools lists the rules
     texts = split_rules(rest)
+    if command == "sandbox":
+        return sandbox_command(texts, s)
     if command not in RULE_COMMANDS:
         raise UsageError(
             f"%nbtools: unknown command {command!r}; use one of {', '.join(RULE_COMMANDS)} "
@@ -149,6 +153,42 @@ def nbtools_command(line: str, session: Session | None = None) -> str:
     except ValueError as exc:
         raise UsageError(f"%nbtools {command}: {exc}") from None
     return f"added {', '.join(str(r) for r in added)} [session]\n" + rules_text(s)
+
+
+def sandbox_command(words: list[str], session: Session) -> str:
+    """``%nbtools sandbox [MODE]``: set or show where approved shell calls run."""
+    from nb_tools.sandbox import (
+        SANDBOX_MODES,
+        SandboxPolicy,
+        default_mode,
+        sandbox_available,
+        set_default_mode,
+    )
+
+    if len(words) > 1 or (words and words[0] not in SANDBOX_MODES):
+        raise UsageError(
+            f"%nbtools sandbox: give one of {', '.join(SANDBOX_MODES)}, or nothing to show "
+            f"the current mode; got {' '.join(words)!r}"
+        )
+    head = ""
+    if words:
+        set_default_mode(words[0])
+        agent = session.agent
+        if agent is not None and hasattr(agent, "sandbox"):
+            agent.sandbox = None  # follow the session default from now on
+        head = f"sandbox for approved bash calls: {words[0]}\n"
+    mode = default_mode()
+    name = mode.mode if isinstance(mode, SandboxPolicy) else mode
+    found = sandbox_available()
+    works = (
+        f"bubblewrap works ({found.bwrap}, {found.version})"
+        if found.ok
+        else f"NO sandbox can start: {found.reason}; every bash call asks for approval"
+    )
+    return (
+        f"{head}sandbox: approved bash calls run {name!r}; calls without approval run "
+        f"'read-only'; a call asking for \"sandbox\": \"off\" always asks\n{works}"
+    )
 
 
 def rules_text(session: Session) -> str:

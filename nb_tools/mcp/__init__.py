@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from nb_tools.mcp._connection import Connection, ConnectionClosed
 from nb_tools.mcp._tools import MCPTool, convert_result, server_slug, tool_name
 from nb_tools.tool._names import MCP_NAME_PREFIX
 from nb_tools.tool._registry import Registry, default_registry
+
+if TYPE_CHECKING:
+    from nb_tools.sandbox import SandboxMode, SandboxPolicy
 
 __all__ = [
     "ConnectionClosed",
@@ -96,8 +100,11 @@ async def attach(
     cwd: str | None = None,
     url: str | None = None,
     timeout: float = 30.0,
+    sandbox: SandboxMode | SandboxPolicy | None = None,
 ) -> MCPServerHandle:
     """Connect to an MCP server and register its tools as ``mcp__<name>__<tool>``.
+    ``sandbox``: run a stdio server inside the OS sandbox ("read-only" or
+    "workspace-write" on ``cwd``, no network; ``None``, the default: a plain process).
 
     Attaching a name that is already attached closes the old connection first.
     """
@@ -106,7 +113,9 @@ async def attach(
     old = _ATTACHED.get(slug)
     if old is not None:
         await old.close()
-    connection = Connection(name=slug, command=command, env=env, cwd=cwd, url=url, timeout=timeout)
+    connection = Connection(
+        name=slug, command=command, env=env, cwd=cwd, url=url, timeout=timeout, sandbox=sandbox
+    )
     await connection.open()
     handle = MCPServerHandle(name=slug, connection=connection, registry=registry)
     try:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from nb_tools.sandbox import SandboxMode, SandboxPolicy
 
 T = TypeVar("T")
 
@@ -38,6 +42,7 @@ class Connection:
         cwd: str | None = None,
         url: str | None = None,
         timeout: float = 30.0,
+        sandbox: SandboxMode | SandboxPolicy | None = None,
     ) -> None:
         if (command is None) == (url is None):
             raise ValueError(f"MCP server {name!r}: give either command=[...] or url=..., not both")
@@ -49,6 +54,11 @@ class Connection:
         self.cwd = cwd
         self.url = url
         self.timeout = timeout
+        self.sandbox = sandbox
+        """``None`` or "off": the stdio server runs as a plain process (the default);
+        "read-only" / "workspace-write" / a ``SandboxPolicy``: inside the OS sandbox
+        (:mod:`nb_tools.sandbox`), with ``cwd`` as its workspace, no network, and the
+        allow-listed environment plus ``env``."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._client: Any = None
@@ -89,9 +99,10 @@ class Connection:
             env = get_default_environment()
             if self.env:
                 env.update(self.env)
-            params = StdioServerParameters(
-                command=self.command[0], args=self.command[1:], env=env, cwd=self.cwd
-            )
+            argv, cwd = self.command, self.cwd
+            if self.sandbox is not None and self.sandbox != "off":
+                argv, env, cwd = self._sandboxed()
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             # The server's stderr goes to a file of ours: a kernel's sys.stderr may have no
             # file descriptor, and its last lines explain a server that failed to start.
             self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 (closed by close())
@@ -119,6 +130,24 @@ class Connection:
                 raise
         finally:
             self._client = None
+
+    def _sandboxed(self) -> tuple[list[str], dict[str, str], str]:
+        """The server's command line, environment and folder inside the sandbox; the
+        ``env`` given for the server passes whole (it is the user's explicit choice)."""
+        from nb_tools.sandbox import SandboxPolicy, prepare
+
+        if self.command is None:  # pragma: no cover - only stdio servers get here
+            raise ValueError("a sandbox applies only to a stdio MCP server")
+        workspace = self.cwd or os.getcwd()
+        policy = (
+            self.sandbox
+            if isinstance(self.sandbox, SandboxPolicy)
+            else SandboxPolicy(mode=self.sandbox)  # type: ignore[arg-type]
+        )
+        if policy.workspace is None:
+            policy = policy.with_workspace(workspace)
+        launch = prepare(self.command, policy, cwd=workspace)
+        return launch.argv, {**launch.env, **(self.env or {})}, launch.cwd
 
     async def request(self, make: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
         """Run ``make(client)`` on the connection's loop; fail fast if the connection ends."""

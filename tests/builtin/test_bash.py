@@ -18,7 +18,9 @@ from nb_tools.tool._progress import Progress, bind_call, progress_sink
 
 @pytest.fixture
 def tool(tmp_path: Path) -> BashTool:
-    return BashTool(Workspace(tmp_path), kill_grace=0.5, progress_interval=0.1)
+    """Outside the sandbox, so the host sees the children's pids (tests/security/
+    test_sandbox_*.py cover the same behaviour inside the sandbox)."""
+    return BashTool(Workspace(tmp_path), kill_grace=0.5, progress_interval=0.1, sandbox="off")
 
 
 def args(command: str, **kw: object) -> str:

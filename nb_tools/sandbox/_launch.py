@@ -1,0 +1,110 @@
+"""The one launcher: a command line and environment for a policy, and starting it.
+
+``prepare`` builds what to exec (``bwrap ... -- argv`` unless the mode is ``off``) and the
+allow-listed environment; ``spawn`` starts it as an asyncio subprocess in its own process
+group. Inside the sandbox the command runs in a new PID namespace whose init is
+bubblewrap's: when the command exits, or bubblewrap is killed, the kernel kills every
+process left in the namespace (background jobs, ``setsid`` and double-forked children
+included), so nothing outlives the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nb_tools.sandbox._bwrap import bwrap_argv
+from nb_tools.sandbox._env import sandbox_env
+from nb_tools.sandbox._policy import SandboxPolicy
+from nb_tools.sandbox._probe import sandbox_available
+
+__all__ = ["Launch", "SandboxUnavailable", "kill_tree", "prepare", "spawn"]
+
+
+class SandboxUnavailable(RuntimeError):
+    """A sandboxed mode was asked for where no sandbox can start; the message says why."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Launch:
+    """What to exec: ``argv`` (bubblewrap's command line when ``sandboxed``), its ``env``
+    and the folder to start in (``cwd``; inside the sandbox bubblewrap changes to it)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    sandboxed: bool
+    policy: SandboxPolicy
+
+
+def prepare(
+    argv: Sequence[str],
+    policy: SandboxPolicy,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Launch:
+    """The launch of ``argv`` under ``policy``. ``cwd`` defaults to the policy's workspace;
+    ``env``: extra variables (secret-looking names are dropped unless the mode is ``off``
+    with ``kernel_env``). Raises :class:`SandboxUnavailable` for a sandboxed mode where no
+    sandbox can start."""
+    workspace = policy.workspace
+    start = os.fspath(cwd) if cwd is not None else os.fspath(workspace or os.getcwd())
+    if policy.mode == "off":
+        if policy.kernel_env:
+            full = dict(os.environ)
+            full.update(env or {})
+        else:
+            full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
+        return Launch(argv=list(argv), env=full, cwd=start, sandboxed=False, policy=policy)
+    found = sandbox_available()
+    if not found.ok or found.bwrap is None:
+        raise SandboxUnavailable(f"no sandbox can start here: {found.reason}")
+    command = bwrap_argv(found.bwrap, policy, list(argv), cwd=start)
+    full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
+    # bwrap itself starts in "/": the sandboxed command changes to `start` (--chdir).
+    return Launch(argv=command, env=full, cwd="/", sandboxed=True, policy=policy)
+
+
+async def spawn(launch: Launch, **kwargs: Any) -> asyncio.subprocess.Process:
+    """Start ``launch`` in a new session (its own process group; ``kill_tree`` ends it).
+    ``kwargs`` go to :func:`asyncio.create_subprocess_exec` (stdin, stdout, stderr...)."""
+    return await asyncio.create_subprocess_exec(
+        *launch.argv, cwd=launch.cwd, env=launch.env, start_new_session=True, **kwargs
+    )
+
+
+def kill_tree(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal the process group ``pid`` leads. For a sandboxed launch that is bubblewrap:
+    killed, it takes the sandbox's whole PID namespace with it (``--die-with-parent``)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _git_config(start: Path) -> Path | None:
+    """The ``.git/config`` of the repository at ``start`` (or its gitdir's, for a linked
+    worktree whose ``.git`` is a file)."""
+    for folder in (start, *start.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return dot / "config"
+        if dot.is_file():
+            try:
+                line = dot.read_text(errors="replace").strip()
+            except OSError:
+                return None
+            if line.startswith("gitdir:"):
+                gitdir = (folder / line[7:].strip()).resolve()
+                common = gitdir / "commondir"
+                if common.is_file():
+                    with contextlib.suppress(OSError):
+                        gitdir = (gitdir / common.read_text().strip()).resolve()
+                return gitdir / "config"
+            return None
+    return None
