@@ -7,10 +7,14 @@ one transaction: everything is staged first, and if a rename or delete still fai
 part-way, the files already changed are put back. No temp file survives a failure.
 
 Confinement is re-checked at write time, not only when the call was planned: each target
-folder is opened (``O_NOFOLLOW``) and the open folder is checked to be the realpath the
-workspace resolved, inside the root. On POSIX every later step (create, rename, delete)
-goes through that folder's descriptor, so a symlink swapped in after the check cannot
-redirect the write. Where ``dir_fd`` is unsupported (Windows), the paths are re-checked
+folder is opened from the workspace root one component at a time with ``O_NOFOLLOW``
+(``Workspace.open_dir``), so the descriptor is the realpath that was resolved, or the call
+fails naming the component that became a symlink. On POSIX every later step (create,
+rename, delete) goes through that folder's descriptor, and the final name is never
+followed: the temp file is created ``O_EXCL | O_NOFOLLOW``, an existing target must still
+be a regular file, and the rename replaces the directory entry itself. A hardlink to a file
+outside is safe for the same reason: the rename gives the name a new inode and the other
+name keeps the old content. Where ``dir_fd`` is unsupported (Windows), the paths are re-checked
 just before the first rename instead.
 """
 
@@ -89,7 +93,7 @@ def write_files(ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, t
             if op.data is not None:
                 created_dirs += _make_parents(op.path, workspace, tool, folders)
             op.folder = _folder(op.path.parent, workspace, tool, folders)
-            _remember_original(op)
+            _remember_original(op, workspace, tool)
         for op in plan:
             current = op.path
             if op.data is not None:
@@ -132,24 +136,13 @@ def _need(folder: _Folder | None) -> _Folder:
 
 
 def _folder(path: Path, workspace: Workspace, tool: str, cache: dict[Path, _Folder]) -> _Folder:
-    """Open ``path`` and check that what was opened is that realpath, inside the root."""
+    """Open ``path`` from the root, component by component, never following a symlink
+    (``Workspace.open_dir``): the descriptor is the folder that was resolved or the
+    call fails."""
     if path in cache:
         return cache[path]
     workspace.recheck(path, tool=tool)
-    fd = None
-    if _USE_DIR_FD:
-        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
-        try:
-            workspace.recheck(path, tool=tool)
-            opened, named = os.fstat(fd), os.stat(path)
-            if (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
-                raise WorkspaceError(
-                    f"{tool}: the folder {workspace.display(path)!r} changed on disk while "
-                    f"being opened; refusing to write"
-                )
-        except BaseException:
-            os.close(fd)
-            raise
+    fd = workspace.open_dir(path, tool=tool) if _USE_DIR_FD else None
     cache[path] = _Folder(path, fd)
     return cache[path]
 
@@ -171,7 +164,7 @@ def _make_parents(
     return made
 
 
-def _remember_original(op: _Op) -> None:
+def _remember_original(op: _Op, workspace: Workspace, tool: str) -> None:
     folder = _need(op.folder)
     name = folder.at(op.path.name)
     try:
@@ -180,9 +173,18 @@ def _remember_original(op: _Op) -> None:
         if op.data is None:
             raise
         return
-    if not stat.S_ISREG(st.st_mode):  # a symlink here was swapped in after resolve
-        raise IsADirectoryError(21, "not a regular file", str(op.path))
-    fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=folder.fd)
+    if stat.S_ISLNK(st.st_mode):  # swapped in after resolve: never write through it
+        raise WorkspaceError(
+            f"{tool}: {workspace.display(op.path)!r} is now a symlink (to "
+            f"{os.readlink(name, dir_fd=folder.fd)!r}), not the file that was checked and "
+            f"approved; nothing was written. Look at the workspace and make the call again"
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise WorkspaceError(
+            f"{tool}: {workspace.display(op.path)!r} is not a regular file (a folder, FIFO, "
+            f"device or socket); nothing was written"
+        )
+    fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=folder.fd)
     with os.fdopen(fd, "rb") as f:
         op.original_mode = stat.S_IMODE(st.st_mode)
         op.original = f.read()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,7 +136,9 @@ class ReadFileTool(_FileTool):
         path = self.workspace.resolve(raw, tool=self.name)
         shown = self.workspace.display(path)
         try:
-            tf = load_text(path, tool=self.name, shown=shown)
+            tf = load_text(
+                path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
+            )
         except FileNotFoundError:
             raise ToolError(
                 f"{self.name}: {shown} does not exist; use glob to find files"
@@ -181,12 +183,18 @@ class _Plan:
 
 
 def load_checked(
-    state: ReadState, path: Path, *, tool: str, shown: str, reader: str = "read_file"
+    state: ReadState,
+    path: Path,
+    *,
+    tool: str,
+    shown: str,
+    reader: str = "read_file",
+    opener: Callable[[Path], int] | None = None,
 ) -> TextFile | None:
     """The current file, refused unless the model read all of it and it is unchanged since
     (see ``ReadState.check``); ``None`` if it does not exist."""
     try:
-        tf = load_text(path, tool=tool, shown=shown)
+        tf = load_text(path, tool=tool, shown=shown, opener=opener)
     except FileNotFoundError:
         return None
     problem = state.check(path, tf.data, tool=tool, shown=shown, reader=reader)
@@ -219,7 +227,9 @@ class _Writer(_FileTool):
         return plan.summary
 
     def _existing(self, path: Path, shown: str) -> TextFile | None:
-        return load_checked(self.state, path, tool=self.name, shown=shown)
+        return load_checked(
+            self.state, path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
+        )
 
 
 def _encode(tf: TextFile | None, text: str, tool: str, shown: str) -> bytes:

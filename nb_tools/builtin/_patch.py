@@ -181,7 +181,9 @@ class ApplyPatchTool:
         original, unreadable = None, None
         if not path.is_dir():
             try:
-                original = load_text(path, tool=self.name, shown=shown)
+                original = load_text(
+                    path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
+                )
             except FileNotFoundError:
                 original = None
             except TextFileError as exc:

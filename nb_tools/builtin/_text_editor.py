@@ -180,7 +180,14 @@ class TextEditorTool(_FileTool):
             raise ToolError(f"{self.name}: insert needs insert_line and insert_text")
         target = self.workspace.resolve(p["path"], for_write=True, tool=self.name)
         shown = self.workspace.display(target)
-        tf = load_checked(self.state, target, tool=self.name, shown=shown, reader="view")
+        tf = load_checked(
+            self.state,
+            target,
+            tool=self.name,
+            shown=shown,
+            reader="view",
+            opener=self.workspace.opener(self.name),
+        )
         if tf is None:
             raise ToolError(f"{self.name}: {shown} does not exist; use the create command")
         current = tf.text.replace("\r\n", "\n") if tf.crlf else tf.text
