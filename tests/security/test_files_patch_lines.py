@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from files_attack import args_json, fingerprint, make_world, read_all, tools
+from files_attack import args_json, fingerprint, make_world, tools
 
 from nb_tools.builtin._patch_parse import ParseError, parse_patch, patch_lines, patch_paths
 from nb_tools.permissions import PermissionRules
