@@ -254,7 +254,8 @@ class _Writer(_FileTool):
     def _run(self, args: Args) -> Result:
         parsed = self._parse(args)
         bound = self.bindings.take(self._key(parsed))
-        plan = self._plan(parsed)
+        verify(self.name, bound, (self._target(self._raw_path(parsed)),), self.workspace.display)
+        plan = self._plan(parsed)  # reads the file: checked above, and again below
         verify(self.name, bound, (self._plan_target(parsed, plan),), self.workspace.display)
         atomic_write(plan.path, plan.data, workspace=self.workspace, tool=self.name)
         self.state.record(plan.path, plan.data, cells=plan.cells)

@@ -303,6 +303,12 @@ class ApplyPatchTool:
 
     def _write(self, args: Args) -> Result:
         bound = self.bindings.take(self._key(args))
+        if bound is not None:  # before reading any file through a changed path
+            try:
+                hunks = parse_patch(self._patch_text(args))
+            except ParseError:
+                hunks = []  # _plan reports it
+            verify(self.name, bound, self._targets(hunks), self.workspace.display)
         plan = self._plan(args)
         verify(self.name, bound, plan.targets, self.workspace.display)
         ops: list[tuple[Path, bytes | None]] = []
