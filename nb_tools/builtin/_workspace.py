@@ -14,8 +14,16 @@ API (other built-in modules import this; keep it stable)::
     ws.recheck(path, *, tool=None) -> None
         # Just before a write: `path` (a result of resolve) still resolves to itself and is
         # inside the root, i.e. no symlink was swapped in since. Raises WorkspaceError.
+    ws.open_dir(path, *, tool=None) -> int
+        # A descriptor of the folder `path` (a realpath inside the root), opened from the
+        # root one component at a time with O_NOFOLLOW: the folder that was resolved, or
+        # WorkspaceError naming the component that became a symlink. Writers use it.
+    ws.open_file(path, *, tool=None) -> int / ws.opener(tool)
+        # The same walk for reads; refuses a final symlink, FIFOs, devices and sockets
+        # (by lstat, before opening) and never blocks.
     ws.display(path) -> str           # path relative to the root ("." for the root itself)
-    ws.is_protected(path) -> bool     # .git/ anywhere, .env*, shell rc files, .ssh/
+    ws.is_protected(path) -> bool     # see _protected: .git/, .nb_tools/, IPython start-up,
+    ws.protected_reason(path)         # .env*, rc files, .ssh/, ... as written or resolved
     WorkspaceError(ValueError)
 
 Containment is decided by ``Path.is_relative_to`` on realpaths, never by string prefixes.
