@@ -59,11 +59,14 @@ class Bindings:
         self._lock = threading.Lock()
         self._limit = limit
 
-    def bind(self, key: str, targets: tuple[Target, ...]) -> tuple[Target, ...]:
-        """Record ``targets`` unless the key is bound already (the first look wins: that
-        is what the card showed); return the binding in force."""
+    def bind(
+        self, key: str, targets: tuple[Target, ...], *, replace: bool = False
+    ) -> tuple[Target, ...]:
+        """Record ``targets`` and return the binding in force. A preview (the card) binds
+        with ``replace``: the newest card is what a person approves. Other looks
+        (``is_protected_call``) bind only a key that is not bound yet."""
         with self._lock:
-            if key in self._items:
+            if key in self._items and not replace:
                 self._items.move_to_end(key)
                 return self._items[key]
             self._items[key] = targets

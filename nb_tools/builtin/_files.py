@@ -248,7 +248,7 @@ class _Writer(_FileTool):
     def preview(self, args: Args) -> Change:
         parsed = self._parse(args)
         plan = self._plan(parsed)
-        self.bindings.bind(self._key(parsed), (self._plan_target(parsed, plan),))
+        self.bindings.bind(self._key(parsed), (self._plan_target(parsed, plan),), replace=True)
         return plan.change
 
     def _run(self, args: Args) -> Result:

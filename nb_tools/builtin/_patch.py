@@ -268,7 +268,7 @@ class ApplyPatchTool:
 
     def preview_files(self, args: Args) -> list[Change]:
         plan = self._plan(args)
-        self.bindings.bind(self._key(args), plan.targets)
+        self.bindings.bind(self._key(args), plan.targets, replace=True)
         return [_change(e) for e in plan.entries.values() if _touched(e)]
 
     def _key(self, args: Args) -> str:

@@ -122,7 +122,7 @@ class TextEditorTool(_FileTool):
         if not isinstance(tool, WriteFileTool | EditFileTool):
             raise ToolError(f"{self.name}: view changes nothing")
         change = tool.preview(mapped)
-        self.bindings.bind(self._key(parsed), (self._target(str(parsed["path"])),))
+        self.bindings.bind(self._key(parsed), (self._target(str(parsed["path"])),), replace=True)
         return change
 
     def _checked_target(self, parsed: dict[str, Any]) -> tuple[Target, ...]:
@@ -144,7 +144,7 @@ class TextEditorTool(_FileTool):
             target = None if parsed["command"] == "view" else self._checked_target(parsed)
             tool, mapped = self._map(parsed)
             if target is not None:  # the tool mapped onto is held to the same target
-                tool.bindings.bind(tool._key(tool._parse(mapped)), target)
+                tool.bindings.bind(tool._key(tool._parse(mapped)), target, replace=True)
         except ValueError as exc:
             return Result.error(str(exc))
         result = await tool.call(mapped)

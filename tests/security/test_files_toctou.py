@@ -329,3 +329,37 @@ async def test_reading_while_a_folder_is_swapped_for_a_link_outside(world: Path)
     result = await t["read_file"].call({"file_path": "sub/f.txt"})
     assert result.is_error and "symlink" in result.content, result.content
     assert "outside secret" not in result.content
+
+
+@pytest.mark.parametrize("writer", ["write_file", "edit_file", "patch_update", "str_replace"])
+async def test_the_protection_check_alone_binds_the_path(world: Path, writer: str) -> None:
+    """No card was made (the preview failed or the tool has none): the policy's look at
+    the call (``is_protected_call``) binds the path it judged."""
+    root = world / "root"
+    t = tools(root)
+    await read_all(t, "notes.txt", ".git/hooks/pre-commit")
+    key, make = WRITERS[writer]
+    args = args_json(make("notes.txt"))
+    assert not t[key].is_protected_call(args)
+    swap_to_link(root, "notes.txt", ".git/hooks/pre-commit")
+    assert t[key].is_protected_call(args)  # asked again: it would now be protected
+    result = await t[key].call(args)
+    assert result.is_error and "approved" in result.content, result.content
+    assert (root / ".git" / "hooks" / "pre-commit").read_bytes() == HOOK
+
+
+async def test_a_newer_card_replaces_a_stale_binding(world: Path) -> None:
+    """A card that was denied leaves a binding; the person then makes notes.txt a link
+    to other.txt on purpose and the next card shows other.txt: that card is what counts."""
+    root = world / "root"
+    (root / "other.txt").write_bytes(NOTES)
+    t = tools(root)
+    await read_all(t, "notes.txt", "other.txt")
+    args = {"file_path": "notes.txt", "content": "new\n"}
+    preview(t["write_file"], args)  # denied: never called
+    swap_to_link(root, "notes.txt", "other.txt")
+    preview(t["write_file"], args)  # the new card: other.txt
+    result = await t["write_file"].call(args_json(args))
+    assert not result.is_error, result.content
+    assert (root / "other.txt").read_text() == "new\n"
+    assert (root / ".git" / "hooks" / "pre-commit").read_bytes() == HOOK
