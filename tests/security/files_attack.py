@@ -141,3 +141,25 @@ def preview(tool: Any, args: dict[str, Any]) -> None:
         tool.preview_files(args_json(args))
     else:
         tool.preview(args_json(args))
+
+
+class SwapOnOpen(Workspace):
+    """A workspace that runs ``swap`` once, just before the write walks to its folder:
+    after every path check has passed, the last moment a swap can happen."""
+
+    swap: Any = None
+    on_reads = False  # also swap on the walk of a read (by default only a write's)
+    _reading = False
+
+    def open_file(self, path: Path, *, tool: str | None = None) -> int:
+        self._reading = True
+        try:
+            return super().open_file(path, tool=tool)
+        finally:
+            self._reading = False
+
+    def open_dir(self, path: Path, *, tool: str | None = None) -> int:
+        if self.swap is not None and (self.on_reads or not self._reading):
+            swap, self.swap = self.swap, None
+            swap()
+        return super().open_dir(path, tool=tool)

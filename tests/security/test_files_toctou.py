@@ -18,6 +18,7 @@ from files_attack import (
     HOOK,
     NOTES,
     WRITERS,
+    SwapOnOpen,
     args_json,
     fingerprint,
     make_world,
@@ -180,28 +181,6 @@ async def test_parent_folder_swapped_for_a_symlink_after_approval(
     result = await t[key].call(args_json(args))
     assert result.is_error, result.content
     assert fingerprint(world) == before
-
-
-class SwapOnOpen(Workspace):
-    """A workspace that runs ``swap`` once, just before the write walks to its folder:
-    after every path check has passed, the last moment a swap can happen."""
-
-    swap: Any = None
-    on_reads = False  # also swap on the walk of a read (by default only a write's)
-    _reading = False
-
-    def open_file(self, path: Path, *, tool: str | None = None) -> int:
-        self._reading = True
-        try:
-            return super().open_file(path, tool=tool)
-        finally:
-            self._reading = False
-
-    def open_dir(self, path: Path, *, tool: str | None = None) -> int:
-        if self.swap is not None and (self.on_reads or not self._reading):
-            swap, self.swap = self.swap, None
-            swap()
-        return super().open_dir(path, tool=tool)
 
 
 @pytest.mark.parametrize("writer", ["write_file", "edit_file", "patch_update", "notebook_edit"])
