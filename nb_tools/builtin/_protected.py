@@ -47,6 +47,7 @@ _RC_FILES = (
 PROTECTED: tuple[tuple[tuple[str, ...], str], ...] = (
     ((".git",), "git runs hooks and reads config (fsmonitor, diff drivers) from .git/"),
     (("git~1",), "the NTFS short name of .git"),
+    ((".hg",), "Mercurial runs hooks from .hg/hgrc"),
     ((".gitconfig",), "git config runs programs (core.fsmonitor, aliases, pagers)"),
     ((".git-credentials",), "git's stored passwords and tokens"),
     ((".nb_tools",), "nb_tools' own permission rules (.nb_tools/settings.json)"),
@@ -68,7 +69,8 @@ PROTECTED: tuple[tuple[tuple[str, ...], str], ...] = (
     ((".netrc",), "passwords for ftp, curl, git over http"),
     ((".pypirc",), "PyPI upload tokens"),
     ((".npmrc",), "npm tokens"),
-    (("*.pth",), "a .pth file in site-packages runs code at every Python start-up"),
+    (("site-packages", "*.pth"), "a .pth file in site-packages runs code at Python start-up"),
+    (("dist-packages", "*.pth"), "a .pth file in dist-packages runs code at Python start-up"),
     (("sitecustomize.py",), "imported by every Python start-up"),
     (("usercustomize.py",), "imported by every Python start-up"),
 )

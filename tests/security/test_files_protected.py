@@ -81,8 +81,18 @@ PROTECTED = [
     ".aws/credentials",
     "venv/lib/python3.11/site-packages/evil.pth",
     "sitecustomize.py",
+    ".hg/hgrc",
 ]
-NOT_PROTECTED = ["notes.txt", "sub/f.txt", "gitignore.txt", "my.git.txt", "environment.md"]
+NOT_PROTECTED = [
+    "notes.txt",
+    "sub/f.txt",
+    "gitignore.txt",
+    "my.git.txt",
+    "environment.md",
+    "model.pth",  # a PyTorch checkpoint, not a site-packages .pth
+    "startup/x.py",
+    "kernel.json",
+]
 
 
 def _p(path: str, root: Path) -> str:
