@@ -110,6 +110,8 @@ def write_files(ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, t
                 _rename(folder, op.tmp, op.path.name)
                 op.tmp = None
             op.done = True
+        for folder in folders.values():
+            _still_there(folder, workspace, tool)
     except (OSError, WorkspaceError) as exc:
         _rollback(plan, created_dirs)
         if isinstance(exc, WorkspaceError):
@@ -145,6 +147,25 @@ def _folder(path: Path, workspace: Workspace, tool: str, cache: dict[Path, _Fold
     fd = workspace.open_dir(path, tool=tool) if _USE_DIR_FD else None
     cache[path] = _Folder(path, fd)
     return cache[path]
+
+
+def _still_there(folder: _Folder, workspace: Workspace, tool: str) -> None:
+    """After the renames: the folder written through is still the one its path names.
+    A folder moved away after it was opened (the descriptor follows the folder, not the
+    name) is caught here, and the caller rolls the write back."""
+    if folder.fd is None:
+        return
+    fd = workspace.open_dir(folder.path, tool=tool)
+    try:
+        now, held = os.fstat(fd), os.fstat(folder.fd)
+    finally:
+        os.close(fd)
+    if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+        raise WorkspaceError(
+            f"{tool}: the folder {workspace.display(folder.path)!r} was moved while it was "
+            f"being written; the write was undone and nothing was changed. Look at the "
+            f"workspace and make the call again"
+        )
 
 
 def _make_parents(

@@ -22,6 +22,8 @@ from files_attack import (
 )
 from files_attack import tools as make_tools
 
+from nb_tools.builtin._workspace import Workspace
+
 MODE_WRITERS = ["write_file", "edit_file", "patch_update", "str_replace", "insert"]
 
 
@@ -91,3 +93,61 @@ async def test_a_new_file_in_new_folders_is_created_through_descriptors(
     result = await t[key].call(args_json(args))
     assert not result.is_error, result.content
     assert (root / "new" / "deeper" / "file.txt").read_text() == "pwned\n"
+
+
+class MoveAfterOpen(Workspace):
+    """Moves ``sub`` into ``.git`` right after a write has opened it (the descriptor
+    follows the folder), and leaves ``replacement`` in its place."""
+
+    replacement = "nothing"
+    _moved = False
+    _reading = False
+
+    def open_file(self, path: Path, *, tool: str | None = None) -> int:
+        self._reading = True
+        try:
+            return super().open_file(path, tool=tool)
+        finally:
+            self._reading = False
+
+    def open_dir(self, path: Path, *, tool: str | None = None) -> int:
+        fd = super().open_dir(path, tool=tool)
+        if not self._reading and not self._moved and path.name == "sub":
+            self._moved = True
+            os.rename(self.root / "sub", self.root / ".git" / "moved")
+            if self.replacement == "folder":
+                (self.root / "sub").mkdir()
+            elif self.replacement == "link":
+                (self.root / "sub").symlink_to(self.root / ".git" / "moved")
+        return fd
+
+
+@pytest.mark.parametrize("replacement", ["nothing", "folder", "link"])
+@pytest.mark.parametrize("writer", ["write_file", "edit_file", "patch_update", "patch_add"])
+async def test_a_folder_moved_after_it_was_opened_gets_the_write_undone(
+    world: Path, writer: str, replacement: str
+) -> None:
+    root = world / "root"
+    ws = MoveAfterOpen(root)
+    ws.replacement = replacement
+    t = make_tools(root, ws)
+    await read_all(t, "sub/f.txt")
+    calls = {
+        "write_file": ("write_file", {"file_path": "sub/f.txt", "content": "pwned\n"}),
+        "edit_file": (
+            "edit_file",
+            {"file_path": "sub/f.txt", "old_string": "secret", "new_string": "pwned"},
+        ),
+        "patch_update": (
+            "apply_patch",
+            patch("*** Update File: sub/f.txt", "@@", "-secret f", "+pwned"),
+        ),
+        "patch_add": ("apply_patch", patch("*** Add File: sub/new", "+pwned")),
+    }
+    key, args = calls[writer]
+    preview(t[key], args)
+    result = await t[key].call(args_json(args))
+    assert result.is_error, result.content
+    moved = root / ".git" / "moved"
+    assert sorted(os.listdir(moved)) == ["f.txt", "nb.ipynb"]
+    assert (moved / "f.txt").read_text() == "secret f\n"
