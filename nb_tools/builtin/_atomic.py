@@ -32,7 +32,7 @@ from nb_tools.builtin._workspace import Workspace, WorkspaceError
 __all__ = ["WriteFailed", "atomic_write", "write_files"]
 
 _TMP_SUFFIX = ".nbtools-tmp"
-_USE_DIR_FD = {os.open, os.mkdir, os.unlink, os.rename} <= os.supports_dir_fd
+_USE_DIR_FD = {os.open, os.mkdir, os.rmdir, os.unlink, os.rename} <= os.supports_dir_fd
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
@@ -83,7 +83,7 @@ def write_files(ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, t
     error; in both cases the workspace is left as it was."""
     plan = [_Op(path=p, data=d) for p, d in ops]
     folders: dict[Path, _Folder] = {}
-    created_dirs: list[Path] = []
+    created_dirs: list[tuple[_Folder, str]] = []
     current: Path | None = None  # for the message if an OS call fails
     try:
         for op in plan:
@@ -170,18 +170,18 @@ def _still_there(folder: _Folder, workspace: Workspace, tool: str) -> None:
 
 def _make_parents(
     path: Path, workspace: Workspace, tool: str, folders: dict[Path, _Folder]
-) -> list[Path]:
+) -> list[tuple[_Folder, str]]:
     """Create the missing folders above ``path`` (inside the root), outermost first."""
     missing: list[Path] = []
     folder = path.parent
     while not os.path.lexists(folder):
         missing.append(folder)
         folder = folder.parent
-    made: list[Path] = []
+    made: list[tuple[_Folder, str]] = []
     for folder in reversed(missing):
         parent = _folder(folder.parent, workspace, tool, folders)
         os.mkdir(parent.at(folder.name), dir_fd=parent.fd)
-        made.append(folder)
+        made.append((parent, folder.name))
     return made
 
 
@@ -241,7 +241,7 @@ def _rename(folder: _Folder, src: str, dst: str) -> None:
         os.replace(folder.at(src), folder.at(dst))
 
 
-def _rollback(plan: list[_Op], created_dirs: list[Path]) -> None:
+def _rollback(plan: list[_Op], created_dirs: list[tuple[_Folder, str]]) -> None:
     for op in reversed(plan):
         folder = op.folder
         if folder is None:
@@ -257,6 +257,6 @@ def _rollback(plan: list[_Op], created_dirs: list[Path]) -> None:
                 os.unlink(folder.at(op.path.name), dir_fd=folder.fd)
             else:
                 _rename(folder, _stage(op, op.original, op.original_mode), op.path.name)
-    for path in reversed(created_dirs):
+    for parent, name in reversed(created_dirs):  # through the parent's descriptor
         with contextlib.suppress(OSError):
-            os.rmdir(path)
+            os.rmdir(parent.at(name), dir_fd=parent.fd)
