@@ -7,10 +7,14 @@ one transaction: everything is staged first, and if a rename or delete still fai
 part-way, the files already changed are put back. No temp file survives a failure.
 
 Confinement is re-checked at write time, not only when the call was planned: each target
-folder is opened (``O_NOFOLLOW``) and the open folder is checked to be the realpath the
-workspace resolved, inside the root. On POSIX every later step (create, rename, delete)
-goes through that folder's descriptor, so a symlink swapped in after the check cannot
-redirect the write. Where ``dir_fd`` is unsupported (Windows), the paths are re-checked
+folder is opened from the workspace root one component at a time with ``O_NOFOLLOW``
+(``Workspace.open_dir``), so the descriptor is the realpath that was resolved, or the call
+fails naming the component that became a symlink. On POSIX every later step (create,
+rename, delete) goes through that folder's descriptor, and the final name is never
+followed: the temp file is created ``O_EXCL | O_NOFOLLOW``, an existing target must still
+be a regular file, and the rename replaces the directory entry itself. A hardlink to a file
+outside is safe for the same reason: the rename gives the name a new inode and the other
+name keeps the old content. Where ``dir_fd`` is unsupported (Windows), the paths are re-checked
 just before the first rename instead.
 """
 
@@ -28,7 +32,7 @@ from nb_tools.builtin._workspace import Workspace, WorkspaceError
 __all__ = ["WriteFailed", "atomic_write", "write_files"]
 
 _TMP_SUFFIX = ".nbtools-tmp"
-_USE_DIR_FD = {os.open, os.mkdir, os.unlink, os.rename} <= os.supports_dir_fd
+_USE_DIR_FD = {os.open, os.mkdir, os.rmdir, os.unlink, os.rename} <= os.supports_dir_fd
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
@@ -79,7 +83,7 @@ def write_files(ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, t
     error; in both cases the workspace is left as it was."""
     plan = [_Op(path=p, data=d) for p, d in ops]
     folders: dict[Path, _Folder] = {}
-    created_dirs: list[Path] = []
+    created_dirs: list[tuple[_Folder, str]] = []
     current: Path | None = None  # for the message if an OS call fails
     try:
         for op in plan:
@@ -89,7 +93,7 @@ def write_files(ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, t
             if op.data is not None:
                 created_dirs += _make_parents(op.path, workspace, tool, folders)
             op.folder = _folder(op.path.parent, workspace, tool, folders)
-            _remember_original(op)
+            _remember_original(op, workspace, tool)
         for op in plan:
             current = op.path
             if op.data is not None:
@@ -106,6 +110,8 @@ def write_files(ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, t
                 _rename(folder, op.tmp, op.path.name)
                 op.tmp = None
             op.done = True
+        for folder in folders.values():
+            _still_there(folder, workspace, tool)
     except (OSError, WorkspaceError) as exc:
         _rollback(plan, created_dirs)
         if isinstance(exc, WorkspaceError):
@@ -132,46 +138,54 @@ def _need(folder: _Folder | None) -> _Folder:
 
 
 def _folder(path: Path, workspace: Workspace, tool: str, cache: dict[Path, _Folder]) -> _Folder:
-    """Open ``path`` and check that what was opened is that realpath, inside the root."""
+    """Open ``path`` from the root, component by component, never following a symlink
+    (``Workspace.open_dir``): the descriptor is the folder that was resolved or the
+    call fails."""
     if path in cache:
         return cache[path]
     workspace.recheck(path, tool=tool)
-    fd = None
-    if _USE_DIR_FD:
-        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
-        try:
-            workspace.recheck(path, tool=tool)
-            opened, named = os.fstat(fd), os.stat(path)
-            if (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
-                raise WorkspaceError(
-                    f"{tool}: the folder {workspace.display(path)!r} changed on disk while "
-                    f"being opened; refusing to write"
-                )
-        except BaseException:
-            os.close(fd)
-            raise
+    fd = workspace.open_dir(path, tool=tool) if _USE_DIR_FD else None
     cache[path] = _Folder(path, fd)
     return cache[path]
 
 
+def _still_there(folder: _Folder, workspace: Workspace, tool: str) -> None:
+    """After the renames: the folder written through is still the one its path names.
+    A folder moved away after it was opened (the descriptor follows the folder, not the
+    name) is caught here, and the caller rolls the write back."""
+    if folder.fd is None:
+        return
+    fd = workspace.open_dir(folder.path, tool=tool)
+    try:
+        now, held = os.fstat(fd), os.fstat(folder.fd)
+    finally:
+        os.close(fd)
+    if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+        raise WorkspaceError(
+            f"{tool}: the folder {workspace.display(folder.path)!r} was moved while it was "
+            f"being written; the write was undone and nothing was changed. Look at the "
+            f"workspace and make the call again"
+        )
+
+
 def _make_parents(
     path: Path, workspace: Workspace, tool: str, folders: dict[Path, _Folder]
-) -> list[Path]:
+) -> list[tuple[_Folder, str]]:
     """Create the missing folders above ``path`` (inside the root), outermost first."""
     missing: list[Path] = []
     folder = path.parent
     while not os.path.lexists(folder):
         missing.append(folder)
         folder = folder.parent
-    made: list[Path] = []
+    made: list[tuple[_Folder, str]] = []
     for folder in reversed(missing):
         parent = _folder(folder.parent, workspace, tool, folders)
         os.mkdir(parent.at(folder.name), dir_fd=parent.fd)
-        made.append(folder)
+        made.append((parent, folder.name))
     return made
 
 
-def _remember_original(op: _Op) -> None:
+def _remember_original(op: _Op, workspace: Workspace, tool: str) -> None:
     folder = _need(op.folder)
     name = folder.at(op.path.name)
     try:
@@ -180,9 +194,18 @@ def _remember_original(op: _Op) -> None:
         if op.data is None:
             raise
         return
-    if not stat.S_ISREG(st.st_mode):  # a symlink here was swapped in after resolve
-        raise IsADirectoryError(21, "not a regular file", str(op.path))
-    fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=folder.fd)
+    if stat.S_ISLNK(st.st_mode):  # swapped in after resolve: never write through it
+        raise WorkspaceError(
+            f"{tool}: {workspace.display(op.path)!r} is now a symlink (to "
+            f"{os.readlink(name, dir_fd=folder.fd)!r}), not the file that was checked and "
+            f"approved; nothing was written. Look at the workspace and make the call again"
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise WorkspaceError(
+            f"{tool}: {workspace.display(op.path)!r} is not a regular file (a folder, FIFO, "
+            f"device or socket); nothing was written"
+        )
+    fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=folder.fd)
     with os.fdopen(fd, "rb") as f:
         op.original_mode = stat.S_IMODE(st.st_mode)
         op.original = f.read()
@@ -218,7 +241,7 @@ def _rename(folder: _Folder, src: str, dst: str) -> None:
         os.replace(folder.at(src), folder.at(dst))
 
 
-def _rollback(plan: list[_Op], created_dirs: list[Path]) -> None:
+def _rollback(plan: list[_Op], created_dirs: list[tuple[_Folder, str]]) -> None:
     for op in reversed(plan):
         folder = op.folder
         if folder is None:
@@ -234,6 +257,6 @@ def _rollback(plan: list[_Op], created_dirs: list[Path]) -> None:
                 os.unlink(folder.at(op.path.name), dir_fd=folder.fd)
             else:
                 _rename(folder, _stage(op, op.original, op.original_mode), op.path.name)
-    for path in reversed(created_dirs):
+    for parent, name in reversed(created_dirs):  # through the parent's descriptor
         with contextlib.suppress(OSError):
-            os.rmdir(path)
+            os.rmdir(parent.at(name), dir_fd=parent.fd)

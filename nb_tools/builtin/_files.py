@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._atomic import atomic_write
+from nb_tools.builtin._binding import Bindings, Target, call_key, verify
 from nb_tools.builtin._common import ToolError, guarded, parse_args
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, load_text, split_lines
@@ -59,10 +60,12 @@ class _FileTool:
 
     name = ""
     path_key = "file_path"
+    writes = False  # writers bind the resolved path when asked about protection
 
     def __init__(self, workspace: Workspace, state: ReadState) -> None:
         self.workspace = workspace
         self.state = state
+        self.bindings = Bindings()
         self._info = self._make_info()
 
     def _make_info(self) -> Info:
@@ -78,13 +81,36 @@ class _FileTool:
         return parse_args(self.name, schema, args)
 
     def is_protected_call(self, args: Args) -> bool:
-        """Whether the call touches a protected path (``.git/``, ``.env*``, rc files,
-        ``.ssh/``): such calls ask for approval even where a policy would not."""
+        """Whether the call touches a protected path (``.git/``, ``.nb_tools/``, IPython
+        start-up files, ``.env*``, rc files, ``.ssh/``, ...; see ``_protected``), as
+        written or as resolved: such calls ask for approval even where a policy would
+        not. A writer binds the resolved path here if no preview did (see ``_binding``);
+        a path that no longer resolves where its binding says counts as protected."""
         try:
             parsed = self._parse(args)
         except ValueError:
             return False
-        return self.workspace.is_protected(str(parsed[self.path_key]))
+        raw = str(parsed[self.path_key])
+        if self.workspace.is_protected(raw):
+            return True
+        if not self._binds(parsed):
+            return False
+        try:
+            now = self._target(raw)
+        except ValueError:
+            return False  # the call will refuse the path itself
+        bound = self.bindings.bind(self._key(parsed), (now,))
+        return any(t.raw == raw and (t.path != now.path or t.protected) for t in bound)
+
+    def _binds(self, parsed: dict[str, Any]) -> bool:
+        return self.writes
+
+    def _key(self, parsed: dict[str, Any]) -> str:
+        return f"{self.name}:{call_key(parsed)}"
+
+    def _target(self, raw: str) -> Target:
+        path = self.workspace.resolve(raw, tool=self.name)
+        return Target(raw=raw, path=path, protected=self.workspace.is_protected(raw))
 
     def requires_approval_for(self, args: Args) -> bool:
         try:
@@ -136,7 +162,9 @@ class ReadFileTool(_FileTool):
         path = self.workspace.resolve(raw, tool=self.name)
         shown = self.workspace.display(path)
         try:
-            tf = load_text(path, tool=self.name, shown=shown)
+            tf = load_text(
+                path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
+            )
         except FileNotFoundError:
             raise ToolError(
                 f"{self.name}: {shown} does not exist; use glob to find files"
@@ -181,12 +209,18 @@ class _Plan:
 
 
 def load_checked(
-    state: ReadState, path: Path, *, tool: str, shown: str, reader: str = "read_file"
+    state: ReadState,
+    path: Path,
+    *,
+    tool: str,
+    shown: str,
+    reader: str = "read_file",
+    opener: Callable[[Path], int] | None = None,
 ) -> TextFile | None:
     """The current file, refused unless the model read all of it and it is unchanged since
     (see ``ReadState.check``); ``None`` if it does not exist."""
     try:
-        tf = load_text(path, tool=tool, shown=shown)
+        tf = load_text(path, tool=tool, shown=shown, opener=opener)
     except FileNotFoundError:
         return None
     problem = state.check(path, tf.data, tool=tool, shown=shown, reader=reader)
@@ -196,16 +230,33 @@ def load_checked(
 
 
 class _Writer(_FileTool):
-    """A tool that writes one file: ``preview`` and ``call`` share ``_plan``."""
+    """A tool that writes one file: ``preview`` and ``call`` share ``_plan``; the path
+    the preview resolved is bound to the call (``_binding``)."""
+
+    writes = True
 
     def _plan(self, parsed: dict[str, Any]) -> _Plan:
         raise NotImplementedError
 
+    def _raw_path(self, parsed: dict[str, Any]) -> str:
+        return str(parsed[self.path_key])
+
+    def _plan_target(self, parsed: dict[str, Any], plan: _Plan) -> Target:
+        raw = self._raw_path(parsed)
+        return Target(raw=raw, path=plan.path, protected=self.workspace.is_protected(raw))
+
     def preview(self, args: Args) -> Change:
-        return self._plan(self._parse(args)).change
+        parsed = self._parse(args)
+        plan = self._plan(parsed)
+        self.bindings.bind(self._key(parsed), (self._plan_target(parsed, plan),), replace=True)
+        return plan.change
 
     def _run(self, args: Args) -> Result:
-        plan = self._plan(self._parse(args))
+        parsed = self._parse(args)
+        bound = self.bindings.take(self._key(parsed))
+        verify(self.name, bound, (self._target(self._raw_path(parsed)),), self.workspace.display)
+        plan = self._plan(parsed)  # reads the file: checked above, and again below
+        verify(self.name, bound, (self._plan_target(parsed, plan),), self.workspace.display)
         atomic_write(plan.path, plan.data, workspace=self.workspace, tool=self.name)
         self.state.record(plan.path, plan.data, cells=plan.cells)
         meta: dict[str, Any] = {"path": plan.shown, "change": plan.change.kind}
@@ -219,7 +270,9 @@ class _Writer(_FileTool):
         return plan.summary
 
     def _existing(self, path: Path, shown: str) -> TextFile | None:
-        return load_checked(self.state, path, tool=self.name, shown=shown)
+        return load_checked(
+            self.state, path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
+        )
 
 
 def _encode(tf: TextFile | None, text: str, tool: str, shown: str) -> bytes:

@@ -85,7 +85,13 @@ def _load(workspace: Workspace, raw: str, tool: str, *, for_write: bool = False)
     if path.suffix != ".ipynb":
         raise ToolError(f"{tool}: {shown} is not a notebook (.ipynb); use read_file/edit_file")
     try:
-        tf = load_text(path, tool=tool, shown=shown, max_bytes=MAX_NOTEBOOK_BYTES)
+        tf = load_text(
+            path,
+            tool=tool,
+            shown=shown,
+            max_bytes=MAX_NOTEBOOK_BYTES,
+            opener=workspace.opener(tool),
+        )
     except FileNotFoundError:
         raise ToolError(f"{tool}: {shown} does not exist; use glob to find notebooks") from None
     try:

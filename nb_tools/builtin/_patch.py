@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._atomic import write_files
+from nb_tools.builtin._binding import Bindings, Target, verify
 from nb_tools.builtin._common import ToolError, guarded, parse_args
 from nb_tools.builtin._patch_parse import (
     AddFile,
@@ -107,6 +108,7 @@ class _Entry:
 
 @dataclass
 class _Plan:
+    targets: tuple[Target, ...] = ()  # every header path, as written and as resolved
     entries: dict[Path, _Entry] = field(default_factory=dict)
     added: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
@@ -121,6 +123,7 @@ class ApplyPatchTool:
     def __init__(self, workspace: Workspace, state: ReadState) -> None:
         self.workspace = workspace
         self.state = state
+        self.bindings = Bindings()
         self._info = Info(
             name=self.name,
             description=DESCRIPTION,
@@ -160,7 +163,7 @@ class ApplyPatchTool:
                 "apply_patch: No files were modified. The patch has no *** Add File, "
                 "*** Delete File or *** Update File section."
             )
-        plan = _Plan()
+        plan = _Plan(targets=self._targets(hunks))
         for hunk in hunks:
             try:
                 self._apply_hunk(plan, hunk)
@@ -170,6 +173,16 @@ class ApplyPatchTool:
                     f"nothing); fix this part and send the whole patch again."
                 ) from None
         return plan
+
+    def _targets(self, hunks: list[Hunk]) -> tuple[Target, ...]:
+        """Each header path (Move to included) as written, as resolved now, protected or
+        not; raises ``WorkspaceError`` for a path outside the workspace."""
+        out: dict[str, Target] = {}
+        for raw in _header_paths(hunks):
+            if raw not in out:
+                path = self.workspace.resolve(raw, tool=self.name)
+                out[raw] = Target(raw=raw, path=path, protected=self.workspace.is_protected(raw))
+        return tuple(out.values())
 
     def _entry(self, plan: _Plan, raw: str, *, for_write: bool) -> _Entry:
         path = self.workspace.resolve(raw, tool=self.name)
@@ -181,7 +194,9 @@ class ApplyPatchTool:
         original, unreadable = None, None
         if not path.is_dir():
             try:
-                original = load_text(path, tool=self.name, shown=shown)
+                original = load_text(
+                    path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
+                )
             except FileNotFoundError:
                 original = None
             except TextFileError as exc:
@@ -253,20 +268,32 @@ class ApplyPatchTool:
 
     def preview_files(self, args: Args) -> list[Change]:
         plan = self._plan(args)
+        self.bindings.bind(self._key(args), plan.targets, replace=True)
         return [_change(e) for e in plan.entries.values() if _touched(e)]
 
+    def _key(self, args: Args) -> str:
+        return f"{self.name}:{self._patch_text(args)}"
+
     def is_protected_call(self, args: Args) -> bool:
-        """Whether the patch names a protected path (``.git/``, ``.env*``, rc files, ...)."""
+        """Whether the patch names a protected path (``.git/``, ``.nb_tools/``, IPython
+        start-up files, ``.env*``, rc files, ...; Move to included), as written or as
+        resolved. Binds the resolved paths if no preview did (``_binding``); a path that
+        no longer resolves where its binding says counts as protected."""
         try:
             hunks = parse_patch(self._patch_text(args))
         except ValueError:
             return False
-        paths: list[str] = []
-        for h in hunks:
-            paths.append(h.path)
-            if isinstance(h, UpdateFile) and h.move_path:
-                paths.append(h.move_path)
-        return any(self.workspace.is_protected(p) for p in paths if p)
+        paths = [p for p in _header_paths(hunks) if p]
+        if any(self.workspace.is_protected(p) for p in paths):
+            return True
+        try:
+            now = self._targets(hunks)
+        except ValueError:
+            return False  # the call will refuse the path itself
+        bound = {t.raw: t for t in self.bindings.bind(self._key(args), now)}
+        return any(
+            t.raw not in bound or bound[t.raw].path != t.path or bound[t.raw].protected for t in now
+        )
 
     def requires_approval_for(self, args: Args) -> bool:
         return True
@@ -275,7 +302,15 @@ class ApplyPatchTool:
         return await asyncio.to_thread(guarded, self.name, lambda: self._write(args))
 
     def _write(self, args: Args) -> Result:
+        bound = self.bindings.take(self._key(args))
+        if bound is not None:  # before reading any file through a changed path
+            try:
+                hunks = parse_patch(self._patch_text(args))
+            except ParseError:
+                hunks = []  # _plan reports it
+            verify(self.name, bound, self._targets(hunks), self.workspace.display)
         plan = self._plan(args)
+        verify(self.name, bound, plan.targets, self.workspace.display)
         ops: list[tuple[Path, bytes | None]] = []
         written: list[tuple[_Entry, bytes]] = []
         for entry in plan.entries.values():
@@ -308,6 +343,15 @@ class ApplyPatchTool:
         if self.is_protected_call(args):
             meta["protected"] = True
         return Result(content="\n".join(lines) + "\n", metadata=meta)
+
+
+def _header_paths(hunks: list[Hunk]) -> list[str]:
+    paths: list[str] = []
+    for h in hunks:
+        paths.append(h.path)
+        if isinstance(h, UpdateFile) and h.move_path is not None:
+            paths.append(h.move_path)
+    return paths
 
 
 def _final_text(entry: _Entry) -> str | None:

@@ -23,6 +23,8 @@ __all__ = [
     "apply_chunks",
     "parse_patch",
     "parse_update_chunk",
+    "patch_lines",
+    "patch_paths",
     "seek_sequence",
 ]
 
@@ -107,9 +109,61 @@ def _check_boundaries_lenient(lines: list[str], error: ParseError) -> list[str]:
     raise error
 
 
+def patch_lines(text: str) -> list[str]:
+    """The one way a patch is cut into lines, for the parser and for everything that reads
+    headers (permission rules, previews): on ``\n`` only, one trailing ``\r`` dropped
+    (Rust's ``str::lines``). U+2028, U+0085, U+000B, U+000C, U+001C-U+001E and a lone CR
+    are NOT line breaks: they stay inside the line (hunk lines keep them as text; a
+    header path holding one is refused, see ``_header_path``). Python's
+    ``str.splitlines`` would split on all of them, so never use it on a patch."""
+    return split_lines(text.strip())
+
+
+def patch_paths(text: str) -> list[str]:
+    """Every path a patch names (Add, Delete, Update, Move to), exactly as the parser
+    reads them. A patch that does not parse is scanned line by line with the same line
+    splitting and header prefixes; that may name more paths than the parser would (a
+    header-like content line), never fewer."""
+    try:
+        hunks = parse_patch(text)
+    except ParseError:
+        paths: list[str] = []
+        for line in patch_lines(text):
+            s = line.strip()
+            for head in (ADD, DELETE, UPDATE, MOVE, ADD.rstrip(), DELETE.rstrip()):
+                if s.startswith(head):
+                    paths.append(s[len(head) :].strip())
+            if line.startswith(MOVE):
+                paths.append(line[len(MOVE) :])
+        return list(dict.fromkeys(paths))
+    out: list[str] = []
+    for h in hunks:
+        out.append(h.path)
+        if isinstance(h, UpdateFile) and h.move_path is not None:
+            out.append(h.move_path)
+    return out
+
+
+def _header_path(path: str, line_number: int) -> str:
+    """A header's path, refused if it holds a control character or a Unicode line or
+    paragraph separator: one of those would make the path mean one thing to a reader
+    that splits lines differently and another to the file system."""
+    import unicodedata
+
+    for c in path:
+        if unicodedata.category(c) in ("Cc", "Zl", "Zp"):
+            what = "a NUL byte" if c == "\x00" else unicodedata.name(c, "a control character")
+            raise ParseError(
+                f"the path {path!r} holds U+{ord(c):04X} ({what}); paths in a patch may "
+                "not contain line breaks or control characters",
+                line_number,
+            )
+    return path
+
+
 def parse_patch(text: str, *, lenient: bool = True) -> list[Hunk]:
     """The hunks of a patch, in order; raises ``ParseError``."""
-    lines = split_lines(text.strip())  # Rust's str::lines
+    lines = patch_lines(text)
     try:
         _check_boundaries(lines)
     except ParseError as exc:
@@ -140,16 +194,17 @@ def parse_one_hunk(lines: list[str], line_number: int) -> tuple[Hunk, int]:
             if not line.startswith("+"):
                 break
             contents.append(line[1:] + "\n")
-        return AddFile(path=first[len(ADD) :], contents="".join(contents)), 1 + len(contents)
+        path = _header_path(first[len(ADD) :], line_number)
+        return AddFile(path=path, contents="".join(contents)), 1 + len(contents)
     if first.startswith(DELETE):
-        return DeleteFile(path=first[len(DELETE) :]), 1
+        return DeleteFile(path=_header_path(first[len(DELETE) :], line_number)), 1
     if first.startswith(UPDATE):
-        path = first[len(UPDATE) :]
+        path = _header_path(first[len(UPDATE) :], line_number)
         rest = lines[1:]
         used = 1
         move_path = None
         if rest and rest[0].startswith(MOVE):
-            move_path = rest[0][len(MOVE) :]
+            move_path = _header_path(rest[0][len(MOVE) :], line_number + 1)
             rest = rest[1:]
             used += 1
         chunks: list[Chunk] = []

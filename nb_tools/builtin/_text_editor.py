@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from nb_tools.builtin._binding import Target, verify
 from nb_tools.builtin._common import ToolError, guarded
 from nb_tools.builtin._files import (
     EditFileTool,
@@ -112,11 +113,24 @@ class TextEditorTool(_FileTool):
             return True
         return bool(parsed["command"] != "view" or self.workspace.is_protected(parsed["path"]))
 
+    def _binds(self, parsed: dict[str, Any]) -> bool:
+        return bool(parsed["command"] != "view")
+
     def preview(self, args: Args) -> Change:
-        tool, mapped = self._map(self._parse(args))
+        parsed = self._parse(args)
+        tool, mapped = self._map(parsed)
         if not isinstance(tool, WriteFileTool | EditFileTool):
             raise ToolError(f"{self.name}: view changes nothing")
-        return tool.preview(mapped)
+        change = tool.preview(mapped)
+        self.bindings.bind(self._key(parsed), (self._target(str(parsed["path"])),), replace=True)
+        return change
+
+    def _checked_target(self, parsed: dict[str, Any]) -> tuple[Target, ...]:
+        """Hold the call to the path this tool's preview bound (``_binding``)."""
+        bound = self.bindings.take(self._key(parsed))
+        now = self._target(str(parsed["path"]))
+        verify(self.name, bound, (now,), self.workspace.display)
+        return bound or (now,)
 
     # -- the call -------------------------------------------------------------------------
 
@@ -127,7 +141,10 @@ class TextEditorTool(_FileTool):
                 path = self.workspace.resolve(parsed["path"], tool=self.name)
                 if path.is_dir():
                     return await asyncio.to_thread(guarded, self.name, lambda: self._listing(path))
+            target = None if parsed["command"] == "view" else self._checked_target(parsed)
             tool, mapped = self._map(parsed)
+            if target is not None:  # the tool mapped onto is held to the same target
+                tool.bindings.bind(tool._key(tool._parse(mapped)), target, replace=True)
         except ValueError as exc:
             return Result.error(str(exc))
         result = await tool.call(mapped)
@@ -180,7 +197,14 @@ class TextEditorTool(_FileTool):
             raise ToolError(f"{self.name}: insert needs insert_line and insert_text")
         target = self.workspace.resolve(p["path"], for_write=True, tool=self.name)
         shown = self.workspace.display(target)
-        tf = load_checked(self.state, target, tool=self.name, shown=shown, reader="view")
+        tf = load_checked(
+            self.state,
+            target,
+            tool=self.name,
+            shown=shown,
+            reader="view",
+            opener=self.workspace.opener(self.name),
+        )
         if tf is None:
             raise ToolError(f"{self.name}: {shown} does not exist; use the create command")
         current = tf.text.replace("\r\n", "\n") if tf.crlf else tf.text

@@ -7,8 +7,10 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -98,9 +100,26 @@ def decode(data: bytes) -> tuple[str, str, bytes] | None:
         return None
 
 
-def load_text(path: Path, *, tool: str, shown: str, max_bytes: int = MAX_FILE_BYTES) -> TextFile:
+def load_text(
+    path: Path,
+    *,
+    tool: str,
+    shown: str,
+    max_bytes: int = MAX_FILE_BYTES,
+    opener: Callable[[Path], int] | None = None,
+) -> TextFile:
     """Read and decode ``path``; raises ``FileNotFoundError`` when it does not exist and
-    ``TextFileError`` for anything that is not a readable text file."""
+    ``TextFileError`` for anything that is not a readable text file. ``opener`` (the
+    workspace's race-free ``open_file``) opens it; its refusals propagate."""
+    if opener is not None:
+        try:
+            fd = opener(path)
+        except IsADirectoryError:
+            raise TextFileError(
+                f"{tool}: {shown} is a directory, not a file; use glob to list its contents"
+            ) from None
+        with os.fdopen(fd, "rb") as f:
+            return _load_open(f, tool=tool, shown=shown, max_bytes=max_bytes)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -123,14 +142,21 @@ def load_text(path: Path, *, tool: str, shown: str, max_bytes: int = MAX_FILE_BY
             else "not a regular file"
         )
         raise TextFileError(f"{tool}: {shown} is {kind}; only regular files can be read")
+    with open(path, "rb") as f:
+        return _load_open(f, tool=tool, shown=shown, max_bytes=max_bytes)
+
+
+def _load_open(f: BinaryIO, *, tool: str, shown: str, max_bytes: int) -> TextFile:
+    st = os.fstat(f.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        raise TextFileError(f"{tool}: {shown} is not a regular file; only those can be read")
     if st.st_size > max_bytes:
         raise TextFileError(
             f"{tool}: {shown} is {st.st_size:,} bytes, over the {max_bytes:,}-byte limit; "
             f"use grep to find the part you need, or bash with head/tail/sed"
         )
     try:
-        with open(path, "rb") as f:
-            data = f.read(max_bytes + 1)
+        data = f.read(max_bytes + 1)
     except OSError as exc:
         raise TextFileError(f"{tool}: cannot read {shown}: {exc.strerror}") from exc
     if len(data) > max_bytes:

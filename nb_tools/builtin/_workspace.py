@@ -14,8 +14,16 @@ API (other built-in modules import this; keep it stable)::
     ws.recheck(path, *, tool=None) -> None
         # Just before a write: `path` (a result of resolve) still resolves to itself and is
         # inside the root, i.e. no symlink was swapped in since. Raises WorkspaceError.
+    ws.open_dir(path, *, tool=None) -> int
+        # A descriptor of the folder `path` (a realpath inside the root), opened from the
+        # root one component at a time with O_NOFOLLOW: the folder that was resolved, or
+        # WorkspaceError naming the component that became a symlink. Writers use it.
+    ws.open_file(path, *, tool=None) -> int / ws.opener(tool)
+        # The same walk for reads; refuses a final symlink, FIFOs, devices and sockets
+        # (by lstat, before opening) and never blocks.
     ws.display(path) -> str           # path relative to the root ("." for the root itself)
-    ws.is_protected(path) -> bool     # .git/ anywhere, .env*, shell rc files, .ssh/
+    ws.is_protected(path) -> bool     # see _protected: .git/, .nb_tools/, IPython start-up,
+    ws.protected_reason(path)         # .env*, rc files, .ssh/, ... as written or resolved
     WorkspaceError(ValueError)
 
 Containment is decided by ``Path.is_relative_to`` on realpaths, never by string prefixes.
@@ -25,32 +33,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-__all__ = ["PROTECTED_NAMES", "Workspace", "WorkspaceError"]
+from nb_tools.builtin._protected import PROTECTED, protected_reason
 
-# Shell start-up files: writing one runs code in the user's next shell.
-_RC_FILES = frozenset(
-    {
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zshenv",
-        ".zprofile",
-        ".zlogin",
-        ".zlogout",
-        ".cshrc",
-        ".tcshrc",
-        ".kshrc",
-        ".login",
-        ".logout",
-    }
-)
-_PROTECTED_DIRS = frozenset({".git", ".ssh"})
-PROTECTED_NAMES = _RC_FILES | _PROTECTED_DIRS | {".env*"}
+__all__ = ["PROTECTED_NAMES", "USE_DIR_FD", "Workspace", "WorkspaceError"]
+
+PROTECTED_NAMES = frozenset(" / ".join(p) for p, _ in PROTECTED)
+
+USE_DIR_FD = {os.open, os.stat} <= os.supports_dir_fd
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class WorkspaceError(ValueError):
@@ -65,6 +62,8 @@ class Workspace:
         if not real.is_dir():
             raise WorkspaceError(f"workspace root {os.fspath(root)!r} is not a directory")
         self.root: Path = real
+        st = os.stat(real)
+        self._root_id = (st.st_dev, st.st_ino)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -112,10 +111,95 @@ class Workspace:
         prefix = f"{tool}: " if tool else ""
         real = Path(os.path.realpath(path))
         if real != path or not real.is_relative_to(self.root):
+            where = "outside the workspace" if not real.is_relative_to(self.root) else "to"
             raise WorkspaceError(
-                f"{prefix}{self.display(path)!r} changed on disk (a symlink now leads to "
-                f"{str(real)!r}); refusing to write outside the workspace {self.root}"
+                f"{prefix}{self.display(path)!r} changed on disk since the call was planned "
+                f"(a symlink now leads {where} {self.display(real)!r}); nothing was written. "
+                f"Refusing to write outside the workspace {self.root} or to a path other "
+                f"than the approved one; look at the workspace and make the call again"
             )
+
+    def open_dir(self, path: Path, *, tool: str | None = None) -> int:
+        """A descriptor of the folder ``path`` (a realpath inside the root), opened one
+        component at a time from the root without following any symlink, so what is
+        opened is the folder that was resolved, whatever was swapped in since. Raises
+        ``WorkspaceError`` naming the component that is no longer a plain folder, and
+        ``FileNotFoundError`` if one is missing. POSIX only (see ``USE_DIR_FD``)."""
+        prefix = f"{tool}: " if tool else ""
+        if not path.is_relative_to(self.root):
+            raise WorkspaceError(f"{prefix}{str(path)!r} is outside the workspace {self.root}")
+        fd = os.open(self.root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != self._root_id:
+                raise WorkspaceError(
+                    f"{prefix}the workspace root {self.root} was replaced since the tools "
+                    f"were made; nothing was written. Make the tools again"
+                )
+            walked = self.root
+            for part in path.relative_to(self.root).parts:
+                walked = walked / part
+                try:
+                    nxt = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+                except OSError as exc:
+                    if _is_link(part, fd):
+                        raise self._swapped(walked, path, prefix) from exc
+                    raise
+                os.close(fd)
+                fd = nxt
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def open_file(self, path: Path, *, tool: str | None = None) -> int:
+        """A read descriptor of the regular file ``path`` (a realpath inside the root),
+        walked to like ``open_dir`` and opened without following a symlink or blocking
+        on a FIFO. Non-regular files are left to the caller's ``fstat`` check."""
+        prefix = f"{tool}: " if tool else ""
+        if not USE_DIR_FD:
+            self.recheck(path, tool=tool)
+            return os.open(path, os.O_RDONLY | _CLOEXEC)
+        parent = self.open_dir(path.parent, tool=tool)
+        try:
+            st = os.stat(path.name, dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(21, "Is a directory", str(path))
+            if stat.S_ISLNK(st.st_mode):
+                raise self._swapped(path, path, prefix)
+            if not stat.S_ISREG(st.st_mode):
+                raise WorkspaceError(
+                    f"{prefix}{self.display(path)} is {_kind(st.st_mode)}; only regular files "
+                    f"can be read"
+                )
+            try:
+                return os.open(
+                    path.name,
+                    os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC,
+                    dir_fd=parent,
+                )
+            except OSError as exc:
+                if isinstance(exc, FileNotFoundError | IsADirectoryError | PermissionError):
+                    raise
+                raise self._swapped(path, path, prefix) from exc
+        finally:
+            os.close(parent)
+
+    def opener(self, tool: str | None = None) -> Callable[[Path], int]:
+        """``open_file`` for ``load_text``: reads go through the same race-free walk."""
+        return lambda path: self.open_file(path, tool=tool)
+
+    def _swapped(self, component: Path, target: Path, prefix: str) -> WorkspaceError:
+        try:
+            now = f"a symlink to {os.readlink(component)!r}"
+        except OSError:
+            now = "not a plain folder"
+        return WorkspaceError(
+            f"{prefix}{self.display(component)!r} is now {now}, so "
+            f"{self.display(target)!r} no longer resolves to the path that was checked "
+            f"(and approved); nothing was read or written. Look at the workspace (a symlink was "
+            f"swapped in) and make the call again"
+        )
 
     def display(self, path: str | os.PathLike[str]) -> str:
         """``path`` relative to the root, with forward slashes, for messages."""
@@ -130,27 +214,41 @@ class Workspace:
         return text if text else "."
 
     def is_protected(self, path: str | os.PathLike[str]) -> bool:
-        """Whether ``path`` (as given or as resolved) is a secret or start-up file:
-        ``.git/`` anywhere, ``.env*``, shell rc files, ``.ssh/``."""
-        candidates = [os.fspath(path)]
-        with contextlib.suppress(WorkspaceError):
-            candidates.append(os.fspath(self.resolve(path)))
-        for cand in candidates:
-            p = Path(cand)
-            if p.is_absolute():
-                try:
-                    p = p.relative_to(self.root)
-                except ValueError:
-                    p = Path(*p.parts[1:])
-            if _protected_parts(PurePosixPath(p.as_posix()).parts):
-                return True
-        return False
+        """Whether ``path`` is protected as written or as resolved (see ``_protected``)."""
+        return self.protected_reason(path) is not None
+
+    def protected_reason(self, path: str | os.PathLike[str]) -> str | None:
+        """Why ``path`` is protected (``.git/``, ``.nb_tools/``, IPython startup files,
+        ``.env*``, shell rc files, ``.ssh/``, ...), judged on the lexical path (``..``
+        folded) and on the resolved one (symlinks followed, dangling ones included), or
+        ``None``."""
+        raw = os.fspath(path)
+        if not isinstance(raw, str) or "\x00" in raw:
+            return None
+        joined = os.path.normpath(os.path.join(self.root, raw))
+        candidates = [PurePosixPath(Path(joined).as_posix()).parts]
+        with contextlib.suppress(OSError, ValueError):
+            candidates.append(Path(os.path.realpath(joined)).parts)
+        candidates.append(PurePosixPath(raw.replace("\\", "/")).parts)
+        for parts in candidates:
+            reason = protected_reason(parts)
+            if reason is not None:
+                return reason
+        return None
 
 
-def _protected_parts(parts: tuple[str, ...]) -> bool:
-    if any(part in _PROTECTED_DIRS for part in parts):
-        return True
-    if not parts:
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
         return False
-    name = parts[-1]
-    return name.startswith(".env") or name in _RC_FILES

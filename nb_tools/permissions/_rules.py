@@ -29,7 +29,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -264,13 +263,13 @@ def _matches(rule: Rule, name: str, args: dict[str, Any], tool: Any, root: Path)
         return _match_domain(spec, str(args.get("url", "")))
     if lname == "apply_patch":
         paths = _patch_paths(str(args.get("input", "")))
-        hits = [_match_path(spec, p, root) for p in paths]
+        hits = [_match_path(spec, p, root, strict) for p in paths]
         return bool(hits) and (all(hits) if strict else any(hits))
     if lname in _FILE_TOOLS:
         for key in _FILE_TOOLS[lname]:
             if key in args:
-                return _match_path(spec, str(args[key]), root)
-        return _match_path(spec, ".", root)
+                return _match_path(spec, str(args[key]), root, strict)
+        return _match_path(spec, ".", root, strict)
     first = next((v for v in args.values() if isinstance(v, str)), None)
     return first is not None and fnmatch.fnmatchcase(first, spec)
 
@@ -326,28 +325,63 @@ def _match_domain(spec: str, url: str) -> bool:
     return domain_matches(spec[len("domain:") :], host)
 
 
-def _match_path(spec: str, path: str, root: Path) -> bool:
+def _match_path(spec: str, path: str, root: Path, strict: bool = False) -> bool:
+    """Whether the gitignore-style ``spec`` matches ``path`` (relative to ``root`` or
+    absolute) as written (``..`` folded) and as the tools will act on it (symlinks
+    resolved, as ``Workspace.resolve`` does). ``strict`` (allow rules): both must match,
+    so ``allow write_file(notes/**)`` does not cover ``notes/link/x`` with ``link ->
+    ../.git``. Otherwise (deny, ask) either may, so ``deny edit_file(secrets/**)`` catches
+    ``link/x`` with ``link -> secrets``. A path outside the root, with a NUL byte or
+    starting with ``~`` matches no allow rule; for deny and ask its lexical form inside
+    the root still counts."""
     if "\x00" in path or path.startswith("~"):
         return False
-    full = path if os.path.isabs(path) else os.path.join(str(root), path)
-    norm = posixpath.normpath(full.replace(os.sep, "/"))
-    root_s = posixpath.normpath(str(root).replace(os.sep, "/"))
-    if norm != root_s and not norm.startswith(root_s.rstrip("/") + "/"):
-        return False
-    rel = posixpath.relpath(norm, root_s)
+    forms = _path_forms(path, root)
+    if strict:
+        return None not in forms and all(_spec_matches(spec, f) for f in forms if f is not None)
+    return any(_spec_matches(spec, f) for f in forms if f is not None)
+
+
+def _path_forms(path: str, root: Path) -> list[str | None]:
+    """``path`` relative to the root, lexically and resolved (``None``: outside)."""
+    root_s = os.path.normpath(str(root))
+    real_root = os.path.realpath(root_s)
+    full = os.path.join(root_s, path)  # an absolute path replaces the root
+    lexical = os.path.normpath(full)
+    resolved = os.path.realpath(full)
+    lex = _inside(lexical, root_s)
+    if lex is None:
+        lex = _inside(lexical, real_root)
+    return [lex, _inside(resolved, real_root)]
+
+
+def _inside(path: str, base: str) -> str | None:
+    p, b = Path(path), Path(base)
+    if p != b and not p.is_relative_to(b):
+        return None
+    rel = p.relative_to(b).as_posix()
+    return rel if rel != "." else ""
+
+
+def _spec_matches(spec: str, rel: str) -> bool:
+    import unicodedata
+
     import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines([spec]).match_file(rel)
+    matcher = pathspec.GitIgnoreSpec.from_lines([spec])
+    return any(
+        matcher.match_file(form or ".")
+        for form in dict.fromkeys((rel, unicodedata.normalize("NFC", rel)))
+    )
 
 
 def _patch_paths(patch: str) -> list[str]:
-    paths: list[str] = []
-    for line in patch.splitlines():
-        s = line.strip()
-        for head in ("*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:"):
-            if s.startswith(head):
-                paths.append(s[len(head) :].strip())
-    return paths
+    """The paths an ``apply_patch`` input names, split exactly as the patch parser splits
+    it (one shared function: ``_patch_parse.patch_paths``): a header cut by U+2028 or
+    another Unicode line boundary reads the same here as where it is written."""
+    from nb_tools.builtin._patch_parse import patch_paths
+
+    return patch_paths(patch)
 
 
 def rules_from(lines: Iterable[tuple[Action, str]]) -> PermissionRules:
