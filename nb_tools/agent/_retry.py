@@ -68,7 +68,8 @@ def retry_after(exc: BaseException) -> float | None:
 
 def backoff(attempt: int) -> float:
     """The SDK's schedule: 0.5 s doubling per attempt, up to 8 s, minus up to 25% jitter."""
-    return min(0.5 * 2 ** (attempt - 1), 8.0) * (1 - 0.25 * random.random())
+    base: float = min(0.5 * 2.0 ** (attempt - 1), 8.0)
+    return base * (1 - 0.25 * random.random())
 
 
 def retry_text(event: ModelRetrying) -> str:

@@ -55,6 +55,9 @@ class FrontendWatch:
         self.widget = widget
         self.shown_at = time.monotonic()
         self.seen = False  # set from the comm handler (maybe on a subshell thread)
+        if widget is None:  # nothing to watch: assume someone is there (the old behaviour)
+            self.seen = True
+            return
         try:
             widget._view_count = 0
             widget.observe(self._on_count, names="_view_count")

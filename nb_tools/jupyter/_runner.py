@@ -218,7 +218,8 @@ async def _run_shown(
 
     from nb_tools.jupyter._headless import FrontendWatch
 
-    watch = FrontendWatch(view.box)  # before view.show(): is anyone there to click?
+    # Before view.show(): is anyone there to click? (the view's root widget)
+    watch = FrontendWatch(getattr(view, "box", None))
     previous_approver = agent.approver
     agent.approver = watch.guard(view.ask) if agent.approval != "deny" else None
     failure: BaseException | None = None

@@ -21,8 +21,8 @@ def tools_from(
     """The tools of ``source``, sorted by name, registered nowhere (pass them to
     ``Agent(tools=...)`` or ``Registry.register``).
 
-    - a module: every ``@tool`` in it, and every public function defined in it (not
-      imported into it) made a tool;
+    - a module: every ``@tool`` and every other public function defined in it (what it
+      imports from elsewhere is left out);
     - an object: its ``@tool`` methods and its other public methods, bound to it;
     - a class: its ``@tool`` static methods and other public static methods.
 
@@ -88,9 +88,11 @@ def _members(source: Any) -> list[tuple[str, Any]]:
 
 def _as_tool(source: Any, name: str, value: Any) -> FunctionTool | None:
     if isinstance(source, types.ModuleType):
+        if getattr(value, "__module__", None) != source.__name__:
+            return None  # imported into the module, not defined there
         if isinstance(value, FunctionTool):
             return value
-        if inspect.isfunction(value) and value.__module__ == source.__name__:
+        if inspect.isfunction(value):
             return FunctionTool(value)
         return None
     is_class = isinstance(source, type)

@@ -69,8 +69,8 @@ class FunctionTool:
         if isinstance(fn, staticmethod):
             fn = fn.__func__
         self._binds_class = isinstance(fn, classmethod)
-        if self._binds_class:
-            fn = fn.__func__  # type: ignore[union-attr]
+        if isinstance(fn, classmethod):
+            fn = fn.__func__
         if timeout is not None and not timeout > 0:
             raise ValueError(f"@tool: timeout must be a positive number of seconds, got {timeout}")
         if not callable(fn):

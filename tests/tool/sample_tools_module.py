@@ -27,4 +27,6 @@ def _helper() -> None:
     """Private: never a tool."""
 
 
-__all__ = ["Path", "add", "read_note", "shout"]
+__all__ = ["Path", "add", "imported_helper", "read_note", "shout"]
+
+from nb_tools.testing import call as imported_helper  # noqa: E402  (imported: never a tool)
