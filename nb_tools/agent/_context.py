@@ -57,10 +57,6 @@ def server_context_management(model: str, compaction: bool, clear: bool) -> tupl
     return ({"context_management": {"edits": edits}} if edits else {}), betas
 
 
-def conversation_tokens(usage_input: int, usage_output: int) -> int:
-    return usage_input + usage_output
-
-
 def needs_summary(model: str, tokens: int) -> bool:
     return tokens >= limits_for(model).context_window * SUMMARY_AT
 

@@ -4,12 +4,12 @@ The loop in ``_agent`` calls :meth:`TurnDriver.request` and :meth:`TurnDriver.ju
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._context import (
-    CLEAR_MIN_CHARS,
     ImageFitter,
     clear_old_results,
     needs_summary,
@@ -26,6 +26,7 @@ from nb_tools.agent._notices import (
 from nb_tools.agent._turns import TurnPolicy, Verdict
 from nb_tools.model import (
     CompactionBlock,
+    ImageBlock,
     Message,
     ModelRequest,
     Provider,
@@ -171,8 +172,6 @@ def reply_events(message: Message) -> list[Event]:
 
 
 def _with_max_tokens(request: ModelRequest, max_tokens: int) -> ModelRequest:
-    import dataclasses
-
     return dataclasses.replace(request, max_tokens=max(max_tokens, request.max_tokens))
 
 
@@ -190,12 +189,11 @@ def drop_refused_prompt(messages: list[Message]) -> None:
 
 
 def user_message_blocks(prompt: str, parts: list[Any]) -> tuple[Any, ...]:
-    from nb_tools.model import ImageBlock
-
+    """A prompt's blocks: its attachments, then its text (none when only whitespace)."""
     blocks: list[Any] = [ImageBlock(part=p) for p in parts]
     if prompt.strip():
         blocks.append(TextBlock(text=prompt))
     return tuple(blocks)
 
 
-__all__ = ["CLEAR_MIN_CHARS", "TurnDriver", "drop_refused_prompt", "user_message_blocks"]
+__all__ = ["TurnDriver", "drop_refused_prompt", "reply_events", "user_message_blocks"]

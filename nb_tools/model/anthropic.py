@@ -24,6 +24,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.model._anthropic_convert import RequestEncoder
+from nb_tools.model._anthropic_errors import (
+    STATUS_WORDS,
+    WAY_OUT,
+    cut_error,
+    error_detail,
+    mid_stream_error,
+    retryable_status,
+)
 from nb_tools.model._defaults import (
     BLOCK_ENV,
     default_model,
@@ -68,45 +76,6 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 # so the SDK constructs and the request goes out.
 LOOPBACK_KEY = "sk-ant-loopback-no-key"
 
-_STATUS_WORDS = {
-    400: "rejected the request",
-    401: "refused the credentials",
-    402: "refused the request for billing reasons",
-    403: "denied permission",
-    404: "found no such model or endpoint",
-    408: "timed out",
-    413: "found the request too large",
-    429: "rate limit reached",
-    500: "internal error",
-    502: "bad gateway",
-    503: "unavailable",
-    504: "timed out",
-    529: "overloaded",
-}
-# The API's error types (https://docs.claude.com/en/api/errors) and their HTTP status.
-STATUS_BY_ERROR_TYPE = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
-_WAY_OUT = {
-    401: "check ANTHROPIC_API_KEY (or pass api_key=)",
-    402: "check the account's billing and credit balance in the Anthropic Console",
-    403: "check the key's workspace and permissions",
-    404: "check the model name",
-    413: "shorten the conversation or the tool output (or attach smaller files)",
-    429: "wait a little and run the turn again",
-    500: "run the turn again",
-    504: "run the turn again (a smaller max_tokens answers sooner)",
-    529: "wait a little and run the turn again",
-}
 _raw_decode = json.JSONDecoder().raw_decode
 # The events a turn is built from; others (ping, content_block_stop, kinds added later)
 # are skipped without parsing their data, which need not even be JSON.
@@ -252,9 +221,9 @@ class AnthropicProvider:
                 retryable=True,
             ) from err
         except httpx2.HTTPError as err:
-            raise _cut_error(f"{type(err).__name__}: {err}") from err
+            raise cut_error(f"{type(err).__name__}: {err}") from err
         except _UnreadableEvent as err:
-            raise _cut_error(str(err)) from err.__cause__
+            raise cut_error(str(err)) from err.__cause__
         except anthropic.APIError as err:
             raise ModelError(
                 f"Anthropic API sent a response nb_tools could not read ({err}); "
@@ -279,7 +248,7 @@ class AnthropicProvider:
         # usage) is whole even when its message_stop did not: the SDK's recorded streams
         # end that way, and its accumulator accepts them.
         if not turn.stopped and turn.stop_reason is None:
-            raise _cut_error("the stream ended before message_stop")
+            raise cut_error("the stream ended before message_stop")
         yield ResponseEvent(
             message=turn.message(),
             stop_reason=turn.stop_reason or "end_turn",
@@ -350,14 +319,14 @@ class AnthropicProvider:
         return with_cost(self._model, usage)
 
     def _status_error(self, err: Any) -> ModelError:
-        error_type, detail = _error_detail(err.body, err.message)
+        error_type, detail = error_detail(err.body, err.message)
         status = int(err.status_code)
         if status < 400:
-            return _mid_stream_error(error_type, detail)
-        retryable = _retryable(status)
-        words = _STATUS_WORDS.get(status, "error")
+            return mid_stream_error(error_type, detail)
+        retryable = retryable_status(status)
+        words = STATUS_WORDS.get(status, "error")
         after = f" after {self.max_retries} retries" if retryable else ""
-        way_out = _WAY_OUT.get(status)
+        way_out = WAY_OUT.get(status)
         if status == 404:
             way_out = f"check the model name {self._model!r}"
         if status == 400 and "prompt is too long" in detail:
@@ -379,8 +348,8 @@ class AnthropicProvider:
             body: object = json.loads(text)
         except ValueError:
             body = text
-        error_type, detail = _error_detail(body, text or "Error code: 200")
-        return _mid_stream_error(error_type, detail)
+        error_type, detail = error_detail(body, text or "Error code: 200")
+        return mid_stream_error(error_type, detail)
 
 
 @dataclass
@@ -572,29 +541,6 @@ def _usage(api: Mapping[str, Any] | None, previous: Usage) -> Usage:
     return Usage(**counts)
 
 
-def _error_detail(body: object, fallback: str) -> tuple[str, str]:
-    """(error type, message) from the API's ``{"type": "error", "error": {...}}`` body."""
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict):
-            return str(error.get("type", "")), str(error.get("message", fallback))
-    return "", fallback
-
-
-def _mid_stream_error(error_type: str, detail: str) -> ModelError:
-    """An error event inside a 200 stream: its type says the status, and so whether running
-    the turn again can help and what else the user can do."""
-    status = STATUS_BY_ERROR_TYPE.get(error_type, 500)
-    way_out = _WAY_OUT.get(status, "run the turn again")
-    return ModelError(
-        f"Anthropic API stream failed mid-way with {error_type or 'an error'} "
-        f"({status}): {detail}; {way_out}",
-        status=status,
-        retryable=_retryable(status),
-        error_type=error_type,
-    )
-
-
 def _warn_if_deprecated(model: str) -> None:
     """The warning ``messages.create`` gives for a deprecated model (the SDK's table is
     private: anthropic._data, checked against 2.14; without it, no warning)."""
@@ -611,18 +557,6 @@ def _warn_if_deprecated(model: str) -> None:
             DeprecationWarning,
             stacklevel=3,
         )
-
-
-def _retryable(status: int) -> bool:
-    return status in (408, 409, 429) or status >= 500
-
-
-def _cut_error(reason: str) -> ModelError:
-    return ModelError(
-        f"Anthropic API stream was cut mid-way ({reason}); the partial reply was dropped "
-        "and the conversation is unchanged, so the turn can be run again",
-        retryable=True,
-    )
 
 
 def _env_credentials() -> bool:

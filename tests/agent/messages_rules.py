@@ -93,3 +93,14 @@ def check_all(requests: list[Any], signed: set[tuple[str, str]] | None = None) -
             continue
         found = problems(r.body, signed)
         assert not found, f"request {n}: {found}"
+
+
+def check_scripted(requests: list[Any]) -> None:
+    """The same rules on a ScriptedModel's requests, as the Anthropic provider would send
+    them."""
+    from nb_tools.model._anthropic_convert import request_params
+
+    assert requests, "no request was made"
+    for n, r in enumerate(requests):
+        found = problems(request_params(r, model="claude-sonnet-4-5", cache=True))
+        assert not found, f"request {n}: {found}"

@@ -19,6 +19,7 @@ from nb_tools.agent._context import SUMMARY_PREFIX
 from nb_tools.agent._notices import ContextCompacted, RunNotice, ThinkingDelta
 from nb_tools.model import (
     CompactionBlock,
+    Part,
     ServerToolResultBlock,
     ServerToolUseBlock,
     TextBlock,
@@ -440,6 +441,53 @@ async def test_more_than_twenty_images_are_held_to_2000_px(server: FakeMessagesS
     server.push(reply("ok"))
     agent, _ = agent_for(server)
     await agent.run("many", attachments=[_png(2500, 10)] * 21)  # the checker holds them to 2000
+
+
+async def test_an_image_that_cannot_be_fitted_becomes_a_note(server: FakeMessagesServer) -> None:
+    from nb_tools.tool import Result
+
+    huge = b"\x89PNG\r\n\x1a\n" + bytes(6 * 1024 * 1024)  # not an image Pillow can read
+
+    @tool(register=False)
+    def snapshot() -> Result:
+        """Take a picture."""
+        return Result(
+            content="here it is", parts=[Part(kind="image", media_type="image/png", data=huge)]
+        )
+
+    server.push(reply("", call("snapshot")), reply("I see."))
+    agent, rec = agent_for(server, snapshot)
+    await agent.run("look")
+    result = body(server, 1)["messages"][-1]["content"][0]
+    assert [c["type"] for c in result["content"]] == ["text"]
+    assert "not sent: it is over 5 MB" in result["content"][0]["text"]
+    assert [n.kind for n in rec.of(RunNotice)] == ["image_dropped"]
+    # the conversation keeps the original; only what is sent is fitted
+    kept = agent.messages[2].content[0]
+    assert kept.result.parts[0].data == huge
+
+
+async def test_a_pil_image_attachment(server: FakeMessagesServer) -> None:
+    from PIL import Image
+
+    server.push(reply("A red square."))
+    agent, _ = agent_for(server)
+    await agent.run("what is it?", attachments=[Image.new("RGB", (30, 30), (255, 0, 0))])
+    image = body(server, 0)["messages"][0]["content"][0]
+    assert (image["type"], image["source"]["media_type"]) == ("image", "image/png")
+
+
+async def test_adaptive_thinking_on_a_model_without_it(server: FakeMessagesServer) -> None:
+    server.push(reply("ok"), reply("ok"))
+    agent, _ = agent_for(server, thinking="adaptive", effort="low")
+    await agent.run("hi")
+    sent = body(server, 0)
+    assert sent["thinking"] == {"type": "enabled", "budget_tokens": 8000}
+    assert "output_config" not in sent  # Sonnet 4.5 takes no effort
+    newer, _ = agent_for(server, model="claude-opus-4-6", thinking="adaptive", effort="low")
+    await newer.run("hi")
+    sent = body(server, 1)
+    assert (sent["thinking"], sent["output_config"]) == ({"type": "adaptive"}, {"effort": "low"})
 
 
 # ---- errors --------------------------------------------------------------------------------

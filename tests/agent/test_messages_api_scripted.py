@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from agent_helpers import Recorder
+from messages_rules import check_scripted
 
 from nb_tools import tool
 from nb_tools.agent import Agent
@@ -124,6 +125,7 @@ async def test_a_run_with_thinking_server_tools_and_citations_in_the_transcript(
     assert '<a href="https://a.example/x"' in html and "A &lt;b&gt;" in html
     assert 'href="javascript' not in html and "<li>bad</li>" in html  # shown, not linked
     assert "print(6*7)" in html and "42" in html
+    check_scripted(model.requests)
 
 
 async def test_refusal_in_process_runs_nothing_and_leaves_a_valid_conversation() -> None:
@@ -142,6 +144,7 @@ async def test_refusal_in_process_runs_nothing_and_leaves_a_valid_conversation()
     assert (await agent.run("next")).text == "ok"
     last = model.requests[-1].messages[-1]
     assert [type(b).__name__ for b in last.content] == ["ToolResultBlock", "TextBlock"]
+    check_scripted(model.requests)
 
 
 async def test_cut_call_in_process_retry_and_explanation() -> None:
@@ -160,6 +163,7 @@ async def test_cut_call_in_process_retry_and_explanation() -> None:
     assert (result.stop_reason, ran) == ("max_tokens", [])
     assert "this model's limit is 8192" in (result.error or "")
     assert len(model.requests) == 1
+    check_scripted(model.requests)
 
 
 def test_agent_magic_options_parse() -> None:
