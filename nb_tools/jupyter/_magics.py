@@ -23,8 +23,9 @@ class AgentMagics(Magics):
     @magic_arguments()
     @argument(
         "--model",
-        help="Claude model name, or 'demo' for the offline demo model "
-        "(default: $NB_TOOLS_MODEL, else the newest Sonnet; offline: the demo)",
+        help="a Claude model name, openai:NAME, ollama:NAME, openai-compatible:NAME (with "
+        "--base-url), or 'demo' for the offline demo model (default: $NB_TOOLS_MODEL, else "
+        "the newest Sonnet; offline: the demo)",
     )
     @argument(
         "--approval",
@@ -38,6 +39,11 @@ class AgentMagics(Magics):
         type=int,
         default=None,
         help="stop this run after this many model turns (default 25)",
+    )
+    @argument(
+        "--base-url",
+        default=None,
+        help="the server of an OpenAI-compatible model (with --model openai-compatible:NAME)",
     )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--system", default=None, help="system prompt (kept for later runs)")
@@ -115,6 +121,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 system=args.system,
                 tools=names,
                 builtins=args.builtins,
+                base_url=args.base_url,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None

@@ -3,6 +3,7 @@
 Pure Python: no Jupyter and no provider SDK imports here.
 """
 
+from nb_tools.model import ToolGrammar
 from nb_tools.tool._decorator import FunctionTool, tool
 from nb_tools.tool._derive import schema_of
 from nb_tools.tool._executor import Executor, is_read_only_call, needs_approval
@@ -46,6 +47,7 @@ __all__ = [
     "Result",
     "Schema",
     "Tool",
+    "ToolGrammar",
     "ToolPanic",
     "ValidationError",
     "allow",

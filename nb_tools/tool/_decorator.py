@@ -7,8 +7,10 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
+from nb_tools.model import ToolGrammar
 from nb_tools.tool._derive import function_schema
 from nb_tools.tool._executor import run_in_thread
+from nb_tools.tool._freeform import INPUT_SCHEMA, as_grammar, freeform_converter
 from nb_tools.tool._names import validate_name
 from nb_tools.tool._registry import Registry, default_registry, strict_validator
 from nb_tools.tool._results import to_result
@@ -54,10 +56,18 @@ class FunctionTool:
         schema: Schema | None = None,
         approver: Approver | None = None,
         preview: PreviewFn | None = None,
+        grammar: ToolGrammar | str | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"@tool needs a function, got {type(fn).__name__}")
-        if schema is not None:
+        tool_grammar = as_grammar(grammar) if grammar is not None else None
+        self._convert: Callable[[dict[str, Any]], dict[str, Any]] | None
+        if tool_grammar is not None:
+            tool_name = name or fn.__name__
+            tool_description = description if description is not None else _doc(fn)
+            schema = INPUT_SCHEMA
+            self._convert = freeform_converter(fn, tool_name)
+        elif schema is not None:
             tool_name = name or fn.__name__
             tool_description = description if description is not None else _doc(fn)
             if schema.to_dict().get("type") != "object":
@@ -65,7 +75,7 @@ class FunctionTool:
                     f"@tool {tool_name}: schema= must be an object schema (tool arguments "
                     "are keyword arguments); use Schema.object({...})"
                 )
-            self._convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+            self._convert = None
         else:
             derived = function_schema(fn, name=name, description=description)
             tool_name, tool_description, schema = derived.name, derived.description, derived.schema
@@ -90,6 +100,7 @@ class FunctionTool:
             concurrent=concurrent,
             requires_approval=requires_approval,
             strict=strict,
+            grammar=tool_grammar,
         )
         self._validate = strict_validator(schema) if strict else schema.validate
         # In strict mode optional properties arrive as null: drop them so defaults apply.
@@ -213,6 +224,7 @@ def tool(
     schema: Schema | None = None,
     approver: Approver | None = None,
     preview: PreviewFn | None = None,
+    grammar: ToolGrammar | str | None = None,
     register: bool = True,
     registry: Registry | None = None,
 ) -> Callable[[F], FunctionTool]: ...
@@ -231,6 +243,7 @@ def tool(
     schema: Schema | None = None,
     approver: Approver | None = None,
     preview: PreviewFn | None = None,
+    grammar: ToolGrammar | str | None = None,
     register: bool = True,
     registry: Registry | None = None,
 ) -> FunctionTool | Callable[[F], FunctionTool]:
@@ -241,6 +254,11 @@ def tool(
     ``registry`` (default: ``default_registry()``) with ``Registry.add``, replacing a tool
     of the same name, so re-running a notebook cell is harmless; ``register=False`` keeps
     it out. Invalid names and signatures fail here, at decoration time.
+
+    ``grammar=`` (a lark grammar as text, or a ``ToolGrammar`` for lark or regex) makes a
+    freeform tool: the function takes one string, the model's text in that grammar (a
+    custom tool on OpenAI's Responses API; elsewhere a function with one string parameter,
+    ``input``).
     """
 
     def decorate(f: Callable[..., Any]) -> FunctionTool:
@@ -255,6 +273,7 @@ def tool(
             schema=schema,
             approver=approver,
             preview=preview,
+            grammar=grammar,
         )
         if register:
             (registry if registry is not None else default_registry()).add(made)
