@@ -165,9 +165,7 @@ def _chat_messages(message: Message, images_in_tool_results: bool) -> Iterator[d
             parts.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageBlock):
             parts.append({"type": "image_url", "image_url": {"url": _data_url(block.part)}})
-    parts.extend(
-        {"type": "image_url", "image_url": {"url": _data_url(p)}} for p in result_images
-    )
+    parts.extend({"type": "image_url", "image_url": {"url": _data_url(p)}} for p in result_images)
     if parts:
         only_text = all(p["type"] == "text" for p in parts)
         content: Any = "".join(p["text"] for p in parts) if only_text else parts

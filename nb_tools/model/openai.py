@@ -145,7 +145,9 @@ class OpenAIProvider:
                     request,
                     self._model,
                     images_in_tool_results=self.images_in_tool_results,
-                    max_tokens_field="max_completion_tokens" if self.name == "openai" else "max_tokens",
+                    max_tokens_field="max_completion_tokens"
+                    if self.name == "openai"
+                    else "max_tokens",
                 )
                 stream = await self.client.chat.completions.create(**body)
                 turn: _ChatTurn | _ResponsesTurn = _ChatTurn()
@@ -219,6 +221,7 @@ class _ChatTurn:
 
     def __init__(self) -> None:
         self.text: list[str] = []
+        self.refusal: list[str] = []
         self.calls: dict[int, _Call] = {}
         self.finish_reason: str | None = None
         self.usage = Usage()
@@ -232,10 +235,14 @@ class _ChatTurn:
         if getattr(chunk, "usage", None) is not None:
             self.usage = _chat_usage(chunk.usage)
         for choice in chunk.choices or ():
+            if choice.index != 0:  # we never ask for n > 1
+                continue
             delta = choice.delta
             if delta is not None and delta.content:
                 self.text.append(delta.content)
                 events.append(TextDeltaEvent(text=delta.content))
+            if delta is not None and getattr(delta, "refusal", None):
+                self.refusal.append(delta.refusal)
             for tc in (delta.tool_calls if delta is not None else None) or ():
                 call = self.calls.get(tc.index)
                 if call is None:
@@ -253,7 +260,7 @@ class _ChatTurn:
 
     def finish(self, model: str) -> ResponseEvent:
         blocks: list[Block] = []
-        text = "".join(self.text)
+        text = "".join(self.text) or "".join(self.refusal)
         if text:
             blocks.append(TextBlock(text=text))
         blocks.extend(
@@ -263,6 +270,8 @@ class _ChatTurn:
         stop = _CHAT_STOP.get(self.finish_reason or "", self.finish_reason or "end_turn")
         if self.calls and stop == "end_turn":
             stop = "tool_use"  # some servers say "stop" after tool calls
+        if self.refusal and not self.text:
+            stop = "refusal"
         return ResponseEvent(
             message=Message(role="assistant", content=tuple(blocks)),
             stop_reason=stop,
@@ -348,7 +357,9 @@ class _ResponsesTurn:
                 calls += 1
                 blocks.append(
                     ToolUseBlock(
-                        id=item["call_id"], name=item["name"], arguments=item.get("arguments") or "{}"
+                        id=item["call_id"],
+                        name=item["name"],
+                        arguments=item.get("arguments") or "{}",
                     )
                 )
             elif kind == "custom_tool_call":

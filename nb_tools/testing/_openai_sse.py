@@ -63,7 +63,12 @@ def _pieces(text: str) -> list[str]:
 
 
 def chat_chunks(
-    reply: Reply, *, completion_id: str, model: str, tool_ids: Sequence[str], usage: Usage,
+    reply: Reply,
+    *,
+    completion_id: str,
+    model: str,
+    tool_ids: Sequence[str],
+    usage: Usage,
     include_usage: bool,
 ) -> list[JSON]:
     """The ``chat.completion.chunk`` objects of a streamed reply, in order."""
@@ -192,7 +197,10 @@ def response_events(
         for word in _WORDS.findall(reasoning):
             emit(
                 "response.reasoning_summary_text.delta",
-                item_id=item["id"], output_index=index, summary_index=0, delta=word,
+                item_id=item["id"],
+                output_index=index,
+                summary_index=0,
+                delta=word,
             )
         item["summary"] = [{"type": "summary_text", "text": reasoning}]
         emit("response.output_item.done", output_index=index, item=item)
@@ -205,18 +213,39 @@ def response_events(
         part: JSON = {"type": kind, kind if refusal else "text": ""}
         if not refusal:
             part["annotations"] = []
-        item = {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress",
-                "content": []}
+        item = {
+            "type": "message",
+            "id": item_id,
+            "role": "assistant",
+            "status": "in_progress",
+            "content": [],
+        }
         emit("response.output_item.added", output_index=index, item=dict(item))
-        emit("response.content_part.added", item_id=item_id, output_index=index,
-             content_index=0, part=dict(part))
+        emit(
+            "response.content_part.added",
+            item_id=item_id,
+            output_index=index,
+            content_index=0,
+            part=dict(part),
+        )
         delta_kind = "response.refusal.delta" if refusal else "response.output_text.delta"
         for word in _WORDS.findall(reply.text):
-            emit(delta_kind, item_id=item_id, output_index=index, content_index=0, delta=word,
-                 logprobs=[])
+            emit(
+                delta_kind,
+                item_id=item_id,
+                output_index=index,
+                content_index=0,
+                delta=word,
+                logprobs=[],
+            )
         part[kind if refusal else "text"] = reply.text
-        emit("response.content_part.done", item_id=item_id, output_index=index,
-             content_index=0, part=part)
+        emit(
+            "response.content_part.done",
+            item_id=item_id,
+            output_index=index,
+            content_index=0,
+            part=part,
+        )
         item = {**item, "status": "completed", "content": [part]}
         emit("response.output_item.done", output_index=index, item=item)
         output.append(item)
@@ -225,23 +254,47 @@ def response_events(
         item_id = f"fc_{response_id}_{index}"
         if call.name in custom_tools:
             text = _freeform_text(call.argument_text)
-            item = {"type": "custom_tool_call", "id": item_id, "call_id": tool_id,
-                    "name": call.name, "input": ""}
+            item = {
+                "type": "custom_tool_call",
+                "id": item_id,
+                "call_id": tool_id,
+                "name": call.name,
+                "input": "",
+            }
             emit("response.output_item.added", output_index=index, item=dict(item))
             for piece in _pieces(text):
-                emit("response.custom_tool_call_input.delta", item_id=item_id,
-                     output_index=index, delta=piece)
+                emit(
+                    "response.custom_tool_call_input.delta",
+                    item_id=item_id,
+                    output_index=index,
+                    delta=piece,
+                )
             item["input"] = text
         else:
             text = call.argument_text
-            item = {"type": "function_call", "id": item_id, "call_id": tool_id,
-                    "name": call.name, "arguments": "", "status": "in_progress"}
+            item = {
+                "type": "function_call",
+                "id": item_id,
+                "call_id": tool_id,
+                "name": call.name,
+                "arguments": "",
+                "status": "in_progress",
+            }
             emit("response.output_item.added", output_index=index, item=dict(item))
             for piece in _pieces(text):
-                emit("response.function_call_arguments.delta", item_id=item_id,
-                     output_index=index, delta=piece)
-            emit("response.function_call_arguments.done", item_id=item_id,
-                 output_index=index, arguments=text, name=call.name)
+                emit(
+                    "response.function_call_arguments.delta",
+                    item_id=item_id,
+                    output_index=index,
+                    delta=piece,
+                )
+            emit(
+                "response.function_call_arguments.done",
+                item_id=item_id,
+                output_index=index,
+                arguments=text,
+                name=call.name,
+            )
             item = {**item, "arguments": text, "status": "completed"}
         emit("response.output_item.done", output_index=index, item=item)
         output.append(item)
@@ -298,12 +351,16 @@ def request_from_chat(body: Mapping[str, Any]) -> ModelRequest:
                 blocks.append(TextBlock(text=_text_of(m["content"])))
             for tc in m.get("tool_calls") or ():
                 fn = tc.get("function", {})
-                blocks.append(ToolUseBlock(id=tc["id"], name=fn.get("name", ""),
-                                           arguments=fn.get("arguments", "")))
+                blocks.append(
+                    ToolUseBlock(
+                        id=tc["id"], name=fn.get("name", ""), arguments=fn.get("arguments", "")
+                    )
+                )
             messages.append(Message(role="assistant", content=tuple(blocks)))
         elif role == "tool":
-            result = ToolResult(tool_use_id=m.get("tool_call_id", ""),
-                                content=_text_of(m.get("content")))
+            result = ToolResult(
+                tool_use_id=m.get("tool_call_id", ""), content=_text_of(m.get("content"))
+            )
             _append_user(messages, ToolResultBlock(result=result))
         else:
             _append_user(messages, TextBlock(text=_text_of(m.get("content"))))
@@ -318,7 +375,9 @@ def request_from_chat(body: Mapping[str, Any]) -> ModelRequest:
         if t.get("type") == "function"
     ]
     return ModelRequest(
-        system="\n".join(system), messages=messages, tools=tools,
+        system="\n".join(system),
+        messages=messages,
+        tools=tools,
         max_tokens=int(body.get("max_tokens") or body.get("max_completion_tokens") or 8192),
     )
 
@@ -333,29 +392,50 @@ def request_from_responses(body: Mapping[str, Any]) -> ModelRequest:
         elif kind == "message":
             _append_user(messages, TextBlock(text=_text_of(item.get("content"))))
         elif kind == "function_call":
-            _append_assistant(messages, ToolUseBlock(id=item["call_id"], name=item["name"],
-                                                     arguments=item.get("arguments", "")))
+            _append_assistant(
+                messages,
+                ToolUseBlock(
+                    id=item["call_id"], name=item["name"], arguments=item.get("arguments", "")
+                ),
+            )
         elif kind == "custom_tool_call":
             arguments = json.dumps({"input": item.get("input", "")})
-            _append_assistant(messages, ToolUseBlock(id=item["call_id"], name=item["name"],
-                                                     arguments=arguments))
+            _append_assistant(
+                messages, ToolUseBlock(id=item["call_id"], name=item["name"], arguments=arguments)
+            )
         elif kind in ("function_call_output", "custom_tool_call_output"):
             result = ToolResult(tool_use_id=item["call_id"], content=_text_of(item.get("output")))
             _append_user(messages, ToolResultBlock(result=result))
     tools = []
     for t in body.get("tools", ()):
         if t.get("type") == "function":
-            tools.append(ToolSpec(name=t["name"], description=t.get("description", ""),
-                                  input_schema=t.get("parameters", {}),
-                                  strict=bool(t.get("strict"))))
+            tools.append(
+                ToolSpec(
+                    name=t["name"],
+                    description=t.get("description", ""),
+                    input_schema=t.get("parameters", {}),
+                    strict=bool(t.get("strict")),
+                )
+            )
         elif t.get("type") == "custom":
             fmt = t.get("format") or {}
-            grammar = ToolGrammar(syntax=fmt.get("syntax", "lark"),
-                                  definition=fmt.get("definition", ""))
-            tools.append(ToolSpec(name=t["name"], description=t.get("description", ""),
-                                  input_schema={}, grammar=grammar))
-    return ModelRequest(system=str(body.get("instructions") or ""), messages=messages,
-                        tools=tools, max_tokens=int(body.get("max_output_tokens") or 8192))
+            grammar = ToolGrammar(
+                syntax=fmt.get("syntax", "lark"), definition=fmt.get("definition", "")
+            )
+            tools.append(
+                ToolSpec(
+                    name=t["name"],
+                    description=t.get("description", ""),
+                    input_schema={},
+                    grammar=grammar,
+                )
+            )
+    return ModelRequest(
+        system=str(body.get("instructions") or ""),
+        messages=messages,
+        tools=tools,
+        max_tokens=int(body.get("max_output_tokens") or 8192),
+    )
 
 
 def _text_of(content: Any) -> str:
@@ -363,9 +443,7 @@ def _text_of(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return "".join(
-        p.get("text", "") for p in content if isinstance(p, Mapping) and "text" in p
-    )
+    return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and "text" in p)
 
 
 def _append_user(messages: list[Message], block: Any) -> None:
@@ -399,13 +477,17 @@ def check_chat(body: object) -> str | None:
         if role == "tool":
             call_id = m.get("tool_call_id")
             if call_id not in open_calls:
-                return (f"messages[{i}]: a 'tool' message must answer a tool_call of the "
-                        f"assistant message before it (no open call {call_id!r})")
+                return (
+                    f"messages[{i}]: a 'tool' message must answer a tool_call of the "
+                    f"assistant message before it (no open call {call_id!r})"
+                )
             open_calls.discard(call_id)
             continue
         if open_calls:
-            return (f"messages[{i}]: the tool_calls {sorted(open_calls)} of an earlier "
-                    "assistant message have no 'tool' message answering them")
+            return (
+                f"messages[{i}]: the tool_calls {sorted(open_calls)} of an earlier "
+                "assistant message have no 'tool' message answering them"
+            )
         if role == "assistant":
             calls = m.get("tool_calls") or []
             if not calls and not m.get("content"):
@@ -431,8 +513,10 @@ def check_responses(body: object) -> str | None:
         elif kind in ("function_call_output", "custom_tool_call_output"):
             want = "function_call" if kind == "function_call_output" else "custom_tool_call"
             if calls.get(item.get("call_id")) != want:
-                return (f"input[{i}]: no {want} item with call_id {item.get('call_id')!r} "
-                        f"precedes this {kind}")
+                return (
+                    f"input[{i}]: no {want} item with call_id {item.get('call_id')!r} "
+                    f"precedes this {kind}"
+                )
         elif kind == "reasoning":
             if not item.get("encrypted_content") and not item.get("id"):
                 return f"input[{i}]: a reasoning item needs its id or encrypted_content"

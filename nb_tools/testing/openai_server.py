@@ -85,8 +85,14 @@ class _OpenAIHandler(_Handler):
         try:
             body = json.loads(raw)
         except ValueError as err:
-            fake._record(RecordedRequest(method="POST", path=self.path, headers=headers,
-                                         body=raw.decode("utf-8", errors="replace")))
+            fake._record(
+                RecordedRequest(
+                    method="POST",
+                    path=self.path,
+                    headers=headers,
+                    body=raw.decode("utf-8", errors="replace"),
+                )
+            )
             self._send_json(400, openai_error(400, f"the request body is not JSON: {err}"))
             return
         fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=body))
@@ -112,22 +118,36 @@ class _OpenAIHandler(_Handler):
                 completion_id = fake._new_id("chatcmpl")
                 if body.get("stream"):
                     include = bool((body.get("stream_options") or {}).get("include_usage"))
-                    chunks = chat_chunks(reply, completion_id=completion_id, model=model,
-                                         tool_ids=ids, usage=usage, include_usage=include)
+                    chunks = chat_chunks(
+                        reply,
+                        completion_id=completion_id,
+                        model=model,
+                        tool_ids=ids,
+                        usage=usage,
+                        include_usage=include,
+                    )
                     payloads = [encode_chat(c) for c in chunks] + [encode_chat(None)]
                     self._stream_payloads(payloads, reply.chunk_delay, cut)
                 else:
-                    whole = chat_completion(reply, completion_id=completion_id, model=model,
-                                            tool_ids=ids, usage=usage)
+                    whole = chat_completion(
+                        reply, completion_id=completion_id, model=model, tool_ids=ids, usage=usage
+                    )
                     self._send_json(200, whole, cut=cut is not None)
                 return
             custom = {t["name"] for t in body.get("tools", ()) if t.get("type") == "custom"}
-            events = response_events(reply, response_id=fake._new_id("resp"), model=model,
-                                     tool_ids=ids, usage=usage, custom_tools=custom,
-                                     reasoning=fake.reasoning)
+            events = response_events(
+                reply,
+                response_id=fake._new_id("resp"),
+                model=model,
+                tool_ids=ids,
+                usage=usage,
+                custom_tools=custom,
+                reasoning=fake.reasoning,
+            )
             if body.get("stream"):
-                self._stream_payloads([encode_response_event(e) for e in events],
-                                      reply.chunk_delay, cut)
+                self._stream_payloads(
+                    [encode_response_event(e) for e in events], reply.chunk_delay, cut
+                )
             else:
                 self._send_json(200, events[-1]["response"], cut=cut is not None)
         except OSError:

@@ -34,7 +34,9 @@ def as_grammar(grammar: ToolGrammar | str) -> ToolGrammar:
     return ToolGrammar(syntax="lark", definition=grammar)
 
 
-def freeform_converter(fn: Callable[..., Any], name: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def freeform_converter(
+    fn: Callable[..., Any], name: str
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Maps ``{"input": text}`` onto the function's one string parameter; a function that
     does not take exactly one string is refused, naming what it takes instead."""
     params = [
