@@ -110,8 +110,10 @@ class RunResult:
 class Agent:
     """A conversation with a model that can call tools.
 
-    ``model``: a :class:`~nb_tools.model.Provider`, or a model name (``None``: the Anthropic
-    provider's default) for which ``AnthropicProvider`` is created on the first run.
+    ``model``: a :class:`~nb_tools.model.Provider`, or a model name for which the provider is
+    made on the first run: ``claude-…`` (Anthropic), ``openai:NAME``, ``ollama:NAME``,
+    ``openai-compatible:NAME`` (see :func:`~nb_tools.model.provider_for`); ``None``:
+    ``$NB_TOOLS_MODEL``, else Claude's default.
     ``tools``: a ``Registry`` or tools; ``None`` reads :func:`default_registry` at each run.
     ``approval``: "ask" (``approver`` decides; none configured means deny), "auto",
     "deny" or "read-only" (plan mode: only read-only calls that need no approval run).
@@ -221,11 +223,9 @@ class Agent:
     def provider(self) -> Provider:
         """The provider, created on first use when the agent was given a model name."""
         if self._provider is None:
-            from nb_tools.model.anthropic import AnthropicProvider
+            from nb_tools.model._resolve import provider_for
 
-            self._provider = (
-                AnthropicProvider(self._model_name) if self._model_name else AnthropicProvider()
-            )
+            self._provider = provider_for(self._model_name)
         return self._provider
 
     def reset(self) -> None:

@@ -82,8 +82,9 @@ class TranscriptRecorder:
     (it is an ``on_event`` callback); :meth:`to_dict` at any time gives the transcript so
     far (tool calls still running show ``"status": "pending"``)."""
 
-    def __init__(self, prompt: str | None = None, *, model: str = "") -> None:
+    def __init__(self, prompt: str | None = None, *, model: str = "", provider: str = "") -> None:
         self.model = model
+        self.provider = provider
         self.items: list[dict[str, Any]] = []
         self.stop_reason: str | None = None
         self.error: str | None = None
@@ -202,6 +203,7 @@ class TranscriptRecorder:
         return {
             "version": TRANSCRIPT_VERSION,
             "model": self.model,
+            "provider": self.provider,
             "stop_reason": self.stop_reason,
             "error": self.error,
             "turns": self.turns,
@@ -213,7 +215,17 @@ class TranscriptRecorder:
         d = self.summary()
         d["items"] = json.loads(json.dumps(self.items))
         out = {
-            k: d[k] for k in ("version", "model", "stop_reason", "error", "turns", "items", "usage")
+            k: d[k]
+            for k in (
+                "version",
+                "model",
+                "provider",
+                "stop_reason",
+                "error",
+                "turns",
+                "items",
+                "usage",
+            )
         }
         if self.conversation is not None:
             out["conversation"] = json.loads(json.dumps(self.conversation))

@@ -24,8 +24,9 @@ class AgentMagics(Magics):
     @magic_arguments()
     @argument(
         "--model",
-        help="Claude model name, or 'demo' for the offline demo model "
-        "(default: $NB_TOOLS_MODEL, else the newest Sonnet; offline: the demo)",
+        help="a Claude model name, openai:NAME, ollama:NAME, openai-compatible:NAME (with "
+        "--base-url), or 'demo' for the offline demo model (default: $NB_TOOLS_MODEL, else "
+        "the newest Sonnet; offline: the demo)",
     )
     @argument(
         "--approval",
@@ -39,6 +40,11 @@ class AgentMagics(Magics):
         type=int,
         default=None,
         help="stop this run after this many model turns (default 25)",
+    )
+    @argument(
+        "--base-url",
+        default=None,
+        help="the server of an OpenAI-compatible model (with --model openai-compatible:NAME)",
     )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument(
@@ -155,6 +161,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 thinking=args.thinking,
                 server_tools=server,
                 attachments=attachments,
+                base_url=args.base_url,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None

@@ -15,7 +15,7 @@ from nb_tools.agent._context import attachment_parts
 from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.agent._turns import configure_request
 from nb_tools.jupyter._session import DEMO_MODEL, Session, get_session, has_credentials
-from nb_tools.model import Provider
+from nb_tools.model import Provider, provider_name
 from nb_tools.tool import Registry
 
 if TYPE_CHECKING:
@@ -42,10 +42,20 @@ def default_approval() -> str:
     return os.environ.get(APPROVAL_ENV, "").strip() or "ask"
 
 
-def resolve_model(session: Session, name: str | None) -> tuple[object, Provider | str | None]:
+def resolve_model(
+    session: Session, name: str | None, base_url: str | None = None
+) -> tuple[object, Provider | str | None]:
     """``(key, model)`` for ``Agent(model=...)``: ``--model`` wins, then ``use_model()``,
-    then Claude when credentials (or a base URL) are set, else the offline demo model."""
+    then ``$NB_TOOLS_MODEL`` when it names a provider (``ollama:qwen3``), then Claude when
+    credentials (or a base URL) are set, else the offline demo model. A name with a
+    provider prefix, or any name with ``base_url``, is made into its provider here."""
     choice: Provider | str | None = name or session.model
+    if choice is None and ":" in os.environ.get("NB_TOOLS_MODEL", ""):
+        choice = os.environ["NB_TOOLS_MODEL"].strip()
+    if isinstance(choice, str) and (":" in choice or base_url):
+        from nb_tools.model import provider_for
+
+        return (("spec", choice.strip(), base_url), provider_for(choice, base_url=base_url))
     if isinstance(choice, str) and choice.strip() == DEMO_MODEL:
         choice = None
         demo = True
@@ -62,12 +72,12 @@ def resolve_model(session: Session, name: str | None) -> tuple[object, Provider 
     return (("provider", id(choice)), choice)
 
 
-def agent_for(session: Session, model: str | None) -> Agent:
+def agent_for(session: Session, model: str | None, base_url: str | None = None) -> Agent:
     """The session's agent for ``model``; a different model gets a new agent that keeps
     the conversation and the "always allow" choices."""
     from nb_tools.agent import Agent
 
-    key, provider = resolve_model(session, model)
+    key, provider = resolve_model(session, model, base_url)
     old = session.agent
     if old is not None and session.agent_model_key == key:
         return old
@@ -129,12 +139,15 @@ async def run_agent(
     thinking: str | int | None = None,
     server_tools: list[str] | None = None,
     attachments: Sequence[object] = (),
+    base_url: str | None = None,
 ) -> RunResult:
     """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
     live widgets and ending with the transcript. ``await nb_tools.run_agent("...")``.
 
-    ``model``: a Claude model name, a Provider, or "demo"; default: ``use_model()``'s,
-    else Claude when ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL is set, else the offline demo.
+    ``model``: a Claude model name, ``openai:NAME``, ``ollama:NAME``,
+    ``openai-compatible:NAME`` (with ``base_url``), a Provider, or "demo"; default:
+    ``use_model()``'s, else ``$NB_TOOLS_MODEL``, else Claude when
+    ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL is set, else the offline demo.
     ``approval``: "ask" (buttons in the cell), "auto", "deny", "read-only"; default
     ``$NB_TOOLS_APPROVAL`` or "ask". ``new``: start a new conversation. ``tools``: only
     these tools of the session registry. ``builtins``: add the built-in coding tools.
@@ -149,7 +162,7 @@ async def run_agent(
     if max_turns is not None and max_turns < 1:
         raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
     if isinstance(model, str) or model is None:
-        agent = agent_for(session, model)
+        agent = agent_for(session, model, base_url)
     else:
         saved, session.model = session.model, model
         try:
@@ -167,7 +180,9 @@ async def run_agent(
     configure_request(agent, thinking=thinking, server_tools=server_tools)
     attached = attachment_parts(attachments)
     show = in_kernel() if show is None else show
-    recorder = TranscriptRecorder(prompt, model=agent.provider.model)
+    recorder = TranscriptRecorder(
+        prompt, model=agent.provider.model, provider=provider_name(agent.provider)
+    )
     session.running = recorder
     try:
         if show:

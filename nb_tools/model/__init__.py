@@ -1,6 +1,7 @@
 """Provider-neutral message types and the provider interface.
 
-The Anthropic provider lives in :mod:`nb_tools.model.anthropic` and is imported lazily.
+The providers live in :mod:`nb_tools.model.anthropic` and :mod:`nb_tools.model.openai`;
+:func:`provider_for` picks one from a model name. No SDK is imported until a request is made.
 """
 
 from nb_tools.model._provider import (
@@ -14,6 +15,7 @@ from nb_tools.model._provider import (
     ToolArgumentsDeltaEvent,
     ToolUseStartEvent,
 )
+from nb_tools.model._resolve import provider_for, provider_name, split_model
 from nb_tools.model._types import (
     Block,
     CompactionBlock,
@@ -65,4 +67,7 @@ __all__ = [
     "ToolUseBlock",
     "ToolUseStartEvent",
     "Usage",
+    "provider_for",
+    "provider_name",
+    "split_model",
 ]

@@ -1,6 +1,7 @@
 """Offline doubles for users and tests: ``ScriptedModel`` (in-process) and
-``FakeMessagesServer`` (the Messages API on loopback: real HTTP, SSE streaming), both
-driven by the same script format (``reply``, ``call``, ``Fault``), plus
+``FakeMessagesServer`` (the Messages API on loopback: real HTTP, SSE streaming) and
+``FakeOpenAIServer`` (Chat Completions and Responses, likewise), all driven by the same
+script format (``reply``, ``call``, ``Fault``), plus
 ``block_real_models`` to make sure a test never reaches a real model.
 """
 
@@ -13,12 +14,14 @@ from nb_tools.testing._scripted import ScriptedModel, conversation_problems
 
 if TYPE_CHECKING:
     from nb_tools.testing._guard import block_real_models
+    from nb_tools.testing.openai_server import FakeOpenAIServer
     from nb_tools.testing.server import FakeMessagesServer
 
 # Imported on first use: the server pulls in an HTTP stack, and both live in modules of
 # their own.
 _LAZY = {
     "FakeMessagesServer": "nb_tools.testing.server",
+    "FakeOpenAIServer": "nb_tools.testing.openai_server",
     "block_real_models": "nb_tools.testing._guard",
 }
 
@@ -34,6 +37,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "FakeMessagesServer",
+    "FakeOpenAIServer",
     "Fault",
     "Reply",
     "Responder",

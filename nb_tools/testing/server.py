@@ -55,7 +55,15 @@ class RecordedRequest:
 
     @cached_property
     def model_request(self) -> ModelRequest:
-        """The body read back into our types."""
+        """The body read back into our types (Messages, Chat Completions or Responses)."""
+        if self.path.startswith("/v1/chat/completions"):
+            from nb_tools.testing._openai_sse import request_from_chat
+
+            return request_from_chat(self.body)
+        if self.path.startswith("/v1/responses"):
+            from nb_tools.testing._openai_sse import request_from_responses
+
+            return request_from_responses(self.body)
         return request_from_api(self.body)
 
 
@@ -125,7 +133,7 @@ class FakeMessagesServer:
     def start(self) -> FakeMessagesServer:
         if self._httpd is not None:
             return self
-        httpd = _HTTPServer((self.host, self.port), _Handler)
+        httpd = _HTTPServer((self.host, self.port), self._handler())
         httpd.fake = self
         self.port = httpd.server_address[1]
         self._httpd = httpd
@@ -158,6 +166,14 @@ class FakeMessagesServer:
         where = f"{self.host}:{self.port}" if self._httpd else "stopped"
         return f"FakeMessagesServer({where}, {self.remaining} steps left)"
 
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler class (a fake of another API serves other routes)."""
+        return _Handler
+
+    def _model_request(self, body: Mapping[str, Any]) -> ModelRequest:
+        """A request body as a responder sees it."""
+        return request_from_api(body)
+
     # ---- the script -----------------------------------------------------------------------
 
     def _record(self, request: RecordedRequest) -> None:
@@ -177,7 +193,7 @@ class FakeMessagesServer:
                 )
             step = self.fallback
         if callable(step) and not isinstance(step, Reply | Fault):
-            step = step(request_from_api(body))
+            step = step(self._model_request(body))
         if isinstance(step, Fault):
             if step.cut_after is None:
                 return self._fault_action(step)
@@ -213,7 +229,7 @@ class FakeMessagesServer:
         if isinstance(following, Reply):
             return following
         if following is not None:
-            answer = following(request_from_api(body))
+            answer = following(self._model_request(body))
             if isinstance(answer, Reply):
                 return answer
         return Reply(text="This reply is cut off before it ends.")

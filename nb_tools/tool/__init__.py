@@ -3,6 +3,7 @@
 Pure Python: no Jupyter and no provider SDK imports here.
 """
 
+from nb_tools.model import ToolGrammar
 from nb_tools.tool._collect import tools_from
 from nb_tools.tool._decorator import FunctionTool, tool
 from nb_tools.tool._derive import schema_of
@@ -49,6 +50,7 @@ __all__ = [
     "Result",
     "Schema",
     "Tool",
+    "ToolGrammar",
     "ToolPanic",
     "ValidationError",
     "allow",

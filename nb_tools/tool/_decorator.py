@@ -8,8 +8,10 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
+from nb_tools.model import ToolGrammar
 from nb_tools.tool._derive import function_schema
 from nb_tools.tool._executor import run_in_thread
+from nb_tools.tool._freeform import INPUT_SCHEMA, as_grammar, freeform_converter
 from nb_tools.tool._names import validate_name
 from nb_tools.tool._progress import current_call_id, progress
 from nb_tools.tool._registry import Registry, default_registry, strict_validator
@@ -65,6 +67,7 @@ class FunctionTool:
         approver: ApprovalVote | None = None,
         preview: PreviewFn | None = None,
         timeout: float | None = None,
+        grammar: ToolGrammar | str | None = None,
     ) -> None:
         if isinstance(fn, staticmethod):
             fn = fn.__func__
@@ -75,7 +78,14 @@ class FunctionTool:
             raise ValueError(f"@tool: timeout must be a positive number of seconds, got {timeout}")
         if not callable(fn):
             raise TypeError(f"@tool needs a function, got {type(fn).__name__}")
-        if schema is not None:
+        tool_grammar = as_grammar(grammar) if grammar is not None else None
+        self._convert: Callable[[dict[str, Any]], dict[str, Any]] | None
+        if tool_grammar is not None:
+            tool_name = name or fn.__name__
+            tool_description = description if description is not None else _doc(fn)
+            schema = INPUT_SCHEMA
+            self._convert = freeform_converter(fn, tool_name)
+        elif schema is not None:
             tool_name = name or fn.__name__
             tool_description = description if description is not None else _doc(fn)
             if schema.to_dict().get("type") != "object":
@@ -83,7 +93,7 @@ class FunctionTool:
                     f"@tool {tool_name}: schema= must be an object schema (tool arguments "
                     "are keyword arguments); use Schema.object({...})"
                 )
-            self._convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+            self._convert = None
         else:
             derived = function_schema(fn, name=name, description=description)
             tool_name, tool_description, schema = derived.name, derived.description, derived.schema
@@ -114,6 +124,7 @@ class FunctionTool:
             concurrent=concurrent,
             requires_approval=requires_approval,
             strict=strict,
+            grammar=tool_grammar,
         )
         self._validate = strict_validator(schema) if strict else schema.validate
         # In strict mode optional properties arrive as null: drop them so defaults apply.
@@ -338,6 +349,7 @@ def tool(
     approver: ApprovalVote | None = None,
     preview: PreviewFn | None = None,
     timeout: float | None = None,
+    grammar: ToolGrammar | str | None = None,
     register: bool = True,
     registry: Registry | None = None,
 ) -> Callable[[F], FunctionTool]: ...
@@ -357,6 +369,7 @@ def tool(
     approver: ApprovalVote | None = None,
     preview: PreviewFn | None = None,
     timeout: float | None = None,
+    grammar: ToolGrammar | str | None = None,
     register: bool = True,
     registry: Registry | None = None,
 ) -> FunctionTool | Callable[[F], FunctionTool]:
@@ -373,6 +386,10 @@ def tool(
     instance (``Agent(tools=[obj.method])``) or collect an instance's tools with
     ``tools_from(obj)``. ``@tool`` on a ``staticmethod`` registers like a function.
     ``timeout=SECONDS`` bounds each call (see :class:`FunctionTool`).
+    ``grammar=`` (a lark grammar as text, or a ``ToolGrammar`` for lark or regex) makes a
+    freeform tool: the function takes one string, the model's text in that grammar (a
+    custom tool on OpenAI's Responses API; elsewhere a function with one string parameter,
+    ``input``).
     """
 
     def decorate(f: Callable[..., Any]) -> FunctionTool:
@@ -388,6 +405,7 @@ def tool(
             approver=approver,
             preview=preview,
             timeout=timeout,
+            grammar=grammar,
         )
         if register and not made._method:
             (registry if registry is not None else default_registry()).add(made)

@@ -1,5 +1,6 @@
-"""End to end: the Agent on AnthropicProvider (the real anthropic SDK) against the fake
-Messages API server on loopback."""
+"""End to end: the Agent against fake servers on loopback, through the real SDKs: the
+Messages API (AnthropicProvider, the anthropic SDK), Chat Completions and Responses
+(OpenAIProvider, the openai SDK). Every test runs on each of the three."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ from nb_tools.agent import (
     ToolCallFinished,
 )
 from nb_tools.model.anthropic import AnthropicProvider
+from nb_tools.model.openai import OpenAIProvider
 from nb_tools.testing import Fault, call, conversation_problems, reply
+from nb_tools.testing.openai_server import FakeOpenAIServer
 from nb_tools.testing.server import FakeMessagesServer
+
+APIS = ("messages", "chat", "responses")
 
 
 @tool(register=False)
@@ -38,26 +43,53 @@ def save(text: str) -> str:
     return "saved"
 
 
-_providers: list[AnthropicProvider] = []
+_providers: list[AnthropicProvider | OpenAIProvider] = []
+_api: dict[int, str] = {}
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[FakeMessagesServer]:
-    with FakeMessagesServer() as srv:
+@pytest.fixture(params=APIS)
+async def server(request: pytest.FixtureRequest) -> AsyncIterator[FakeMessagesServer]:
+    fake = FakeMessagesServer() if request.param == "messages" else FakeOpenAIServer()
+    with fake as srv:
+        _api[id(srv)] = request.param
         yield srv
         while _providers:  # close the SDK clients on the test's own loop
             await _providers.pop().client.close()
+        _api.pop(id(srv), None)
 
 
 def agent_for(srv: FakeMessagesServer, *tools: Any, **kwargs: Any) -> tuple[Agent, Recorder]:
     rec = Recorder()
-    provider = AnthropicProvider("claude-test", base_url=srv.base_url, api_key="test")
+    api = _api[id(srv)]
+    provider: AnthropicProvider | OpenAIProvider
+    if api == "messages":
+        provider = AnthropicProvider("claude-test", base_url=srv.base_url, api_key="test")
+    else:
+        provider = OpenAIProvider("gpt-test", api=api, base_url=srv.base_url, api_key="test")  # type: ignore[arg-type]
     _providers.append(provider)
     return Agent(provider, tools=tools or [add], on_event=rec, **kwargs), rec
 
 
+def _openai(srv: FakeMessagesServer) -> bool:
+    return _api[id(srv)] != "messages"
+
+
+def norm(srv: FakeMessagesServer, message: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's APIs have no error flag on a tool's output: compare without it there."""
+    if not _openai(srv):
+        return message
+    blocks = [{k: v for k, v in b.items() if k != "is_error"} for b in message["content"]]
+    return {**message, "content": blocks}
+
+
 def sent(srv: FakeMessagesServer, i: int) -> list[dict[str, Any]]:
-    return wire(srv.requests[i].model_request.messages)
+    return [norm(srv, m) for m in wire(srv.requests[i].model_request.messages)]
+
+
+def tool_names(srv: FakeMessagesServer, body: dict[str, Any]) -> list[str]:
+    if _api[id(srv)] == "chat":
+        return [t["function"]["name"] for t in body["tools"]]
+    return [t["name"] for t in body["tools"]]
 
 
 async def test_tool_round_through_the_sdk(server: FakeMessagesServer) -> None:
@@ -69,13 +101,13 @@ async def test_tool_round_through_the_sdk(server: FakeMessagesServer) -> None:
     assert sent(server, 1) == [
         user("2+3?"),
         assistant("Let me add.", ("toolu_1", "add", '{"a": 2, "b": 3}')),
-        results(("toolu_1", "5", False)),
+        norm(server, results(("toolu_1", "5", False))),
     ]
     assert wire(result.messages)[-1] == assistant("It is 5.")
     assert "".join(e.text for e in rec.of(TextDelta)) == "Let me add.It is 5."
     body = server.requests[0].body
     assert body["stream"] is True
-    assert [t["name"] for t in body["tools"]] == ["add"]
+    assert tool_names(server, body) == ["add"]
     assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
 
 
@@ -89,11 +121,19 @@ async def test_a_denial_with_a_message_is_sent_as_an_error_tool_result(
 
     agent, _ = agent_for(server, save, approver=approver)
     await agent.run("save it")
-    assert sent(server, 1)[-1] == results(
-        ("toolu_s", "The user denied this call. Message from the user: not in this folder", True)
+    assert sent(server, 1)[-1] == norm(
+        server,
+        results(
+            (
+                "toolu_s",
+                "The user denied this call. Message from the user: not in this folder",
+                True,
+            )
+        ),
     )
-    tool_result = server.requests[1].body["messages"][-1]["content"][0]
-    assert tool_result["is_error"] is True
+    if not _openai(server):
+        tool_result = server.requests[1].body["messages"][-1]["content"][0]
+        assert tool_result["is_error"] is True
 
 
 async def test_duplicate_keys_in_streamed_arguments_are_an_error_result(
@@ -103,7 +143,7 @@ async def test_duplicate_keys_in_streamed_arguments_are_an_error_result(
     agent, rec = agent_for(server)
     await agent.run("go")
     (r,) = sent(server, 1)[-1]["content"]
-    assert r["is_error"] and "duplicate" in r["content"].lower()
+    assert r.get("is_error", _openai(server)) and "duplicate" in r["content"].lower()
     # the loop keeps the raw streamed text (the SDK's parsed input kept only the last "a")
     assert agent.messages[1].tool_calls[0].arguments == '{"a": 1, "b": 2, "a": 5}'
     assert rec.of(ToolCallFinished)[0].status == "error"
@@ -131,10 +171,13 @@ async def test_parallel_calls_and_unknown_tool_through_the_sdk(
     )
     agent, _ = agent_for(server, probe)
     await agent.run("probe twice")
-    assert sent(server, 1)[-1] == results(
-        ("toolu_a", "p1", False),
-        ("toolu_b", "p2", False),
-        ("toolu_m", "unknown tool 'missing'; available tools: probe", True),
+    assert sent(server, 1)[-1] == norm(
+        server,
+        results(
+            ("toolu_a", "p1", False),
+            ("toolu_b", "p2", False),
+            ("toolu_m", "unknown tool 'missing'; available tools: probe", True),
+        ),
     )
 
 
@@ -237,12 +280,13 @@ async def test_cancel_in_a_tool_call_then_resume_through_the_sdk(
     again = await agent.run("what now?")
     assert again.text == "It was cut off, so I will not retry."
     last = sent(server, 1)[-1]["content"]
-    assert last[0] == {
+    expected = {
         "type": "tool_result",
         "tool_use_id": "toolu_m",
         "content": CUT_OFF_TEXT,
         "is_error": True,
     }
+    assert last[0] == norm(server, {"content": [expected]})["content"][0]
     assert last[1] == {"type": "text", "text": "what now?"}
     assert runs == ["users"]
 
