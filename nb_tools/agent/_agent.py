@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import os
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -26,6 +27,7 @@ from nb_tools.agent._approval import (
     denial_text,
     is_protected_call,
 )
+from nb_tools.agent._driver import TurnDriver, drop_refused_prompt, user_message_blocks
 from nb_tools.agent._events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -39,7 +41,10 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._notices import ThinkingDelta
+from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, plan, run_approved
+from nb_tools.agent._turns import CONTINUE_TEXT, RequestOptions, sendable
 from nb_tools.model import (
     Message,
     ModelError,
@@ -48,11 +53,13 @@ from nb_tools.model import (
     ResponseEvent,
     TextBlock,
     TextDeltaEvent,
+    ThinkingDeltaEvent,
     ToolResult,
     ToolResultBlock,
     Usage,
 )
 from nb_tools.tool import Executor, Middleware, Registry, Tool, default_registry, progress_sink
+from nb_tools.tool._interrupt import still_running
 from nb_tools.tool._progress import Progress
 
 if TYPE_CHECKING:
@@ -64,6 +71,12 @@ STOPPED_TEXT = "stopped by the user before this call finished"
 CUT_OFF_TEXT = (
     "cut off: the user stopped the run while this call was running; it may have partially "
     "run (check its effects before calling it again)"
+)
+
+BACKGROUND_TEXT = (
+    "still running in the background: the user stopped the run, but this call could not be "
+    "interrupted (it is blocked outside Python) and may still change things; check its "
+    "effects before calling it again"
 )
 
 
@@ -80,6 +93,7 @@ class RunResult:
     stop_reason: str
     error: str | None = None
     turns: int = 0
+    system: str | None = None  # the system prompt in force (saved with transcripts)
 
 
 class Agent:
@@ -119,10 +133,33 @@ class Agent:
         middlewares: Sequence[Middleware] = (),
         on_event: EventHandler | None = None,
         messages: Iterable[Message] = (),
+        thinking: int | str | Mapping[str, Any] | None = None,
+        effort: str | None = None,
+        server_tools: Sequence[str | Mapping[str, Any]] = (),
+        tool_choice: str | Mapping[str, Any] | None = None,
+        disable_parallel_tool_use: bool = False,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop_sequences: Sequence[str] = (),
+        compaction: bool = True,
+        clear_tool_results: bool = True,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
         self.approval: Policy = check_policy(approval)
+        self.request_options = RequestOptions.make(
+            thinking=thinking,
+            effort=effort,
+            server_tools=server_tools,
+            tool_choice=tool_choice,
+            disable_parallel_tool_use=disable_parallel_tool_use,
+            temperature=temperature,
+            top_p=top_p,
+            stop_sequences=stop_sequences,
+            compaction=compaction,
+            clear_tool_results=clear_tool_results,
+        )
+        """Thinking, server tools, sampling and the rest (see :mod:`nb_tools.agent._turns`)."""
         self._model_name: str | None = model if isinstance(model, str) else None
         self._provider: Provider | None = None if model is None or isinstance(model, str) else model
         if tools is None or isinstance(tools, Registry):
@@ -177,16 +214,69 @@ class Agent:
         self._messages.clear()
         self.last_result = None
 
+    # -- saving and inspecting --------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the conversation to ``path`` as JSON: every message with all its blocks,
+        the usage, the model name, the system prompt, the policy and the rules in force.
+        Tools are code and are not saved: give them again to :meth:`load`."""
+        from nb_tools.agent._persist import save
+
+        save(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], **kwargs: Any) -> Agent:
+        """An agent continuing the conversation saved by :meth:`save`; ``kwargs`` (e.g.
+        ``tools=``, ``model=``, ``approver=``) are passed to ``Agent(...)`` and win over
+        what was saved. The next request carries the same messages, byte for byte."""
+        from nb_tools.agent._persist import load
+
+        return load(cls, path, **kwargs)
+
+    @classmethod
+    def from_notebook(
+        cls, path: str | os.PathLike[str], cell: int | str | None = None, **kwargs: Any
+    ) -> Agent:
+        """An agent continuing the conversation as it was after the ``%%agent`` run shown
+        in ``cell`` (an index from 0, or a cell id; default: the last run) of a saved
+        notebook, read from its transcript output. ``kwargs`` go to ``Agent(...)``."""
+        from nb_tools.agent._persist import from_notebook
+
+        return from_notebook(cls, path, cell, **kwargs)
+
+    def request_preview(self, prompt: str = "") -> ModelRequest:
+        """The exact request the model would get if ``prompt`` were run now: the system
+        prompt, the conversation with ``prompt`` appended as the run would append it, the
+        tool specs (sorted, as sent), ``max_tokens`` and the request options (thinking,
+        tool choice, ...), built as the first turn builds it. Nothing is sent or changed. The
+        provider turns it into its wire format (``AnthropicProvider``: a Messages API body)."""
+        from nb_tools.agent._driver import TurnDriver
+
+        messages = list(self._messages)
+        _append_user_text(messages, prompt, (), self.last_result)
+        return TurnDriver(self, self.provider)._build(self.tools, messages, None)
+
     # -- running -------------------------------------------------------------------------
 
-    async def run(self, prompt: str, *, on_event: EventHandler | None = None) -> RunResult:
+    async def run(
+        self,
+        prompt: str,
+        *,
+        on_event: EventHandler | None = None,
+        attachments: Sequence[object] = (),
+    ) -> RunResult:
         """Send ``prompt`` and run the tool loop until the model stops. Cancelling the task
         stops the run: calls in flight are cancelled, every call left is answered as
         stopped (or cut off), ``RunFinished`` is emitted, ``last_result`` is set, and the
         ``CancelledError`` propagates. An empty prompt continues the conversation as it is
-        (e.g. after "max_turns")."""
+        (e.g. after "max_turns" or a reply cut at "max_tokens"). ``attachments``: images and
+        PDFs sent with the prompt (paths, bytes, PIL images or ``Part`` objects)."""
+        from nb_tools.agent._context import attachment_parts
+
         handlers = [h for h in (self.on_event, on_event) if h is not None]
-        return await _Run(self, prompt, handlers).go()
+        run = _Run(self, prompt, handlers)
+        run.attachments = attachment_parts(attachments)
+        return await run.go()
 
     async def events(self, prompt: str) -> AsyncIterator[Event]:
         """The events of a run of ``prompt`` as an async iterator, ending with
@@ -277,6 +367,8 @@ class _Run:
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
         self.background: set[asyncio.Future[Any]] = set()
+        self.retries: int | None = None  # model retries made here (ModelRetrying events)
+        self.attachments: list[Any] = []
 
     # -- events --------------------------------------------------------------------------
 
@@ -360,6 +452,7 @@ class _Run:
             stop_reason=stop_reason,
             error=error,
             turns=self.turns,
+            system=self.agent.system,
         )
 
     async def _loop(self) -> RunResult:
@@ -367,16 +460,18 @@ class _Run:
         provider = agent.provider
         registry = agent.tools
         executor = Executor(registry, *agent.middlewares)
-        _append_user_text(agent._messages, self.prompt)
+        _append_user_text(agent._messages, self.prompt, self.attachments, agent.last_result)
+        driver = TurnDriver(agent, provider)
+        again_tokens: int | None = None
         while True:
             self.turns += 1
             await self.emit(TurnStarted(turn=self.turns))
-            request = ModelRequest(
-                system=agent.system or "",
-                messages=tuple(agent._messages),
-                tools=tuple(registry.specs()),
-                max_tokens=agent.max_tokens,
-            )
+            try:
+                request, notes = await driver.request(registry, again_tokens)
+            except ModelError as exc:
+                return await self._failed(str(exc), exc.status)
+            for note in notes:
+                await self.emit(note)
             try:
                 response = await self._stream(provider, request)
             except ModelError as exc:
@@ -387,18 +482,29 @@ class _Run:
             # tool_use of the appended message in ``pending``.
             self.partial = []
             message = response.message
-            if message.content:
+            verdict, notes = driver.judge(response, request)
+            if verdict.keep and sendable(message):
                 agent._messages.append(message)
                 if message.text:
                     self.text = message.text
+            elif verdict.drop_prompt:
+                drop_refused_prompt(agent._messages)
             self.tracker = Tracker()
             self.reported = set()
-            self.pending = [plan(registry, c) for c in message.tool_calls]
+            calls = message.tool_calls if verdict.keep and verdict.run else ()
+            self.pending = [plan(registry, c) for c in calls]
             self.usage = self.usage + response.usage
             agent._usage = agent._usage + response.usage
+            for note in notes:
+                await self.emit(note)
             await self.emit(UsageUpdated(turn=self.turns, usage=response.usage, total=self.usage))
+            again_tokens = verdict.max_tokens
             if not self.pending:
-                return self._result(response.stop_reason)
+                if not verdict.again:
+                    return self._result(verdict.stop_reason or response.stop_reason, verdict.error)
+                if self.turns >= agent.max_turns:
+                    return self._result("max_turns")
+                continue
             await self._run_calls(executor)
             if self.turns >= agent.max_turns:
                 return self._result("max_turns")
@@ -410,12 +516,16 @@ class _Run:
 
     async def _stream(self, provider: Provider, request: ModelRequest) -> ResponseEvent:
         response: ResponseEvent | None = None
-        stream = provider.stream(request)
+        if self.retries is None:
+            self.retries = take_over_retries(provider)
+        stream = stream_with_retries(provider, request, self.retries, self.emit)
         try:
             async for event in stream:
                 if isinstance(event, TextDeltaEvent):
                     self.partial.append(event.text)
                     await self.emit(TextDelta(text=event.text))
+                elif isinstance(event, ThinkingDeltaEvent):
+                    await self.emit(ThinkingDelta(text=event.text))
                 elif isinstance(event, ResponseEvent):
                     response = event
         finally:
@@ -557,9 +667,12 @@ class _Run:
             if result is None:
                 started = p.call.id in self.tracker.started
                 status = "cut_off" if started and not p.read_only else "stopped"
+                text = CUT_OFF_TEXT if status == "cut_off" else STOPPED_TEXT
+                if started and still_running(p.call.id):  # a sync tool blocked in C
+                    status, text = "running_in_background", BACKGROUND_TEXT
                 result = ToolResult(
                     tool_use_id=p.call.id,
-                    content=CUT_OFF_TEXT if status == "cut_off" else STOPPED_TEXT,
+                    content=text,
                     is_error=True,
                     metadata={"status": status},
                 )
@@ -579,7 +692,7 @@ class _Run:
         the result and the events still to emit."""
         messages = self.agent._messages
         partial = "".join(self.partial)
-        if partial:  # a reply cut mid-stream: keep its text, drop its unfinished calls
+        if partial.strip():  # a reply cut mid-stream: keep its text, drop unfinished calls
             messages.append(Message(role="assistant", content=(TextBlock(text=partial),)))
             self.text = partial
         self.partial = []
@@ -596,21 +709,30 @@ class _Run:
         return self._result(stop_reason, error), events
 
 
-def _append_user_text(messages: list[Message], text: str) -> None:
+def _append_user_text(
+    messages: list[Message],
+    text: str,
+    parts: Sequence[Any] = (),
+    last: RunResult | None = None,
+) -> None:
     """Add the prompt keeping roles alternating: after a user message (tool results, or a
-    prompt whose request failed) the text joins that message."""
-    if not text.strip():
+    prompt whose request failed) the text joins that message. An empty prompt continues:
+    after a reply cut at max_tokens it asks the model to go on."""
+    if not text.strip() and not parts:
         if messages and messages[-1].role == "user":
             return
-        raise ValueError(
-            "Agent.run: the prompt is empty and there is nothing to continue; pass some text"
-        )
-    block = TextBlock(text=text)
+        if messages and last is not None and last.stop_reason == "max_tokens":
+            text = CONTINUE_TEXT
+        else:
+            raise ValueError(
+                "Agent.run: the prompt is empty and there is nothing to continue; pass some text"
+            )
+    blocks = user_message_blocks(text, list(parts))
     if messages and messages[-1].role == "user":
-        last = messages[-1]
-        messages[-1] = Message(role="user", content=(*last.content, block))
+        last_message = messages[-1]
+        messages[-1] = Message(role="user", content=(*last_message.content, *blocks))
     else:
-        messages.append(Message(role="user", content=(block,)))
+        messages.append(Message(role="user", content=blocks))
 
 
 def _warn_handler(handler: object, event: object, exc: BaseException | None) -> None:

@@ -5,6 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from nb_tools.agent._notices import (
+    CitationsReceived,
+    ContextCompacted,
+    RunNotice,
+    ServerToolUsed,
+    ThinkingDelta,
+)
 from nb_tools.model import ToolCall, ToolResult, Usage
 from nb_tools.tool._progress import Progress
 from nb_tools.tool._types import Change, Info
@@ -62,7 +69,7 @@ class ToolCallFinished:
     call: ToolCall
     result: ToolResult
     duration: float
-    status: str  # "ok" | "error" | "denied" | "stopped" | "cut_off"
+    status: str  # "ok" | "error" | "denied" | "stopped" | "cut_off" | "running_in_background"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +85,17 @@ class ModelFailed:
 
     message: str
     status: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRetrying:
+    """A model request failed in a way worth retrying (overloaded, rate limited, a dropped
+    connection); the agent tries again after ``wait`` seconds. ``attempt`` counts from 1;
+    ``reason`` is short ("overloaded", "rate limited", ...)."""
+
+    attempt: int
+    wait: float
+    reason: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,5 +116,11 @@ Event: TypeAlias = (
     | ToolCallFinished
     | UsageUpdated
     | ModelFailed
+    | ModelRetrying
     | RunFinished
+    | ThinkingDelta
+    | ContextCompacted
+    | RunNotice
+    | ServerToolUsed
+    | CitationsReceived
 )

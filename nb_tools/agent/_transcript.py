@@ -23,7 +23,17 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._notices import (
+    CitationsReceived,
+    ContextCompacted,
+    RunNotice,
+    ServerToolUsed,
+    ThinkingDelta,
+)
+from nb_tools.agent._transcript_blocks import MESSAGES_KINDS, item_text_lines, messages_item
 from nb_tools.model import Part, Usage
+
+_MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
 
 TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
 TRANSCRIPT_VERSION = 1
@@ -40,6 +50,9 @@ def usage_dict(usage: Usage | None) -> dict[str, Any]:
         "cache_creation_input_tokens": u.cache_creation_input_tokens,
         "cache_read_input_tokens": u.cache_read_input_tokens,
         "cost_usd": round(u.cost_usd, 6),
+        "thinking_tokens": u.thinking_tokens,
+        "web_search_requests": u.web_search_requests,
+        "web_fetch_requests": u.web_fetch_requests,
     }
 
 
@@ -79,6 +92,7 @@ class TranscriptRecorder:
         self.usage: Usage = Usage()
         self._tools: dict[str, dict[str, Any]] = {}
         self._text_open = False
+        self.conversation: dict[str, Any] | None = None
         if prompt:
             self.items.append({"kind": "user", "text": prompt})
 
@@ -127,6 +141,13 @@ class TranscriptRecorder:
             self.turns = max(self.turns, event.turn)
         elif isinstance(event, ModelFailed):
             self.error = event.message
+        elif isinstance(event, _MESSAGES_EVENTS):
+            last = self.items[-1]["kind"] if self.items else ""
+            if isinstance(event, ThinkingDelta) and last == "thinking":
+                self.items[-1]["text"] += event.text
+                return
+            self._text_open = False
+            self.items.append(messages_item(event))
         elif isinstance(event, RunFinished):
             result = event.result
             self.stop_reason = getattr(result, "stop_reason", None) or self.stop_reason
@@ -139,6 +160,14 @@ class TranscriptRecorder:
             error = getattr(result, "error", None)
             if error and not self.error:
                 self.error = str(error)
+            messages = getattr(result, "messages", None)
+            if messages is not None:  # what Agent.from_notebook rebuilds the agent from
+                from nb_tools.agent._persist import encode_messages
+
+                self.conversation = {
+                    "system": getattr(result, "system", None),
+                    "messages": encode_messages(messages),
+                }
 
     def _tool_item(self, call_id: str, name: str, arguments: str) -> dict[str, Any]:
         item = self._tools.get(call_id)
@@ -183,12 +212,22 @@ class TranscriptRecorder:
         """The transcript (a deep copy: later events do not change it)."""
         d = self.summary()
         d["items"] = json.loads(json.dumps(self.items))
-        return {
+        out = {
             k: d[k]
             for k in (
-                "version", "model", "provider", "stop_reason", "error", "turns", "items", "usage"
+                "version",
+                "model",
+                "provider",
+                "stop_reason",
+                "error",
+                "turns",
+                "items",
+                "usage",
             )
-        }  # fmt: skip
+        }
+        if self.conversation is not None:
+            out["conversation"] = json.loads(json.dumps(self.conversation))
+        return out
 
 
 def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:
@@ -248,6 +287,8 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
                 out.append(f"  | … {len(lines) - max_result_lines} more lines")
             for part in item.get("parts") or []:
                 out.append(f"  [{part.get('kind')} {part.get('media_type')}]")
+        elif kind in MESSAGES_KINDS:
+            out.extend(item_text_lines(item))
     footer = f"[{d.get('stop_reason') or 'running'}] " + usage_line(
         d.get("usage", {}), d.get("turns")
     )

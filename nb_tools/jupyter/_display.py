@@ -15,6 +15,7 @@ from nb_tools.agent._transcript import (
     usage_line,
 )
 from nb_tools.jupyter._diff import PRE_STYLE, diff_html
+from nb_tools.jupyter._display_blocks import messages_item_html
 
 RESULT_PREVIEW_CHARS = 1_500
 FULL_RESULT_CHARS = 20_000
@@ -171,6 +172,8 @@ def transcript_html(d: Mapping[str, Any]) -> str:
             body.append(text_html(str(item.get("text", "")), who=kind))
         elif kind == "tool":
             body.append(tool_item_html(item))
+        else:
+            body.append(messages_item_html(item))
     body.append(footer_html(d))
     return f'<div class="nbtools-transcript" style="{_ROOT}">{"".join(body)}</div>'
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -46,7 +47,13 @@ class AgentMagics(Magics):
         help="the server of an OpenAI-compatible model (with --model openai-compatible:NAME)",
     )
     @argument("--new", action="store_true", help="start a new conversation")
-    @argument("--system", default=None, help="system prompt (kept for later runs)")
+    @argument(
+        "--system",
+        nargs="+",
+        default=None,
+        help="system prompt, quoted or as the words up to the next option (kept for later "
+        "runs, also when --model changes)",
+    )
     @argument(
         "--tools",
         default=None,
@@ -56,6 +63,25 @@ class AgentMagics(Magics):
         "--builtins",
         action="store_true",
         help="add the built-in coding tools rooted at the notebook's folder",
+    )
+    @argument(
+        "--thinking",
+        default=None,
+        help="extended thinking: a token budget (e.g. 8000) or 'adaptive'; 0 turns it off "
+        "(kept for later runs)",
+    )
+    @argument(
+        "--server-tools",
+        default=None,
+        help="comma-separated tools the API runs itself: web_search, web_fetch, "
+        "code_execution (kept for later runs; 'none' removes them)",
+    )
+    @argument(
+        "--attach",
+        action="append",
+        default=None,
+        help="an image or PDF to send with the prompt: a file path or the name of a "
+        "variable holding bytes, a path or a PIL image (repeat for several)",
     )
     @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
@@ -91,14 +117,21 @@ _background: set[asyncio.Task[Any]] = set()
 
 def parse(line: str) -> argparse.Namespace:
     """The ``%%agent`` options of ``line``; raises ``UsageError`` with the problem."""
+    # Split as a shell would (IPython's own splitting keeps the quotes in
+    # --system "You are terse.").
     try:
-        return parse_argstring(AgentMagics.agent, line)
+        argv = shlex.split(line)
+    except ValueError as exc:  # e.g. unbalanced quotes
+        raise UsageError(f"%agent: cannot parse {line!r}: {exc}; close the quotes") from exc
+    try:
+        args = AgentMagics.agent.parser.parse_args(argv)  # type: ignore[attr-defined]
     except UsageError:
         raise
     except SystemExit as exc:  # argparse on --help and some errors
         raise UsageError(f"%agent: bad options {line!r}") from exc
-    except ValueError as exc:  # e.g. unbalanced quotes
-        raise UsageError(f"%agent: cannot parse {line!r}: {exc}") from exc
+    if args.system is not None:
+        args.system = " ".join(args.system)
+    return args
 
 
 def run_magic(line: str, cell: str | None) -> Any:
@@ -109,6 +142,10 @@ def run_magic(line: str, cell: str | None) -> Any:
     words = " ".join(args.prompt)
     prompt = words if cell is None else "\n".join(x for x in (words, cell.strip()) if x)
     names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else None
+    server = None
+    if args.server_tools is not None:
+        server = [n.strip() for n in args.server_tools.split(",") if n.strip() not in ("", "none")]
+    attachments = [_attachment(a) for a in args.attach or ()]
 
     async def go() -> None:
         try:
@@ -121,9 +158,23 @@ def run_magic(line: str, cell: str | None) -> Any:
                 system=args.system,
                 tools=names,
                 builtins=args.builtins,
+                thinking=args.thinking,
+                server_tools=server,
+                attachments=attachments,
                 base_url=args.base_url,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None
 
     return go()
+
+
+def _attachment(name: str) -> object:
+    """``--attach NAME``: a variable of the user's namespace when one has that name, else a
+    file path."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None and name.isidentifier() and name in shell.user_ns:
+        return shell.user_ns[name]
+    return name

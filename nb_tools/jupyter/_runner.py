@@ -7,10 +7,13 @@ import asyncio
 import contextlib
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._approval import check_policy
+from nb_tools.agent._context import attachment_parts
 from nb_tools.agent._transcript import TranscriptRecorder
+from nb_tools.agent._turns import configure_request
 from nb_tools.jupyter._session import DEMO_MODEL, Session, get_session, has_credentials
 from nb_tools.model import Provider, provider_name
 from nb_tools.tool import Registry
@@ -83,6 +86,7 @@ def agent_for(session: Session, model: str | None, base_url: str | None = None) 
         tools=session.run_tools,
         rules=session.rules,
         messages=old.messages if old is not None else (),
+        system=old.system if old is not None else None,  # --system outlives --model
     )
     if old is not None:
         agent.always_allow |= old.always_allow
@@ -132,6 +136,9 @@ async def run_agent(
     tools: list[str] | None = None,
     builtins: bool = False,
     show: bool | None = None,
+    thinking: str | int | None = None,
+    server_tools: list[str] | None = None,
+    attachments: Sequence[object] = (),
     base_url: str | None = None,
 ) -> RunResult:
     """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
@@ -170,6 +177,8 @@ async def run_agent(
     agent.max_turns = max_turns or DEFAULT_MAX_TURNS  # per run, like --approval
     if system is not None:
         agent.system = system
+    configure_request(agent, thinking=thinking, server_tools=server_tools)
+    attached = attachment_parts(attachments)
     show = in_kernel() if show is None else show
     recorder = TranscriptRecorder(
         prompt, model=agent.provider.model, provider=provider_name(agent.provider)
@@ -177,27 +186,35 @@ async def run_agent(
     session.running = recorder
     try:
         if show:
-            return await _run_shown(session, agent, prompt, recorder)
-        return await _run_quiet(session, agent, prompt, recorder)
+            return await _run_shown(session, agent, prompt, recorder, attached)
+        return await _run_quiet(session, agent, prompt, recorder, attached)
     finally:
         session.running = None
 
 
 async def _run_quiet(
-    session: Session, agent: Agent, prompt: str, recorder: TranscriptRecorder
+    session: Session,
+    agent: Agent,
+    prompt: str,
+    recorder: TranscriptRecorder,
+    attachments: Sequence[object] = (),
 ) -> RunResult:
     def handler(event: Any) -> None:
         recorder.record(event)
         session.record(event)
 
     try:
-        return await agent.run(prompt, on_event=handler)
+        return await agent.run(prompt, on_event=handler, attachments=attachments)
     finally:
         session.transcripts.append(recorder.to_dict())
 
 
 async def _run_shown(
-    session: Session, agent: Agent, prompt: str, recorder: TranscriptRecorder
+    session: Session,
+    agent: Agent,
+    prompt: str,
+    recorder: TranscriptRecorder,
+    attachments: Sequence[object] = (),
 ) -> RunResult:
     from nb_tools.jupyter._view import RunView
 
@@ -214,13 +231,17 @@ async def _run_shown(
         session.record(event)
         view.on_event(event)
 
+    from nb_tools.jupyter._headless import FrontendWatch
+
+    # Before view.show(): is anyone there to click? (the view's root widget)
+    watch = FrontendWatch(getattr(view, "box", None))
     previous_approver = agent.approver
-    agent.approver = view.ask if agent.approval != "deny" else None
+    agent.approver = watch.guard(view.ask) if agent.approval != "deny" else None
     failure: BaseException | None = None
     interrupted = False
     try:
         view.show()
-        task = asyncio.ensure_future(agent.run(prompt, on_event=handler))
+        task = asyncio.ensure_future(agent.run(prompt, on_event=handler, attachments=attachments))
         try:
             while not task.done():
                 await asyncio.wait({task}, timeout=WAKE_SECONDS)

@@ -20,6 +20,7 @@ from nb_tools.agent._events import (
     ApprovalRequested,
     Event,
     ModelFailed,
+    ModelRetrying,
     RunFinished,
     TextDelta,
     ToolCallFinished,
@@ -214,6 +215,13 @@ class RunView:
                 self._show_rich(event.result)
         elif isinstance(event, UsageUpdated | ModelFailed):
             self._render_footer()
+        elif isinstance(event, ModelRetrying):  # until the next footer update
+            from html import escape
+
+            from nb_tools.agent._retry import retry_text
+
+            self._render_footer()
+            self.footer.value += f"<div>{escape(retry_text(event))}</div>"
         elif isinstance(event, RunFinished):
             self._text_throttle.flush()  # the footer is replaced by the transcript's
 

@@ -151,6 +151,16 @@ class AnthropicProvider:
         self._warn_deprecated = True
         self._encoder = RequestEncoder(self._model)
         self._options: dict[str, Any] | None = None
+        self._caller_retries = False
+
+    def take_over_retries(self) -> int:
+        """For a caller that retries itself and shows each retry (the agent): the SDK
+        client is then made with no retries, and this returns how many the caller should
+        make (``max_retries``); 0 when a client exists already (it keeps its own)."""
+        if self._client is not None and not self._caller_retries:
+            return 0
+        self._caller_retries = True
+        return self.max_retries
 
     @property
     def model(self) -> str:
@@ -176,7 +186,7 @@ class AnthropicProvider:
             self._client = anthropic.AsyncAnthropic(
                 api_key=api_key,
                 base_url=self._base_url,
-                max_retries=self.max_retries,
+                max_retries=0 if self._caller_retries else self.max_retries,
                 timeout=self._timeout,
             )
         return self._client
@@ -277,6 +287,30 @@ class AnthropicProvider:
             stop_details=turn.stop_details,
             stop_sequence=turn.stop_sequence,
         )
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The request's input tokens, from the API's token counting (free, rate-limited
+        apart from messages)."""
+        self._check_allowed()
+        import anthropic
+        import httpx2
+
+        from nb_tools.model._anthropic_convert import dumps, request_params
+
+        params = request_params(request, model=self._model, cache=False)
+        params.pop("max_tokens", None)
+        try:
+            response = await self.client.post(
+                "/v1/messages/count_tokens",
+                cast_to=httpx2.Response,
+                content=dumps(params).encode(),
+                options=self._request_options(request),
+            )
+        except anthropic.APIStatusError as err:
+            raise self._status_error(err) from err
+        except anthropic.APIConnectionError as err:
+            raise ModelError(f"token counting failed: {err}", retryable=True) from err
+        return int(response.json()["input_tokens"])
 
     def _request_options(self, request: ModelRequest) -> Any:
         options = self._span_options(request.max_tokens)

@@ -36,6 +36,15 @@ class Reply:
     stop_reason: str | None = None
     usage: Usage | None = None
     chunk_delay: float = 0.0
+    thinking: str | None = None
+    """Extended thinking before the text (signed by the fake server)."""
+    redacted_thinking: str | None = None
+    blocks: tuple[Mapping[str, Any], ...] = ()
+    """API content blocks streamed before the text, as given (server_tool_use,
+    web_search_tool_result, compaction, ...)."""
+    stop_details: Mapping[str, Any] | None = None
+    cut_last_call: bool = False
+    """Stream only the first half of the last call's arguments (a call cut by max_tokens)."""
 
     @property
     def effective_stop_reason(self) -> str:
@@ -65,7 +74,29 @@ def reply(text: str = "", *calls: ScriptedCall, **kwargs: Any) -> Reply:
 
 
 def call(
-    name: str, raw: str | None = None, *, id: str | None = None, **arguments: Any
+    name: str,
+    arguments: Mapping[str, Any] | str | None = None,
+    /,
+    *,
+    raw: str | None = None,
+    id: str | None = None,
+    **kwargs: Any,
 ) -> ScriptedCall:
-    """``call("get_weather", city="Paris")`` or ``call("f", raw='{"a": 1, "a": 2}')``."""
-    return ScriptedCall(name=name, arguments=arguments, raw=raw, id=id)
+    """``call("get_weather", city="Paris")`` or ``call("f", raw='{"a": 1, "a": 2}')``.
+
+    Keyword arguments are the tool's arguments, except ``raw`` (the exact argument text)
+    and ``id`` (the call's id). To script arguments named ``raw`` or ``id``, pass them in a
+    mapping: ``call("lookup", {"id": 7, "raw": True}, id="c1")`` (``name`` works either
+    way). A string in that place is the raw text."""
+    if isinstance(arguments, str):
+        if raw is not None:
+            raise TypeError("call(): the raw text is given twice (positionally and as raw=)")
+        raw, arguments = arguments, None
+    merged = dict(arguments or {})
+    both = sorted(set(merged) & set(kwargs))
+    if both:
+        raise TypeError(
+            f"call(): argument(s) {', '.join(both)} given in the mapping and as keywords"
+        )
+    merged.update(kwargs)
+    return ScriptedCall(name=name, arguments=merged, raw=raw, id=id)

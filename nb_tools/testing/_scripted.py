@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections.abc import AsyncIterator, Sequence
 
@@ -15,6 +16,8 @@ from nb_tools.model import (
     ResponseEvent,
     TextBlock,
     TextDeltaEvent,
+    ThinkingBlock,
+    ThinkingDeltaEvent,
     ToolArgumentsDeltaEvent,
     ToolResultBlock,
     ToolUseBlock,
@@ -50,8 +53,10 @@ def conversation_problems(messages: Sequence[Message]) -> list[str]:
         if i and m.role == messages[i - 1].role:
             problems.append(f"messages.{i}: roles must alternate; two '{m.role}' messages")
         for j, b in enumerate(m.content):
-            if isinstance(b, TextBlock) and not b.text:
-                problems.append(f"messages.{i}.content.{j}: text blocks must be non-empty")
+            if isinstance(b, TextBlock) and not b.text.strip():
+                problems.append(
+                    f"messages.{i}.content.{j}: text blocks must contain non-whitespace text"
+                )
         if m.role != "assistant":
             continue
         ids = [c.id for c in m.tool_calls]
@@ -106,11 +111,8 @@ class ScriptedModel:
         return len(self._script) - self._next
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        snapshot = ModelRequest(
-            system=request.system,
-            messages=tuple(request.messages),
-            tools=tuple(request.tools),
-            max_tokens=request.max_tokens,
+        snapshot = dataclasses.replace(
+            request, messages=tuple(request.messages), tools=tuple(request.tools)
         )
         self.requests.append(snapshot)
         return self._stream(snapshot)
@@ -149,29 +151,50 @@ class ScriptedModel:
             raise ModelError(f"ScriptedModel: {reply.message}", status=reply.status)
         self.replies += 1
         blocks: list[Block] = []
+        if reply.thinking is not None:
+            from nb_tools.testing._sse import signature_for
+
+            for piece in _chunks(reply.thinking):
+                await self._pause(reply)
+                yield ThinkingDeltaEvent(text=piece)
+            blocks.append(
+                ThinkingBlock(thinking=reply.thinking, signature=signature_for(reply.thinking))
+            )
+        if reply.redacted_thinking is not None or reply.blocks:
+            from nb_tools.model._anthropic_convert import block_from_api
+
+            extra = [{"type": "redacted_thinking", "data": reply.redacted_thinking}]
+            for api in [*extra[: reply.redacted_thinking is not None], *reply.blocks]:
+                block = block_from_api(api)
+                if block is not None:
+                    blocks.append(block)
         for piece in _chunks(reply.text):
             await self._pause(reply)
             yield TextDeltaEvent(text=piece)
         if reply.text:
             blocks.append(TextBlock(text=reply.text))
-        for c in reply.calls:
+        for n, c in enumerate(reply.calls):
             call_id = c.id or f"toolu_scripted_{next(self._ids):04d}"
             await self._pause(reply)
             yield ToolUseStartEvent(id=call_id, name=c.name)
             text = c.argument_text
+            if reply.cut_last_call and n == len(reply.calls) - 1:
+                text = text[: len(text) // 2]
             for piece in _chunks(text):
                 await self._pause(reply)
                 yield ToolArgumentsDeltaEvent(id=call_id, partial_json=piece)
             blocks.append(ToolUseBlock(id=call_id, name=c.name, arguments=text))
         usage = reply.usage or Usage(
             input_tokens=max(1, _size(request) // 4),
-            output_tokens=max(1, (len(reply.text) + sum(len(c.argument_text) for c in reply.calls))
-                              // 4),
+            output_tokens=max(
+                1, (len(reply.text) + sum(len(c.argument_text) for c in reply.calls)) // 4
+            ),
         )
         yield ResponseEvent(
             message=Message(role="assistant", content=tuple(blocks)),
             stop_reason=reply.effective_stop_reason,
             usage=usage,
+            stop_details=reply.stop_details,
         )
 
     @staticmethod

@@ -16,13 +16,26 @@ JSON = dict[str, Any]
 ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
+    402: "billing_error",
     403: "permission_error",
     404: "not_found_error",
     413: "request_too_large",
     429: "rate_limit_error",
     500: "api_error",
+    504: "timeout_error",
     529: "overloaded_error",
 }
+
+
+def signature_for(thinking: str) -> str:
+    """The fake server's signature of a thinking text (the check of every request body
+    compares what comes back with it)."""
+    import base64
+    import hashlib
+
+    return base64.b64encode(hashlib.sha256(thinking.encode()).digest()).decode()
+
+
 ARGUMENT_CHUNK = 8  # characters of tool-argument text per input_json_delta
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -103,23 +116,51 @@ def stream_events(
         ("ping", {"type": "ping"}),
     ]
     index = 0
+    if reply.thinking is not None:
+        events.append(_block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+        for word in _WORDS.findall(reply.thinking):
+            events.append(_block_delta(index, {"type": "thinking_delta", "thinking": word}))
+        signature = {"type": "signature_delta", "signature": signature_for(reply.thinking)}
+        events.append(_block_delta(index, signature))
+        events.append(_block_stop(index))
+        index += 1
+    if reply.redacted_thinking is not None:
+        block = {"type": "redacted_thinking", "data": reply.redacted_thinking}
+        events += [_block_start(index, block), _block_stop(index)]
+        index += 1
+    for block in reply.blocks:
+        block = dict(block)
+        if block.get("type") == "server_tool_use":
+            arguments = json.dumps(block.pop("input", {}))
+            events.append(_block_start(index, {**block, "input": {}}))
+            events.append(
+                _block_delta(index, {"type": "input_json_delta", "partial_json": arguments})
+            )
+        else:
+            events.append(_block_start(index, block))
+        events.append(_block_stop(index))
+        index += 1
     if reply.text:
         events.append(_block_start(index, {"type": "text", "text": ""}))
         for word in _WORDS.findall(reply.text):
             events.append(_block_delta(index, {"type": "text_delta", "text": word}))
         events.append(_block_stop(index))
         index += 1
-    for call, tool_id in zip(reply.calls, tool_ids, strict=True):
+    for n, (call, tool_id) in enumerate(zip(reply.calls, tool_ids, strict=True)):
         block = {"type": "tool_use", "id": tool_id, "name": call.name, "input": {}}
         events.append(_block_start(index, block))
         text = call.argument_text
+        if reply.cut_last_call and n == len(reply.calls) - 1:
+            text = text[: len(text) // 2]
         # The real API opens with an empty delta; then the raw text in pieces.
         pieces = [""] + [text[i : i + ARGUMENT_CHUNK] for i in range(0, len(text), ARGUMENT_CHUNK)]
         for piece in pieces:
             events.append(_block_delta(index, {"type": "input_json_delta", "partial_json": piece}))
         events.append(_block_stop(index))
         index += 1
-    delta = {"stop_reason": reply.effective_stop_reason, "stop_sequence": None}
+    delta: JSON = {"stop_reason": reply.effective_stop_reason, "stop_sequence": None}
+    if reply.stop_details is not None:
+        delta["stop_details"] = dict(reply.stop_details)
     events.append(
         (
             "message_delta",
@@ -154,13 +195,14 @@ def _block_stop(index: int) -> tuple[str, JSON]:
     return "content_block_stop", {"type": "content_block_stop", "index": index}
 
 
-def check_body(body: object) -> str | None:
-    """The first problem the real API would reject this request body for, or None."""
+def check_body(body: object, *, count: bool = False) -> str | None:
+    """The first problem the real API would reject this request body for, or None
+    (``count``: a token-counting request, which takes no max_tokens)."""
     if not isinstance(body, dict):
         return "the request body must be a JSON object"
     if not isinstance(body.get("model"), str) or not body["model"]:
         return "model: Field required"
-    if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
+    if not count and (not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1):
         return "max_tokens: Field required (a positive integer)"
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
@@ -186,6 +228,18 @@ def _check_messages(messages: list[Any]) -> str | None:
         for j, block in enumerate(content or ()):
             if block.get("type") == "text" and not block.get("text"):
                 return f"messages.{i}.content.{j}.text: text content blocks must be non-empty"
+            if block.get("type") == "text" and not str(block["text"]).strip():
+                return (
+                    f"messages.{i}.content.{j}.text: text content blocks must contain "
+                    "non-whitespace text"
+                )
+            if block.get("type") == "thinking" and block.get("signature") != signature_for(
+                str(block.get("thinking", ""))
+            ):
+                return (
+                    f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block (the "
+                    "thinking text or its signature was changed)"
+                )
         if message["role"] == "assistant" and i + 1 < len(messages):
             problem = _check_answered(i, content or [], messages[i + 1])
             if problem:

@@ -286,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", errors="replace")
             problem: str | None = f"the request body is not JSON: {err}"
         else:
-            problem = check_body(body)
+            problem = check_body(body, count=self.path.split("?")[0].endswith("/count_tokens"))
         headers = {k.lower(): v for k, v in self.headers.items()}
         fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=body))
         path = self.path.split("?")[0]

@@ -4,6 +4,7 @@ Pure Python: no Jupyter and no provider SDK imports here.
 """
 
 from nb_tools.model import ToolGrammar
+from nb_tools.tool._collect import tools_from
 from nb_tools.tool._decorator import FunctionTool, tool
 from nb_tools.tool._derive import schema_of
 from nb_tools.tool._executor import Executor, is_read_only_call, needs_approval
@@ -61,6 +62,7 @@ __all__ = [
     "schema_of",
     "split_mcp_name",
     "tool",
+    "tools_from",
     "truncate",
     "truncate_output",
     "validate_name",

@@ -127,10 +127,15 @@ class _Gen:
                 f"(type({v}) is int or type({v}) is float)", lambda p, i: self.number(s, v, out, p)
             )
         if "array" in allowed and (
-            s.items is not None or s.min_items is not None or s.max_items is not None
+            s.items is not None
+            or s.prefix_items is not None
+            or s.min_items is not None
+            or s.max_items is not None
         ):
             block(f"type({v}) is list", lambda p, i: self.array(s, v, out, i, depth))
-        if "object" in allowed and (s.required or s.properties or s.additional_properties is False):
+        if "object" in allowed and (
+            s.required or s.properties or s.additional_properties is not None
+        ):
             block(f"type({v}) is dict", lambda p, i: self.object(s, v, out, i, depth))
         if s.enum is not None:
             self.enum(s.enum, v, out, pad, known_str=names == ["string"])
@@ -176,9 +181,22 @@ class _Gen:
             out.append(f"{pad}if len({v}) < {lo}: return False")
         if hi is not None:
             out.append(f"{pad}if len({v}) > {hi}: return False")
+        prefix = s.prefix_items or []
+        for i, sub in enumerate(prefix):
+            if not _constrains(sub):
+                continue
+            x = self.name("x")
+            out.append(f"{pad}if len({v}) > {i}:")
+            out.append(f"{pad}    {x} = {v}[{i}]")
+            size = len(out)
+            self.node(sub, x, out, ind + 1, depth + 1)
+            if len(out) == size:
+                del out[-2:]
         if s.items is not None and _constrains(s.items):
             x = self.name("x")
-            out.append(f"{pad}for {x} in {v}:")
+            # ``items`` applies after the prefixItems positions (2020-12).
+            seq = f"{v}[{len(prefix)}:]" if prefix else v
+            out.append(f"{pad}for {x} in {seq}:")
             size = len(out)
             self.node(s.items, x, out, ind + 1, depth + 1)
             if len(out) == size:
@@ -199,6 +217,16 @@ class _Gen:
             out.append(
                 f"{pad}if not {v}.keys() <= {self.const('k', frozenset(props))}: return False"
             )
+        extra = s.additional_properties
+        if isinstance(extra, Schema) and _constrains(extra):
+            k, x = self.name("k"), self.name("x")
+            known = self.const("k", frozenset(props))
+            out.append(f"{pad}for {k}, {x} in {v}.items():")
+            out.append(f"{pad}    if {k} in {known}: continue")
+            size = len(out)
+            self.node(extra, x, out, ind + 1, depth + 1)
+            if len(out) == size:
+                del out[-2:]
         for key, sub in props.items():
             if not _constrains(sub):
                 continue
@@ -269,11 +297,13 @@ def _constrains(s: Schema) -> bool:
                 "min_items",
                 "max_items",
                 "items",
+                "prefix_items",
                 "properties",
                 "required",
             )
         )
         or s.additional_properties is False
+        or (isinstance(s.additional_properties, Schema) and _constrains(s.additional_properties))
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
@@ -12,6 +13,7 @@ from nb_tools.tool._derive import function_schema
 from nb_tools.tool._executor import run_in_thread
 from nb_tools.tool._freeform import INPUT_SCHEMA, as_grammar, freeform_converter
 from nb_tools.tool._names import validate_name
+from nb_tools.tool._progress import current_call_id, progress
 from nb_tools.tool._registry import Registry, default_registry, strict_validator
 from nb_tools.tool._results import to_result
 from nb_tools.tool._schema import Schema
@@ -34,6 +36,13 @@ class FunctionTool:
     ``schema=`` they arrive as validated JSON values, unconverted. With ``approver=`` the
     tool also implements ``ApprovalByArguments``; with ``preview=`` ``Previewer`` and
     ``MultiPreviewer``. Both receive the arguments dict the function would receive.
+
+    A generator (or async generator) function streams: each item it yields goes to
+    ``progress()`` as it comes, and the call returns the items joined when they are all
+    strings, else the last item. A method (first parameter ``self``) is bound when read
+    from an instance: ``obj.method`` is a tool calling the method on ``obj``, its schema
+    without ``self``. ``timeout`` (seconds) stops a call that runs longer: an async one is
+    cancelled, a sync one interrupted in its thread, and the model reads "timed out".
     """
 
     def __new__(cls, fn: Callable[..., Any], **options: Any) -> FunctionTool:
@@ -56,8 +65,16 @@ class FunctionTool:
         schema: Schema | None = None,
         approver: Approver | None = None,
         preview: PreviewFn | None = None,
+        timeout: float | None = None,
         grammar: ToolGrammar | str | None = None,
     ) -> None:
+        if isinstance(fn, staticmethod):
+            fn = fn.__func__
+        self._binds_class = isinstance(fn, classmethod)
+        if isinstance(fn, classmethod):
+            fn = fn.__func__
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"@tool: timeout must be a positive number of seconds, got {timeout}")
         if not callable(fn):
             raise TypeError(f"@tool needs a function, got {type(fn).__name__}")
         tool_grammar = as_grammar(grammar) if grammar is not None else None
@@ -84,7 +101,13 @@ class FunctionTool:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
-        self._direct = (self._kwargs, fn) if self._is_async else None
+        self._is_async_gen = inspect.isasyncgenfunction(fn)
+        self._timeout = timeout
+        self._method = self._binds_class or _is_method(fn)
+        self._attr: str | None = None  # the attribute name in the class body
+        self._direct = (
+            (self._kwargs, fn) if self._is_async and timeout is None and not self._method else None
+        )
         self._approver = approver
         self._defaults = {
             p.name: p.default
@@ -119,6 +142,37 @@ class FunctionTool:
     def __repr__(self) -> str:
         return f"<FunctionTool {self._info.name}>"
 
+    # -- methods ----------------------------------------------------------------------------
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._attr = name
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        """A method tool read from an instance (or a classmethod one from its class) is
+        that tool bound: ``obj.method`` calls the method on ``obj``. The bound tool is
+        kept in the instance's ``__dict__``, so reading it again gives the same tool."""
+        if not self._method:
+            return self
+        target = objtype if self._binds_class else obj
+        if target is None:
+            return self
+        bound = self.bind(target)
+        cache = getattr(obj, "__dict__", None) if not self._binds_class else None
+        if cache is not None and self._attr is not None:
+            cache[self._attr] = bound
+        return bound
+
+    def bind(self, target: Any) -> FunctionTool:
+        """This method tool bound to ``target`` (the instance, or the class of a
+        classmethod): same name, description and schema, ``self`` supplied."""
+        bound = object.__new__(type(self))
+        bound.__dict__.update(self.__dict__)
+        bound._fn = types.MethodType(self._fn, target)
+        bound._method = bound._binds_class = False
+        bound._direct = None
+        functools.update_wrapper(bound, bound._fn)
+        return bound
+
     # -- the tool -----------------------------------------------------------------------
 
     def info(self) -> Info:
@@ -135,12 +189,32 @@ class FunctionTool:
         what the function returned, or for a sync function the ``Result`` made of it in
         the worker thread (saving a figure as PNG takes a while)."""
         kwargs = self._kwargs(parsed)
+        if self._method:
+            raise TypeError(
+                f"{self._info.name} is a method: bind it to an instance first "
+                f"(use obj.{self._attr or self._info.name}, or tools_from(obj))"
+            )
+        if self._timeout is None:
+            return await self._run(kwargs)
+        import asyncio
+
+        try:
+            return await asyncio.wait_for(self._run(kwargs), self._timeout)
+        except TimeoutError:
+            return _timed_out(self._info.name, self._timeout)
+
+    async def _run(self, kwargs: dict[str, Any]) -> Any:
         if self._is_async:
             return await self._fn(**kwargs)
+        if self._is_async_gen:
+            return _joined([item async for item in _streamed_async(self._fn(**kwargs))])
         return await run_in_thread(self._run_sync, kwargs)
 
     def _run_sync(self, kwargs: dict[str, Any]) -> Result:
-        return to_result(self._fn(**kwargs))
+        value = self._fn(**kwargs)
+        if inspect.isgenerator(value):
+            value = _joined([_stream(item) for item in value])
+        return to_result(value)
 
     def _kwargs(self, parsed: Any) -> dict[str, Any]:
         if type(parsed) is not dict and not isinstance(parsed, Mapping):
@@ -208,6 +282,55 @@ def _doc(fn: Callable[..., Any]) -> str:
     return inspect.getdoc(fn) or ""
 
 
+def _is_method(fn: Callable[..., Any]) -> bool:
+    """A function defined in a class body whose first parameter is ``self``."""
+    qualname = getattr(fn, "__qualname__", "")
+    owner = qualname.rsplit(".", 1)[0] if "." in qualname else ""
+    if not owner or owner.endswith("<locals>"):
+        return False
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and params[0] == "self"
+
+
+def _stream(item: Any) -> Any:
+    """Send a generator tool's item to ``progress()`` and give it back."""
+    progress(item if isinstance(item, str) else str(item))
+    return item
+
+
+async def _streamed_async(gen: Any) -> Any:
+    async for item in gen:
+        yield _stream(item)
+
+
+def _joined(items: list[Any]) -> Any:
+    """What a generator tool returns: its items joined if all are strings, else the last."""
+    if all(isinstance(i, str) for i in items):
+        return "".join(items)
+    return items[-1]
+
+
+def _timed_out(name: str, timeout: float) -> Result:
+    from nb_tools.tool._interrupt import still_running
+
+    call_id = current_call_id()
+    background = call_id is not None and still_running(call_id)
+    text = f"{name} timed out after {timeout:g} s and was stopped"
+    if background:
+        text = (
+            f"{name} timed out after {timeout:g} s; it could not be interrupted (blocked "
+            "outside Python) and may still be running in the background"
+        )
+    return Result(
+        content=text,
+        is_error=True,
+        metadata={"status": "timed_out", "timeout": timeout, "still_running": background},
+    )
+
+
 @overload
 def tool(fn: F, /) -> FunctionTool: ...
 
@@ -224,6 +347,7 @@ def tool(
     schema: Schema | None = None,
     approver: Approver | None = None,
     preview: PreviewFn | None = None,
+    timeout: float | None = None,
     grammar: ToolGrammar | str | None = None,
     register: bool = True,
     registry: Registry | None = None,
@@ -243,6 +367,7 @@ def tool(
     schema: Schema | None = None,
     approver: Approver | None = None,
     preview: PreviewFn | None = None,
+    timeout: float | None = None,
     grammar: ToolGrammar | str | None = None,
     register: bool = True,
     registry: Registry | None = None,
@@ -255,6 +380,11 @@ def tool(
     of the same name, so re-running a notebook cell is harmless; ``register=False`` keeps
     it out. Invalid names and signatures fail here, at decoration time.
 
+    In a class body, ``@tool`` on a method (first parameter ``self``) registers nothing:
+    there is no instance yet, and a tool is a method bound to one. Read it from an
+    instance (``Agent(tools=[obj.method])``) or collect an instance's tools with
+    ``tools_from(obj)``. ``@tool`` on a ``staticmethod`` registers like a function.
+    ``timeout=SECONDS`` bounds each call (see :class:`FunctionTool`).
     ``grammar=`` (a lark grammar as text, or a ``ToolGrammar`` for lark or regex) makes a
     freeform tool: the function takes one string, the model's text in that grammar (a
     custom tool on OpenAI's Responses API; elsewhere a function with one string parameter,
@@ -273,9 +403,10 @@ def tool(
             schema=schema,
             approver=approver,
             preview=preview,
+            timeout=timeout,
             grammar=grammar,
         )
-        if register:
+        if register and not made._method:
             (registry if registry is not None else default_registry()).add(made)
         return made
 

@@ -1,9 +1,11 @@
 """``Schema``: the JSON Schema subset tools describe their arguments with.
 
-Keywords: type, title, description, properties, required, items, enum, default, format,
-minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength, minItems,
-maxItems, pattern, anyOf, additionalProperties (boolean). Semantics are JSON Schema
-2020-12's; see :mod:`nb_tools.tool._validate` for how a schema is checked.
+Keywords: type, title, description, properties, required, items, prefixItems, enum,
+default, format, minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength,
+maxLength, minItems, maxItems, pattern, anyOf, additionalProperties (a boolean or a
+schema), contentEncoding (an annotation: bytes travel as base64 strings). Semantics are
+JSON Schema 2020-12's (``items`` applies to the positions after ``prefixItems``); see
+:mod:`nb_tools.tool._validate` for how a schema is checked.
 """
 
 from __future__ import annotations
@@ -73,9 +75,11 @@ _KEYWORDS: Final = {
     "properties": "properties",
     "required": "required",
     "items": "items",
+    "prefixItems": "prefix_items",
     "enum": "enum",
     "default": "default",
     "format": "format",
+    "contentEncoding": "content_encoding",
     "minimum": "minimum",
     "maximum": "maximum",
     "exclusiveMinimum": "exclusive_minimum",
@@ -128,7 +132,9 @@ class Schema:
     max_items: int | None = None
     pattern: str | None = None
     any_of: list[Schema] | None = None
-    additional_properties: bool | None = None
+    additional_properties: bool | Schema | None = None
+    prefix_items: list[Schema] | None = None
+    content_encoding: str | None = None
 
     def __post_init__(self) -> None:
         if self.pattern is not None:
@@ -204,9 +210,9 @@ class Schema:
                 continue
             if name == "properties":
                 value = {k: v.to_dict() for k, v in value.items()}
-            elif name == "items":
+            elif name == "items" or (name == "additional_properties" and type(value) is Schema):
                 value = value.to_dict()
-            elif name == "any_of":
+            elif name in ("any_of", "prefix_items"):
                 value = [v.to_dict() for v in value]
             elif isinstance(value, list | dict):
                 value = copy.deepcopy(value)
@@ -368,7 +374,7 @@ def _field_value(name: str, value: Any, path: str) -> Any:
         ):
             return list(value)
         raise _bad(path, f"one of {', '.join(TYPES)} or a list of them", value)
-    if name in ("title", "description", "format"):
+    if name in ("title", "description", "format", "content_encoding"):
         if not isinstance(value, str):
             raise _bad(path, "a string", value)
         return value
@@ -388,11 +394,11 @@ def _field_value(name: str, value: Any, path: str) -> Any:
     if name == "items":
         if isinstance(value, list):
             raise ValueError(
-                f"Schema.from_dict: {path}: the array form of items is not "
-                "supported; use one schema for all items"
+                f"Schema.from_dict: {path}: the array form of items is draft 2019-09's; "
+                "use prefixItems for per-position schemas"
             )
         return _from_dict(value, path)
-    if name == "any_of":
+    if name in ("any_of", "prefix_items"):
         if not isinstance(value, list) or not value:
             raise _bad(path, "a non-empty list of schemas", value)
         return [_from_dict(v, f"{path}/{i}") for i, v in enumerate(value)]
@@ -413,10 +419,9 @@ def _field_value(name: str, value: Any, path: str) -> Any:
             raise _bad(path, "a non-negative integer", value)
         return value
     if name == "additional_properties":
-        if not isinstance(value, bool):
-            raise ValueError(
-                f"Schema.from_dict: {path}: only true/false is supported, got "
-                f"{value!r}; describe known keys in properties"
-            )
-        return value
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, Mapping):
+            return _from_dict(value, path)
+        raise _bad(path, "true, false or a schema", value)
     raise AssertionError(name)  # pragma: no cover

@@ -59,14 +59,19 @@ def type_name(t: Any) -> str:
     return repr(t).replace("typing.", "")
 
 
+# pydantic 2 loads its submodules lazily: after a bare ``import pydantic``,
+# ``pydantic.fields`` is not an attribute yet. Look the submodules up instead: while one is
+# not loaded, nothing made from it (a FieldInfo, a model class) can exist.
+
+
 def is_pydantic_field(x: Any) -> bool:
-    pyd = sys.modules.get("pydantic")
-    return pyd is not None and isinstance(x, pyd.fields.FieldInfo)
+    fields = sys.modules.get("pydantic.fields")
+    return fields is not None and isinstance(x, fields.FieldInfo)
 
 
 def _is_pydantic_model(t: Any) -> bool:
-    pyd = sys.modules.get("pydantic")
-    return pyd is not None and isinstance(t, type) and issubclass(t, pyd.BaseModel)
+    main = sys.modules.get("pydantic.main")
+    return main is not None and isinstance(t, type) and issubclass(t, main.BaseModel)
 
 
 def _json_default(value: Any) -> Any:
@@ -121,6 +126,8 @@ class Mapper:
             return Schema(type="integer"), _to_int
         if tp is float:
             return Schema(type="number"), None
+        if tp is bytes or tp is bytearray:
+            return Schema(type="string", content_encoding="base64"), _base64_decoder(tp, where)
         if isinstance(tp, type) and issubclass(tp, pathlib.PurePath):
             return Schema(type="string"), tp
         string_format = _string_format(tp)
@@ -241,13 +248,13 @@ class Mapper:
         if args == ((),):
             return Schema(type="array", max_items=0), tuple
         mapped = [self.map(a, where) for a in args]
-        distinct: list[Schema] = []
-        for s, _ in mapped:
-            if s not in distinct:
-                distinct.append(s)
-        items = distinct[0] if len(distinct) == 1 else Schema(any_of=distinct)
         n = len(args)
-        schema = Schema(type="array", items=items, min_items=n, max_items=n)
+        if all(s == mapped[0][0] for s, _ in mapped):
+            schema = Schema(type="array", items=mapped[0][0], min_items=n, max_items=n)
+        else:  # a schema per position
+            schema = Schema(
+                type="array", prefix_items=[s for s, _ in mapped], min_items=n, max_items=n
+            )
         convs = [c for _, c in mapped]
         if all(c is None for c in convs):
             return schema, tuple
@@ -263,11 +270,13 @@ class Mapper:
             )
         if len(args) < 2:
             return Schema(type="object"), None
-        _, conv = self.map(args[1], where)
+        values, conv = self.map(args[1], where)
+        # The values' schema checks every value (dict[str, Any]: none to check).
+        schema = Schema(type="object", additional_properties=values if values.to_dict() else None)
         if conv is None:
-            return Schema(type="object"), None
+            return schema, None
         c = conv
-        return Schema(type="object"), tag(lambda v: {k: c(x) for k, x in v.items()}, "dict", c)
+        return schema, tag(lambda v: {k: c(x) for k, x in v.items()}, "dict", c)
 
     # -- objects --------------------------------------------------------------------------
 
@@ -550,6 +559,28 @@ def _parser(parse: Callable[[str], Any], fmt: str, where: str) -> Converter:
             raise ValueError(f"{where}: {v!r} is not a valid {fmt} (ISO 8601 / RFC 4122)") from None
 
     return convert
+
+
+def _base64_decoder(tp: type, where: str) -> Converter:
+    """Decode a base64 string argument (bytes travel in JSON as base64 text)."""
+    import base64
+    import binascii
+
+    def convert(v: Any) -> Any:
+        try:
+            return tp(base64.b64decode(v, validate=True))
+        except (binascii.Error, ValueError, TypeError):
+            raise ValueError(
+                f"{where}: {_short(v)} is not valid base64; send the bytes base64-encoded "
+                "(RFC 4648, with padding)"
+            ) from None
+
+    return convert
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def null_stripper(s: Schema) -> Converter | None:

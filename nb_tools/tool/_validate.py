@@ -230,7 +230,9 @@ def _number_check(s: Schema) -> Check | None:
 def _array_check(s: Schema, null_optional: bool) -> Check | None:
     lo, hi = s.min_items, s.max_items
     item = _compile(s.items, null_optional) if s.items is not None else _accept
-    if lo is None and hi is None and item is _accept:
+    prefix = [_compile(p, null_optional) for p in s.prefix_items or ()]
+    start = len(prefix)  # ``items`` applies after the prefixItems positions (2020-12)
+    if lo is None and hi is None and item is _accept and all(c is _accept for c in prefix):
         return None
 
     def check(v: list[Any]) -> Problems | None:
@@ -240,14 +242,16 @@ def _array_check(s: Schema, null_optional: bool) -> Check | None:
             out = [("", f"array has {n} items, fewer than the minimum {lo}")]
         elif hi is not None and n > hi:
             out = [("", f"array has {n} items, more than the maximum {hi}")]
-        if item is not _accept:
-            for i, x in enumerate(v):
-                r = item(x)
-                if r:
-                    seg = f"/{i}"
-                    if out is None:
-                        out = []
-                    out.extend((seg + p, m) for p, m in r)
+        for i, x in enumerate(v):
+            c = prefix[i] if i < start else item
+            if c is _accept:
+                continue
+            r = c(x)
+            if r:
+                seg = f"/{i}"
+                if out is None:
+                    out = []
+                out.extend((seg + p, m) for p, m in r)
         return out
 
     return check
@@ -257,13 +261,23 @@ def _object_check(s: Schema, null_optional: bool) -> Check | None:
     required = tuple(s.required or ())
     required_set = frozenset(required)
     closed = s.additional_properties is False
+    extra = (
+        _compile(s.additional_properties, null_optional)
+        if isinstance(s.additional_properties, Schema)
+        else _accept
+    )
     props: dict[str, Check] = {}
     for name, sub in (s.properties or {}).items():
         c = _compile(sub, null_optional)
         if null_optional and name not in required_set and c is not _accept:
             c = _nullable(c)
         props[name] = c
-    if not required and not closed and all(c is _accept for c in props.values()):
+    if (
+        not required
+        and not closed
+        and extra is _accept
+        and all(c is _accept for c in props.values())
+    ):
         return None
     allowed_names = ", ".join(f'"{k}"' for k in props) or "none"
     get = props.get
@@ -281,7 +295,8 @@ def _object_check(s: Schema, null_optional: bool) -> Check | None:
                     if out is None:
                         out = []
                     out.append(("", f'unexpected property "{k}"; allowed: {allowed_names}'))
-                continue
+                    continue
+                c = extra
             r = c(x)
             if r:
                 seg = "/" + pointer_token(k)
@@ -350,6 +365,17 @@ def to_strict(s: Schema) -> Schema:
     out.__dict__.pop("_compiled", None)
     if s.items is not None:
         out.items = to_strict(s.items)
+    # Strict modes take a small subset: positions (prefixItems) and schemas of extra keys
+    # are left out of the form sent; ``validate(strict=True)`` still checks them.
+    out.content_encoding = None
+    if s.prefix_items is not None:
+        out.prefix_items = None
+        if s.items is None:  # what any position may hold
+            distinct: list[Schema] = []
+            for b in s.prefix_items:
+                if to_strict(b) not in distinct:
+                    distinct.append(to_strict(b))
+            out.items = distinct[0] if len(distinct) == 1 else Schema(any_of=distinct)
     if s.any_of is not None:
         out.any_of = [to_strict(b) for b in s.any_of]
     names = _type_names(s)

@@ -18,6 +18,7 @@ from nb_tools.agent import (
     ApprovalRequest,
     Decision,
     ModelFailed,
+    ModelRetrying,
     TextDelta,
     ToolCallFinished,
 )
@@ -180,13 +181,35 @@ async def test_parallel_calls_and_unknown_tool_through_the_sdk(
     )
 
 
-async def test_an_overloaded_529_is_retried_by_the_sdk(server: FakeMessagesServer) -> None:
+async def test_an_overloaded_529_is_retried_and_each_retry_is_reported(
+    server: FakeMessagesServer,
+) -> None:
     server.push(Fault(status=529, times=2, message="Overloaded"), reply("made it"))
     agent, rec = agent_for(server)
     result = await agent.run("hi")
     assert (result.stop_reason, result.text) == ("end_turn", "made it")
     assert len(server.requests) == 3
     assert rec.of(ModelFailed) == []
+    # the fake server asks for retry-after-ms: 10
+    assert rec.of(ModelRetrying) == [
+        ModelRetrying(attempt=1, wait=0.01, reason="overloaded"),
+        ModelRetrying(attempt=2, wait=0.01, reason="overloaded"),
+    ]
+
+
+async def test_retries_end_with_the_error_after_max_retries(server: FakeMessagesServer) -> None:
+    server.push(Fault(status=429, times=5, message="slow down"), reply("unused"))
+    agent, rec = agent_for(server)
+    agent.provider.max_retries = 2  # type: ignore[attr-defined]
+    result = await agent.run("hi")
+    assert result.stop_reason == "error"
+    assert [(e.attempt, e.reason) for e in rec.of(ModelRetrying)] == [
+        (1, "rate limited"),
+        (2, "rate limited"),
+    ]
+    assert len(server.requests) == 3  # the SDK retried nothing itself
+    (failed,) = rec.of(ModelFailed)
+    assert failed.status == 429 and "after 2 retries" in failed.message
 
 
 async def test_a_client_error_ends_the_run_with_the_conversation_intact(

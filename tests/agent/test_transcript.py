@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from nb_tools.agent import Agent
+from nb_tools.agent._persist import encode_messages
 from nb_tools.agent._transcript import TranscriptRecorder, transcript_text
 from nb_tools.model import Part
 from nb_tools.testing import ScriptedModel, call, reply
@@ -53,6 +54,10 @@ async def test_a_run_becomes_the_documented_json() -> None:
     for item in d["items"]:
         if item["kind"] == "tool":
             assert isinstance(item.pop("duration"), float)
+    # the whole conversation, for Agent.from_notebook (tests/agent/test_persist.py)
+    conversation = d.pop("conversation")
+    assert conversation["system"] is None
+    assert conversation["messages"] == encode_messages(agent.messages)
     assert d == {
         "version": 1,
         "model": "scripted",
@@ -115,6 +120,9 @@ async def test_a_run_becomes_the_documented_json() -> None:
         "cache_creation_input_tokens",
         "cache_read_input_tokens",
         "cost_usd",
+        "thinking_tokens",
+        "web_search_requests",
+        "web_fetch_requests",
     }
     json.dumps(d)  # JSON all the way down
 

@@ -64,6 +64,8 @@ class Kernel:
             ANTHROPIC_API_KEY="test",
             NB_TOOLS_BLOCK_REAL_MODELS="1",
             MPLBACKEND="Agg",
+            # The tests play the frontend (they click), but render nothing: not headless.
+            NB_TOOLS_HEADLESS="0",
             PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         )
         env.pop("NB_TOOLS_APPROVAL", None)

@@ -252,6 +252,7 @@ def test_policy_from_the_environment_and_options(ready: Kernel, server) -> None:
     body = server.requests[-1].body
     assert [t["name"] for t in body["tools"]] == ["book_table"]
     assert "Be brief." in json.dumps(body.get("system"))
+    assert "'Be brief.'" not in json.dumps(body.get("system"))  # the quotes are shell quotes
     assert [i["approval"]["by"] for i in transcript["items"] if i["kind"] == "tool"] == [
         "policy:auto"
     ]

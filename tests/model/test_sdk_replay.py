@@ -6,7 +6,6 @@ and stop reason. The fixtures and where they come from: ``fixtures/README.md``."
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -88,11 +87,17 @@ async def _ours(base_url: str) -> ResponseEvent:
     return last
 
 
-def _sdks(base_url: str) -> tuple[Any, dict[int, str]]:
-    """The SDK's final message and the raw argument text it streamed, per block index."""
+@pytest.fixture(scope="module")
+def sdk_client(loopback: str) -> Iterator[Any]:
     import anthropic
 
-    client = anthropic.Anthropic(api_key="sk-test", base_url=base_url, max_retries=0)
+    client = anthropic.Anthropic(api_key="sk-test", base_url=loopback, max_retries=0)
+    yield client
+    client.close()
+
+
+def _sdks(client: Any) -> tuple[Any, dict[int, str]]:
+    """The SDK's final message and the raw argument text it streamed, per block index."""
     raw: dict[int, str] = {}
     with client.beta.messages.stream(
         model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
@@ -101,7 +106,6 @@ def _sdks(base_url: str) -> tuple[Any, dict[int, str]]:
             if event.type == "content_block_delta" and event.delta.type == "input_json_delta":
                 raw[event.index] = raw.get(event.index, "") + event.delta.partial_json
         final = stream.get_final_message()
-    client.close()
     return final, raw
 
 
@@ -146,11 +150,11 @@ def _as_sent(body: bytes, variant: str) -> bytes:
 @pytest.mark.parametrize(("piece", "variant"), [(0, "as-recorded"), (7, "cr")])
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
 async def test_provider_rebuilds_the_turn_as_the_sdk_does(
-    loopback: str, path: Path, piece: int, variant: str
+    loopback: str, sdk_client: Any, path: Path, piece: int, variant: str
 ) -> None:
     _Body.data, _Body.piece = _as_sent(path.read_bytes(), variant), piece
     ours = await _ours(loopback)
-    sdk, raw = _sdks(loopback)
+    sdk, raw = _sdks(sdk_client)
 
     expected = [_expected(b, raw.get(i)) for i, b in enumerate(sdk.content)]
     assert list(ours.message.content) == [b for b in expected if b is not None]
@@ -207,6 +211,24 @@ def test_blocks_of_every_kind_are_covered() -> None:
         assert kind in text, kind
 
 
-def test_loopback_port_is_free_of_leftovers() -> None:
-    with socket.socket() as sock:  # the module's server binds anew each run
-        sock.bind(("127.0.0.1", 0))
+def test_sse_body_ending_in_cr_cr_keeps_its_last_event() -> None:
+    from nb_tools.model._sse_parse import SSEDecoder
+
+    decoder = SSEDecoder()
+    body = b'event: message_stop\rdata: {"type": "message_stop"}\r\r'
+    assert decoder.feed(body) == []  # the last "\r" may still be half of a "\r\n"
+    assert decoder.finish() == [("message_stop", b'{"type": "message_stop"}')]
+    unfinished = SSEDecoder()
+    assert unfinished.feed(b"event: ping\ndata: {}\n") == []
+    assert unfinished.finish() == []  # no blank line: WHATWG drops it
+
+
+async def test_unknown_events_are_skipped_whatever_their_data(loopback: str) -> None:
+    body = (FIXTURES / "sdk" / "basic_response.txt").read_bytes()
+    head, sep, rest = body.partition(b"\n\n")
+    odd = b"event: brand_new_event\ndata: this is <not> JSON\n\nevent: x\ndata: [1,\n\n"
+    _Body.data, _Body.piece = head + sep + odd + rest, 7
+    ours = await _ours(loopback)
+    _Body.data = body
+    plain = await _ours(loopback)
+    assert ours == plain and ours.message.text

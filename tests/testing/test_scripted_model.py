@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from nb_tools.model import (
@@ -20,8 +22,9 @@ from nb_tools.testing import Fault, Reply, ScriptedModel, call, reply
 
 
 def request(text: str = "hi") -> ModelRequest:
-    return ModelRequest(system="", messages=(Message(role="user", content=(TextBlock(text=text),)),),
-                        tools=())
+    return ModelRequest(
+        system="", messages=(Message(role="user", content=(TextBlock(text=text),)),), tools=()
+    )
 
 
 async def collect(model: ScriptedModel, req: ModelRequest | None = None) -> list[object]:
@@ -30,8 +33,9 @@ async def collect(model: ScriptedModel, req: ModelRequest | None = None) -> list
 
 async def test_streams_text_then_calls_then_the_response() -> None:
     usage = Usage(input_tokens=3, output_tokens=4)
-    model = ScriptedModel([reply("Hello world", call("f", raw='{"a": 1, "a": 2}', id="c1"),
-                                 usage=usage)])
+    model = ScriptedModel(
+        [reply("Hello world", call("f", raw='{"a": 1, "a": 2}', id="c1"), usage=usage)]
+    )
     events = await collect(model)
 
     texts = [e.text for e in events if isinstance(e, TextDeltaEvent)]
@@ -42,10 +46,13 @@ async def test_streams_text_then_calls_then_the_response() -> None:
     args = [e.partial_json for e in events if isinstance(e, ToolArgumentsDeltaEvent)]
     assert "".join(args) == '{"a": 1, "a": 2}'
     assert events[-1] == ResponseEvent(
-        message=Message(role="assistant", content=(
-            TextBlock(text="Hello world"),
-            ToolUseBlock(id="c1", name="f", arguments='{"a": 1, "a": 2}'),
-        )),
+        message=Message(
+            role="assistant",
+            content=(
+                TextBlock(text="Hello world"),
+                ToolUseBlock(id="c1", name="f", arguments='{"a": 1, "a": 2}'),
+            ),
+        ),
         stop_reason="tool_use",
         usage=usage,
     )
@@ -85,11 +92,24 @@ async def test_an_exhausted_script_says_so() -> None:
 
 
 async def test_an_invalid_conversation_is_rejected_like_the_api_would() -> None:
-    bad = ModelRequest(system="", tools=(), messages=(
-        Message(role="user", content=(TextBlock(text="a"),)),
-        Message(role="user", content=(TextBlock(text="b"),)),
-    ))
+    bad = ModelRequest(
+        system="",
+        tools=(),
+        messages=(
+            Message(role="user", content=(TextBlock(text="a"),)),
+            Message(role="user", content=(TextBlock(text="b"),)),
+        ),
+    )
     with pytest.raises(ModelError, match="roles must alternate") as info:
         await collect(ScriptedModel([reply("x")]), bad)
     assert info.value.status == 400
-    assert (await collect(ScriptedModel([reply("x")], check=False), bad))
+    assert await collect(ScriptedModel([reply("x")], check=False), bad)
+
+
+def test_call_can_script_arguments_named_name_raw_and_id() -> None:
+    c = call("lookup", {"id": 7, "raw": True}, name="x", id="c1")
+    assert (c.name, c.id, c.raw) == ("lookup", "c1", None)
+    assert json.loads(c.argument_text) == {"id": 7, "raw": True, "name": "x"}
+    assert call("f", '{"a": 1, "a": 2}').raw == '{"a": 1, "a": 2}'
+    with pytest.raises(TypeError, match="given in the mapping and as keywords"):
+        call("f", {"a": 1}, a=2)

@@ -191,12 +191,12 @@ def test_collections() -> None:
         "d": {"type": "array", "items": {"type": "integer"}},
         "e": {
             "type": "array",
-            "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "prefixItems": [{"type": "integer"}, {"type": "string"}],
             "minItems": 2,
             "maxItems": 2,
         },
         "g": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
-        "h": {"type": "object"},
+        "h": {"type": "object", "additionalProperties": {"type": "number"}},
         "i": {"type": "object"},
         "j": {"type": "array"},
         "k": {"type": "array", "items": {"type": "integer"}},
@@ -451,7 +451,7 @@ def test_every_signature_problem_is_named_at_once() -> None:
         *args: int,
         cb: Any = None,
         key: dict[int, str] | None = None,
-        b: bytes = b"",
+        b: complex = 0j,
         **kw: Any,
     ) -> None: ...
 
@@ -462,7 +462,7 @@ def test_every_signature_problem_is_named_at_once() -> None:
         "parameter 'x': unsupported type object",
         "parameter 'args': *args is not supported; use a list parameter instead",
         "parameter 'key': dict keys must be str, not int (JSON object keys are strings)",
-        "parameter 'b': unsupported type bytes",
+        "parameter 'b': unsupported type complex",
         "parameter 'kw': **kw is not supported; declare each argument as a parameter",
     ]
     assert str(info.value).startswith(

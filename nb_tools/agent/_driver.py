@@ -1,0 +1,201 @@
+"""One run's Messages API side: each turn's request (options, images fitted, the context
+kept within the window) and what each reply means (:class:`~nb_tools.agent._turns.Verdict`).
+The loop in ``_agent`` calls :meth:`TurnDriver.request` and :meth:`TurnDriver.judge`."""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from nb_tools.agent._context import (
+    CLEAR_MIN_CHARS,
+    ImageFitter,
+    clear_old_results,
+    needs_summary,
+    rough_tokens,
+    server_context_management,
+    summarise,
+)
+from nb_tools.agent._notices import (
+    CitationsReceived,
+    ContextCompacted,
+    RunNotice,
+    ServerToolUsed,
+)
+from nb_tools.agent._turns import TurnPolicy, Verdict
+from nb_tools.model import (
+    CompactionBlock,
+    Message,
+    ModelRequest,
+    Provider,
+    ResponseEvent,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
+    TextBlock,
+    ToolResultBlock,
+)
+from nb_tools.model._limits import limits_for
+
+if TYPE_CHECKING:
+    from nb_tools.agent._agent import Agent
+    from nb_tools.agent._events import Event
+    from nb_tools.tool import Registry
+
+log = logging.getLogger("nb_tools.agent")
+# The conversation's size after each agent's last reply, so the next run knows it too.
+_last_tokens: weakref.WeakKeyDictionary[Agent, int] = weakref.WeakKeyDictionary()
+
+
+class TurnDriver:
+    def __init__(self, agent: Agent, provider: Provider) -> None:
+        self.agent = agent
+        self.provider = provider
+        self.model = provider.model
+        self.policy = TurnPolicy(agent=agent, model=self.model, max_tokens=agent.max_tokens)
+        self.fitter = ImageFitter()
+        # the conversation's size after the last reply (exact, from usage); 0: unknown
+        self.tokens = _last_tokens.get(agent, 0)
+        opts = agent.request_options
+        self.extra, self.betas = server_context_management(
+            self.model, opts.compaction, opts.clear_tool_results
+        )
+        limits = limits_for(self.model)
+        self.client_summary = opts.compaction and not limits.server_compaction
+        self.client_clear = opts.clear_tool_results and not limits.clear_tool_uses
+
+    async def request(
+        self, registry: Registry, max_tokens: int | None
+    ) -> tuple[ModelRequest, list[Event]]:
+        events: list[Event] = []
+        messages = self.agent._messages
+        request = self._build(registry, messages, max_tokens)
+        if self.client_summary or self.client_clear:
+            tokens = self.tokens or await self._count(request)
+            window = limits_for(self.model).context_window
+            if self.client_clear and tokens >= window // 2:
+                cleared = clear_old_results(messages)
+                if cleared is not None:
+                    events.append(cleared)
+            if self.client_summary and needs_summary(self.model, tokens):
+                done = await summarise(self.provider, request, messages, tokens)
+                if done is not None:
+                    messages[:] = done[0]
+                    events.append(done[1])
+                    self.tokens = _last_tokens[self.agent] = 0
+            if events:
+                request = self._build(registry, messages, max_tokens)
+        events.extend(self.policy.notices)
+        self.policy.notices.clear()
+        events.extend(self.fitter.notices)
+        self.fitter.notices.clear()
+        return request, events
+
+    def _build(
+        self, registry: Registry, messages: list[Message], max_tokens: int | None
+    ) -> ModelRequest:
+        fitted = self.fitter.fit(messages)
+        request = self.policy.request(
+            registry, fitted, extra_options=self.extra, extra_betas=self.betas
+        )
+        if max_tokens is not None:
+            request = _with_max_tokens(request, max_tokens)
+        return request
+
+    async def _count(self, request: ModelRequest) -> int:
+        """The conversation's size when no reply has said it yet: a rough count, made
+        exact with the API's token counting only when the rough one is near the line."""
+        rough = rough_tokens(request.messages)
+        line = limits_for(self.model).context_window * 0.4
+        count = getattr(self.provider, "count_tokens", None)
+        if rough < line or count is None:
+            return rough
+        try:
+            return int(await count(request))
+        except Exception as exc:  # counting is an optimisation: fall back to the guess
+            log.info("token counting failed (%s); using the estimate", exc)
+            return rough
+
+    def judge(self, response: ResponseEvent, request: ModelRequest) -> tuple[Verdict, list[Event]]:
+        usage = response.usage
+        self.tokens = (
+            usage.input_tokens
+            + usage.cache_read_input_tokens
+            + usage.cache_creation_input_tokens
+            + usage.output_tokens
+        )
+        _last_tokens[self.agent] = self.tokens
+        verdict = self.policy.judge(response, request)
+        events: list[Event] = list(verdict.notices)
+        if any(isinstance(b, CompactionBlock) for b in response.message.content):
+            events.append(
+                ContextCompacted(
+                    how="server",
+                    messages_before=len(self.agent._messages),
+                    messages_after=1,
+                    tokens_before=usage.input_tokens + usage.cache_read_input_tokens,
+                    message="the API compacted the conversation: a summary now stands for "
+                    "the turns before it",
+                )
+            )
+        events.extend(reply_events(response.message))
+        if response.stop_reason == "pause_turn":
+            events.append(
+                RunNotice(kind="pause_turn", message="the API paused a long turn; continuing it")
+            )
+        return verdict, events
+
+
+def reply_events(message: Message) -> list[Event]:
+    """Server tools the reply used (each with its result) and its text's citations."""
+    results = {b.tool_use_id: b for b in message.content if isinstance(b, ServerToolResultBlock)}
+    events: list[Event] = []
+    citations: list[Any] = []
+    for b in message.content:
+        if isinstance(b, ServerToolUseBlock):
+            r = results.get(b.id)
+            events.append(
+                ServerToolUsed(
+                    id=b.id,
+                    name=b.name,
+                    arguments=b.arguments,
+                    result_type=r.type if r else "",
+                    content=r.content if r else None,
+                )
+            )
+        elif isinstance(b, TextBlock) and b.citations:
+            citations.extend(b.citations)
+    if citations:
+        events.append(CitationsReceived(citations=tuple(citations)))
+    return events
+
+
+def _with_max_tokens(request: ModelRequest, max_tokens: int) -> ModelRequest:
+    import dataclasses
+
+    return dataclasses.replace(request, max_tokens=max(max_tokens, request.max_tokens))
+
+
+def drop_refused_prompt(messages: list[Message]) -> None:
+    """After a refusal: the prompt that was refused leaves the conversation too (tool results
+    stay, they answer calls), so the next prompt starts clean and is not merged into it."""
+    if not messages or messages[-1].role != "user":
+        return
+    last = messages[-1]
+    kept = tuple(b for b in last.content if isinstance(b, ToolResultBlock))
+    if kept:
+        messages[-1] = Message(role="user", content=kept)
+    else:
+        messages.pop()
+
+
+def user_message_blocks(prompt: str, parts: list[Any]) -> tuple[Any, ...]:
+    from nb_tools.model import ImageBlock
+
+    blocks: list[Any] = [ImageBlock(part=p) for p in parts]
+    if prompt.strip():
+        blocks.append(TextBlock(text=prompt))
+    return tuple(blocks)
+
+
+__all__ = ["CLEAR_MIN_CHARS", "TurnDriver", "drop_refused_prompt", "user_message_blocks"]

@@ -1,0 +1,295 @@
+"""A conversation as JSON and back: ``Agent.save`` / ``Agent.load`` / ``Agent.from_notebook``.
+
+Messages are encoded generically from their dataclasses, so every block type of
+:mod:`nb_tools.model` (text, tool use and results, images, and whatever blocks providers
+add: thinking with its signature, server tools, compaction) round-trips without a line
+here: a dataclass becomes ``{"$type": "ClassName", <fields>}``, bytes become
+``{"$bytes": "<base64>"}``, tuples become lists (and tuples again where the field is
+declared a tuple). A result's ``metadata`` is the application's, never sent to the model:
+its JSON values are kept, the rest (exceptions, tracebacks objects) dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import os
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nb_tools.model import Message, Usage
+
+if TYPE_CHECKING:
+    from nb_tools.agent._agent import Agent
+    from nb_tools.permissions import PermissionRules
+
+FORMAT = "nb_tools.agent"
+VERSION = 1
+TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
+
+
+# -- values ---------------------------------------------------------------------------------
+
+
+def _types() -> dict[str, type]:
+    """The dataclasses a message may hold, by name (looked up when needed, so block types
+    added to the model layer later are found)."""
+    import nb_tools.model as model
+    from nb_tools.model import _types as types_module
+
+    found: dict[str, type] = {}
+    for module in (types_module, model):
+        for name, value in vars(module).items():
+            if isinstance(value, type) and dataclasses.is_dataclass(value):
+                found.setdefault(name, value)
+    return found
+
+
+def encode(value: Any) -> Any:
+    """A JSON-ready form of a message, a block or any value inside one."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {"$type": type(value).__name__}
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            out[f.name] = _metadata(item) if f.name == "metadata" else encode(item)
+        return out
+    if isinstance(value, bytes | bytearray):
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, list | tuple):
+        return [encode(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): encode(v) for k, v in value.items()}
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise TypeError(
+        f"cannot save a {type(value).__name__} in a conversation; messages hold plain data"
+    )
+
+
+def _metadata(meta: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in dict(meta or {}).items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            continue
+        out[str(key)] = value
+    return out
+
+
+def decode(value: Any, types: dict[str, type] | None = None) -> Any:
+    """The inverse of :func:`encode`."""
+    types = _types() if types is None else types
+    if isinstance(value, list):
+        return [decode(v, types) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$bytes" in value and len(value) == 1:
+        return base64.b64decode(value["$bytes"])
+    name = value.get("$type")
+    if name is None:
+        return {k: decode(v, types) for k, v in value.items()}
+    cls = types.get(name)
+    if cls is None:
+        raise ValueError(
+            f"unknown block type {name!r} in a saved conversation; it was saved by a newer "
+            "nb_tools: update nb_tools to load it"
+        )
+    hints = _hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in value:
+            continue
+        item = decode(value[f.name], types)
+        if isinstance(item, list) and _is_tuple(hints.get(f.name)):
+            item = tuple(item)
+        kwargs[f.name] = item
+    return cls(**kwargs)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # an annotation that does not resolve: no tuple restoring
+            hints = {}
+        _HINTS[cls] = hints
+    return hints
+
+
+def _is_tuple(tp: Any) -> bool:
+    if tp is None:
+        return False
+    if tp is tuple or typing.get_origin(tp) is tuple:
+        return True
+    return any(_is_tuple(a) for a in typing.get_args(tp) if a is not type(None))
+
+
+def encode_messages(messages: Any) -> list[Any]:
+    return [encode(m) for m in messages]
+
+
+def decode_messages(data: Any) -> list[Message]:
+    types = _types()
+    messages = [decode(m, types) for m in data]
+    for i, m in enumerate(messages):
+        if not isinstance(m, Message):
+            raise ValueError(f"saved conversation: item {i} is not a message")
+    return messages
+
+
+# -- agents ---------------------------------------------------------------------------------
+
+
+def agent_dict(agent: Agent) -> dict[str, Any]:
+    """What ``Agent.save`` writes."""
+    rules = agent.rules
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": _model_name(agent),
+        "system": agent.system,
+        "approval": agent.approval,
+        "max_turns": agent.max_turns,
+        "max_tokens": agent.max_tokens,
+        "always_allow": sorted(agent.always_allow),
+        "rules": None
+        if rules is None
+        else {
+            "root": str(rules.root),
+            "rules": [
+                {"action": r.action, "text": r.text, "source": r.source} for r in rules.rules
+            ],
+        },
+        "request_options": _fields(getattr(agent, "request_options", None)),
+        "usage": encode(agent.usage),
+        "messages": encode_messages(agent.messages),
+    }
+
+
+def _fields(value: Any) -> dict[str, Any] | None:
+    """A dataclass's fields as JSON (no ``$type``: the reader knows the class)."""
+    if value is None or not dataclasses.is_dataclass(value):
+        return None
+    return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+
+
+def _restore(cls: type, data: Mapping[str, Any]) -> Any:
+    hints = _hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            item = decode(data[f.name])
+            kwargs[f.name] = (
+                tuple(item) if isinstance(item, list) and _is_tuple(hints.get(f.name)) else item
+            )
+    return cls(**kwargs)
+
+
+def _model_name(agent: Agent) -> str | None:
+    if agent._provider is not None:
+        return agent._provider.model
+    return agent._model_name
+
+
+def save(agent: Agent, path: str | os.PathLike[str]) -> None:
+    text = json.dumps(agent_dict(agent), ensure_ascii=False, indent=1)
+    Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def _rules(data: Any) -> PermissionRules | None:
+    if data is None:
+        return None
+    from nb_tools.permissions import PermissionRules
+
+    rules = PermissionRules(root=Path(data["root"]))
+    for r in data["rules"]:
+        rules.add(r["action"], r["text"], source=r["source"])
+    return rules
+
+
+def load(cls: type[Agent], path: str | os.PathLike[str], **overrides: Any) -> Agent:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"Agent.load: {path} does not exist") from None
+    except ValueError as exc:
+        raise ValueError(f"Agent.load: {path} is not JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(
+            f'Agent.load: {path} is not a saved conversation (no "format": "{FORMAT}"); '
+            "write one with agent.save(path), or use Agent.from_notebook for a notebook"
+        )
+    if data.get("version", 0) > VERSION:
+        raise ValueError(
+            f"Agent.load: {path} is format version {data['version']}, newer than this "
+            f"nb_tools reads ({VERSION}); update nb_tools"
+        )
+    kwargs: dict[str, Any] = {
+        "model": data.get("model"),
+        "system": data.get("system"),
+        "approval": data.get("approval", "ask"),
+        "max_turns": data.get("max_turns", 25),
+        "max_tokens": data.get("max_tokens", 8192),
+        "rules": _rules(data.get("rules")),
+        "messages": decode_messages(data.get("messages", [])),
+    }
+    kwargs.update(overrides)
+    agent = cls(**kwargs)
+    agent.always_allow |= set(data.get("always_allow", []))
+    options = data.get("request_options")
+    if options is not None and hasattr(agent, "request_options"):
+        agent.request_options = _restore(type(agent.request_options), options)
+    usage = decode(data.get("usage"))
+    if isinstance(usage, Usage):
+        agent._usage = usage
+    return agent
+
+
+def from_notebook(
+    cls: type[Agent],
+    path: str | os.PathLike[str],
+    cell: int | str | None = None,
+    **overrides: Any,
+) -> Agent:
+    """The conversation as it was after the run shown in ``cell`` of a saved notebook."""
+    try:
+        nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"Agent.from_notebook: {path} does not exist") from None
+    cells = nb.get("cells", []) if isinstance(nb, dict) else []
+    found: list[tuple[int, dict[str, Any]]] = []
+    for i, c in enumerate(cells):
+        if cell is not None and cell not in (i, c.get("id")):
+            continue
+        for out in c.get("outputs", []):
+            transcript = out.get("data", {}).get(TRANSCRIPT_MIME)
+            if isinstance(transcript, dict):
+                found.append((i, transcript))
+    where = "any cell" if cell is None else f"cell {cell!r}"
+    if not found:
+        raise ValueError(
+            f"Agent.from_notebook: {path}: no transcript in {where}; save the notebook after "
+            "a %%agent run (cells are counted from 0, or given by their id)"
+        )
+    index, transcript = found[-1]
+    conversation = transcript.get("conversation")
+    if conversation is None:
+        raise ValueError(
+            f"Agent.from_notebook: {path}: the transcript in cell {index} has no "
+            '"conversation" (it was written by an older nb_tools); run the cell again and save'
+        )
+    kwargs: dict[str, Any] = {
+        "model": transcript.get("model") or None,
+        "system": conversation.get("system"),
+        "messages": decode_messages(conversation.get("messages", [])),
+    }
+    kwargs.update(overrides)
+    return cls(**kwargs)

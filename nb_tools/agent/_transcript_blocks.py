@@ -1,0 +1,119 @@
+"""Transcript items for the Messages API's own blocks and events: thinking, server tools
+(search results with their links, code and its output, fetched pages), citations,
+compaction and notices. Format: docs/transcript.md."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from nb_tools.agent._notices import (
+    CitationsReceived,
+    ContextCompacted,
+    RunNotice,
+    ServerToolUsed,
+    ThinkingDelta,
+)
+
+OUTPUT_MAX_CHARS = 20_000
+
+
+def messages_item(event: object) -> dict[str, Any]:
+    if isinstance(event, ThinkingDelta):
+        return {"kind": "thinking", "text": event.text}
+    if isinstance(event, ServerToolUsed):
+        return server_tool_item(event)
+    if isinstance(event, CitationsReceived):
+        return {"kind": "citations", "sources": [citation(c) for c in event.citations]}
+    if isinstance(event, ContextCompacted):
+        return {
+            "kind": "compaction",
+            "how": event.how,
+            "text": event.message,
+            "tokens_before": event.tokens_before,
+        }
+    if isinstance(event, RunNotice):
+        return {"kind": "notice", "notice": event.kind, "text": event.message}
+    raise TypeError(f"no transcript item for {type(event).__name__}")
+
+
+def citation(c: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": c.get("type", ""),
+        "title": c.get("title") or c.get("document_title") or "",
+        "url": c.get("url") or "",
+        "cited_text": c.get("cited_text") or "",
+    }
+
+
+def server_tool_item(event: ServerToolUsed) -> dict[str, Any]:
+    """``{"kind": "server_tool", "name", "arguments", "result_type", "error", "results":
+    [{"title", "url", "page_age"}], "code", "stdout", "stderr", "return_code", "url"}``."""
+    item: dict[str, Any] = {
+        "kind": "server_tool",
+        "id": event.id,
+        "name": event.name,
+        "arguments": event.arguments,
+        "result_type": event.result_type,
+        "error": None,
+        "results": [],
+        "code": None,
+        "stdout": None,
+        "stderr": None,
+        "return_code": None,
+        "url": None,
+    }
+    try:
+        args = json.loads(event.arguments or "{}")
+    except ValueError:
+        args = {}
+    if isinstance(args, dict):
+        item["code"] = args.get("code") or args.get("command")
+        item["url"] = args.get("url")
+    content = event.content
+    if isinstance(content, Mapping) and str(content.get("type", "")).endswith("_error"):
+        item["error"] = str(content.get("error_code", "error"))
+    elif isinstance(content, list):  # web search results
+        item["results"] = [
+            {"title": r.get("title", ""), "url": r.get("url", ""), "page_age": r.get("page_age")}
+            for r in content
+            if isinstance(r, Mapping)
+        ]
+    elif isinstance(content, Mapping):  # code execution, web fetch
+        for key in ("stdout", "stderr", "return_code"):
+            if key in content:
+                value = content[key]
+                item[key] = value[:OUTPUT_MAX_CHARS] if isinstance(value, str) else value
+        if content.get("url"):
+            item["url"] = content["url"]
+    return item
+
+
+MESSAGES_KINDS = frozenset({"thinking", "server_tool", "citations", "compaction", "notice"})
+
+
+def item_text_lines(item: Mapping[str, Any]) -> list[str]:
+    """The plain-text form of a Messages API item (thinking is shortened to a line)."""
+    kind = item.get("kind")
+    if kind == "thinking":
+        text = " ".join(str(item.get("text", "")).split())
+        return [f"[thinking] {text[:200]}{'…' if len(text) > 200 else ''}"]
+    if kind == "server_tool":
+        lines = [f"[server tool] {item.get('name')}({item.get('arguments', '')})"]
+        if item.get("error"):
+            lines.append(f"  → error: {item['error']}")
+        for r in item.get("results") or []:
+            lines.append(f"  - {r.get('title', '')} <{r.get('url', '')}>")
+        for key in ("stdout", "stderr"):
+            if item.get(key):
+                lines.extend(f"  {key}| {line}" for line in str(item[key]).splitlines()[:12])
+        return lines
+    if kind == "citations":
+        return [
+            f"  [source] {s.get('title') or s.get('url')} <{s.get('url', '')}>"
+            for s in item.get("sources") or []
+        ]
+    if kind in ("compaction", "notice"):
+        return [f"[{kind}] {item.get('text', '')}"]
+    return []

@@ -1,0 +1,398 @@
+"""What a turn's request carries beyond the conversation (thinking, effort, server tools,
+Anthropic-defined tools by type, sampling, tool choice, context management), and what the
+loop does with each stop reason the Messages API documents.
+
+The loop (``_agent._Run``) asks :class:`TurnPolicy` for each request and hands it each
+response; the policy answers with a :class:`Verdict` saying whether to keep the reply, run
+its calls, go on, retry, or end, and why."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from nb_tools.agent._notices import RunNotice
+from nb_tools.model import (
+    Message,
+    ModelRequest,
+    ResponseEvent,
+    TextBlock,
+    ToolSpec,
+    ToolUseBlock,
+)
+from nb_tools.model._limits import (
+    BETA_INTERLEAVED_THINKING,
+    anthropic_tool,
+    limits_for,
+    server_tool,
+)
+
+if TYPE_CHECKING:
+    from nb_tools.agent._agent import Agent
+    from nb_tools.tool import Registry
+
+Thinking: TypeAlias = "int | Literal['adaptive'] | Mapping[str, Any] | None"
+ToolChoice: TypeAlias = "Literal['auto', 'any', 'none'] | str | Mapping[str, Any] | None"
+
+MIN_THINKING_BUDGET = 1024
+_THINKING_TYPES = ("enabled", "adaptive", "disabled")
+CONTINUE_TEXT = "Continue from where you stopped."
+
+
+def thinking_param(thinking: object) -> dict[str, Any] | None:
+    """The API's ``thinking`` object from ``Agent(thinking=...)``: a token budget, "adaptive",
+    the API's own dict, or None / 0 / False (off)."""
+    if thinking is None or thinking is False or thinking == 0:
+        return None
+    if isinstance(thinking, bool):
+        raise ValueError("Agent: thinking=True is ambiguous; pass a token budget or 'adaptive'")
+    if isinstance(thinking, int):
+        if thinking < MIN_THINKING_BUDGET:
+            raise ValueError(
+                f"Agent: a thinking budget of {thinking} tokens is below the API's minimum of "
+                f"{MIN_THINKING_BUDGET}; pass thinking={MIN_THINKING_BUDGET} or more"
+            )
+        return {"type": "enabled", "budget_tokens": thinking}
+    if thinking == "adaptive":
+        return {"type": "adaptive"}
+    if isinstance(thinking, str) and thinking.isdigit():
+        return thinking_param(int(thinking))
+    if isinstance(thinking, Mapping) and thinking.get("type") in (
+        "enabled",
+        "adaptive",
+        "disabled",
+    ):
+        return dict(thinking)
+    raise ValueError(
+        f"Agent: thinking={thinking!r}: pass a token budget (e.g. 8000), 'adaptive', or the "
+        "API's dict ({'type': 'enabled', 'budget_tokens': 8000})"
+    )
+
+
+def tool_choice_param(choice: object, disable_parallel: bool) -> dict[str, Any] | None:
+    if choice is None:
+        out: dict[str, Any] | None = {"type": "auto"} if disable_parallel else None
+    elif isinstance(choice, Mapping):
+        out = dict(choice)
+    elif choice in ("auto", "any", "none"):
+        out = {"type": choice}
+    elif isinstance(choice, str):
+        out = {"type": "tool", "name": choice}
+    else:
+        raise ValueError(f"Agent: tool_choice={choice!r}: 'auto', 'any', 'none' or a tool name")
+    if disable_parallel and out is not None and out["type"] != "none":
+        out["disable_parallel_tool_use"] = True
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestOptions:
+    """What ``Agent(...)`` was asked to send with every request, checked once."""
+
+    thinking: Mapping[str, Any] | None = None
+    effort: str | None = None
+    server_tools: tuple[str | Mapping[str, Any], ...] = ()
+    tool_choice: Mapping[str, Any] | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop_sequences: tuple[str, ...] = ()
+    compaction: bool = True
+    clear_tool_results: bool = True
+
+    @classmethod
+    def make(
+        cls,
+        *,
+        thinking: object = None,
+        effort: str | None = None,
+        server_tools: Sequence[str | Mapping[str, Any]] = (),
+        tool_choice: object = None,
+        disable_parallel_tool_use: bool = False,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop_sequences: Sequence[str] = (),
+        compaction: bool = True,
+        clear_tool_results: bool = True,
+    ) -> RequestOptions:
+        think = thinking_param(thinking)
+        choice = tool_choice_param(tool_choice, disable_parallel_tool_use)
+        on = think is not None and think.get("type") != "disabled"
+        if on and choice is not None and choice["type"] in ("any", "tool"):
+            raise ValueError(
+                "Agent: with thinking on, tool_choice may only be 'auto' or 'none' (the API "
+                "rejects forcing a tool while thinking); drop one of the two"
+            )
+        if on and temperature is not None and temperature != 1:
+            raise ValueError(
+                f"Agent: temperature={temperature} cannot be combined with thinking (the API "
+                "needs temperature 1 when thinking); drop one of the two"
+            )
+        if effort is not None and effort not in ("low", "medium", "high", "max"):
+            raise ValueError(f"Agent: effort={effort!r}: use 'low', 'medium', 'high' or 'max'")
+        for spec in server_tools:
+            server_tool(spec)  # fails early on an unknown name
+        if isinstance(stop_sequences, str):
+            stop_sequences = (stop_sequences,)
+        return cls(
+            thinking=think,
+            effort=effort,
+            server_tools=tuple(server_tools),
+            tool_choice=choice,
+            temperature=temperature,
+            top_p=top_p,
+            stop_sequences=tuple(stop_sequences),
+            compaction=compaction,
+            clear_tool_results=clear_tool_results,
+        )
+
+
+def configure_request(
+    agent: Agent, *, thinking: object = None, server_tools: Sequence[str] | None = None
+) -> None:
+    """``%%agent --thinking/--server-tools``: change what later runs send (None: unchanged;
+    thinking "0" turns it off)."""
+    if thinking is None and server_tools is None:
+        return
+    opts = agent.request_options
+    new_thinking: Any = opts.thinking
+    if thinking is not None:
+        new_thinking = None if str(thinking).strip() in ("0", "off", "none") else thinking
+        if isinstance(new_thinking, str) and new_thinking.isdigit():
+            new_thinking = int(new_thinking)
+    choice = dict(opts.tool_choice) if opts.tool_choice else None
+    disable = bool(choice and choice.pop("disable_parallel_tool_use", False))
+    agent.request_options = RequestOptions.make(
+        thinking=new_thinking,
+        effort=opts.effort,
+        server_tools=opts.server_tools if server_tools is None else tuple(server_tools),
+        tool_choice=choice if choice != {"type": "auto"} or not disable else None,
+        disable_parallel_tool_use=disable,
+        temperature=opts.temperature,
+        top_p=opts.top_p,
+        stop_sequences=opts.stop_sequences,
+        compaction=opts.compaction,
+        clear_tool_results=opts.clear_tool_results,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """What the loop does with a reply. ``keep``: append it to the conversation; ``run``:
+    run its tool calls; ``again``: ask the model again now (``max_tokens`` for that
+    request); else the run ends with ``stop_reason`` and ``error`` (None: a normal end)."""
+
+    keep: bool = True
+    run: bool = True
+    again: bool = False
+    max_tokens: int | None = None
+    stop_reason: str = ""
+    error: str | None = None
+    drop_prompt: bool = False
+    notices: tuple[RunNotice, ...] = ()
+
+
+@dataclass
+class TurnPolicy:
+    """Per run: builds each request and judges each reply."""
+
+    agent: Agent
+    model: str
+    max_tokens: int
+    retried_cut_call: bool = False
+    notices: list[RunNotice] = field(default_factory=list)
+    _specs: dict[int, tuple[ToolSpec, ToolSpec]] = field(default_factory=dict)
+    _server: tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]] | None = None
+
+    # -- the request ---------------------------------------------------------------------
+
+    def request(
+        self,
+        registry: Registry,
+        messages: Sequence[Message],
+        *,
+        extra_options: Mapping[str, Any] | None = None,
+        extra_betas: Sequence[str] = (),
+    ) -> ModelRequest:
+        agent = self.agent
+        opts: RequestOptions = agent.request_options
+        limits = limits_for(self.model)
+        options: dict[str, Any] = {}
+        betas: list[str] = []
+        max_tokens = self.max_tokens
+        thinking = dict(opts.thinking) if opts.thinking else None
+        if thinking and thinking.get("type") == "enabled":
+            if limits.claude4:
+                betas.append(BETA_INTERLEAVED_THINKING)  # thinking between tool calls
+            budget = int(thinking["budget_tokens"])
+            if budget >= max_tokens and not limits.claude4:
+                max_tokens = min(limits.max_output_tokens, budget + max_tokens)
+        if thinking and thinking.get("type") == "adaptive" and not limits.adaptive_thinking:
+            thinking = {"type": "enabled", "budget_tokens": max(MIN_THINKING_BUDGET, 8000)}
+            if limits.claude4:
+                betas.append(BETA_INTERLEAVED_THINKING)
+        if opts.effort and limits.effort:
+            options["output_config"] = {"effort": opts.effort}
+        if opts.tool_choice is not None:
+            options["tool_choice"] = dict(opts.tool_choice)
+        if opts.temperature is not None:
+            options["temperature"] = opts.temperature
+        if opts.top_p is not None:
+            options["top_p"] = opts.top_p
+        if opts.stop_sequences:
+            options["stop_sequences"] = list(opts.stop_sequences)
+        if extra_options:
+            options.update(extra_options)
+        server, server_betas = self._server_tools(registry)
+        return ModelRequest(
+            system=agent.system or "",
+            messages=tuple(messages),
+            tools=self._tool_specs(registry),
+            max_tokens=max_tokens,
+            thinking=thinking,
+            server_tools=server,
+            options=options,
+            betas=tuple(dict.fromkeys([*betas, *server_betas, *extra_betas])),
+        )
+
+    def _tool_specs(self, registry: Registry) -> tuple[ToolSpec, ...]:
+        """The registry's specs, Anthropic-defined tools declared by type (the same
+        objects turn after turn, so the encoder reuses their JSON)."""
+        out: list[ToolSpec] = []
+        for spec in registry.specs():
+            kept = self._specs.get(id(spec))
+            if kept is None or kept[0] is not spec:
+                tool = registry.get(spec.name)
+                base = getattr(tool, "ANTHROPIC_TYPE", "") if tool is not None else ""
+                declared = anthropic_tool(base, spec.name, self.model) if base else None
+                new = (
+                    dataclasses.replace(spec, anthropic_type=declared["type"]) if declared else spec
+                )
+                kept = self._specs[id(spec)] = (spec, new)
+            out.append(kept[1])
+        return tuple(out)
+
+    def _server_tools(self, registry: Registry) -> tuple[tuple[Mapping[str, Any], ...], list[str]]:
+        """The server tools to declare; one a permission rule denies (or asks for: the API
+        runs it, so nobody could be asked) is left out, and a notice says so."""
+        if self._server is not None:
+            return self._server[0], list(self._server[1])
+        rules = self.agent.rules
+        tools: list[Mapping[str, Any]] = []
+        betas: list[str] = []
+        for spec in self.agent.request_options.server_tools:
+            definition, beta = server_tool(spec)
+            name = str(definition["name"])
+            if registry.get(name) is not None:
+                self.notices.append(
+                    RunNotice(
+                        kind="server_tool_skipped",
+                        message=f"server tool {name} not declared: a tool of the same name is "
+                        "registered",
+                    )
+                )
+                continue
+            match = rules.check(name, "{}", None) if rules is not None else None
+            if match is not None and match.action in ("deny", "ask"):
+                self.notices.append(
+                    RunNotice(
+                        kind="server_tool_skipped",
+                        message=f"server tool {name} not declared: the rule {match.label} "
+                        + (
+                            "denies it"
+                            if match.action == "deny"
+                            else "asks for it, and the API runs it without asking"
+                        ),
+                    )
+                )
+                continue
+            tools.append(definition)
+            if beta:
+                betas.append(beta)
+        self._server = (tuple(tools), tuple(betas))
+        return self._server[0], betas
+
+    # -- the reply -----------------------------------------------------------------------
+
+    def judge(self, response: ResponseEvent, request: ModelRequest) -> Verdict:
+        reason = response.stop_reason
+        message = response.message
+        cut_call = _cut_tool_call(message)
+        if reason == "refusal":
+            return Verdict(
+                keep=False,
+                run=False,
+                drop_prompt=True,
+                stop_reason="refusal",
+                error=refusal_text(response.stop_details),
+            )
+        if reason in ("max_tokens", "model_context_window_exceeded") and cut_call is not None:
+            limit = limits_for(self.model).max_output_tokens
+            if reason == "max_tokens" and not self.retried_cut_call and request.max_tokens < limit:
+                self.retried_cut_call = True
+                bigger = min(limit, max(request.max_tokens * 2, request.max_tokens + 8192))
+                note = RunNotice(
+                    kind="retry_max_tokens",
+                    message=f"the tool call {cut_call.name} was cut at max_tokens="
+                    f"{request.max_tokens}; asking again with max_tokens={bigger}",
+                )
+                return Verdict(
+                    keep=False, run=False, again=True, max_tokens=bigger, notices=(note,)
+                )
+            if reason == "max_tokens":
+                error = (
+                    f"the tool call {cut_call.name} was cut at max_tokens={request.max_tokens} "
+                    f"(this model's limit is {limit}), so it was not run; ask for smaller "
+                    "steps (e.g. write the file in parts), then run again"
+                )
+            else:
+                error = context_window_text(self.model) + f"; the tool call {cut_call.name} was "
+                error += "cut, so it was not run"
+            return Verdict(keep=False, run=False, stop_reason=reason, error=error)
+        if reason == "max_tokens":
+            return Verdict(
+                stop_reason=reason,
+                error=f"the reply was cut at max_tokens={request.max_tokens}; run('') (an empty "
+                "%%agent cell) continues it",
+            )
+        if reason == "model_context_window_exceeded":
+            return Verdict(run=False, stop_reason=reason, error=context_window_text(self.model))
+        if reason == "pause_turn":
+            return Verdict(again=True)
+        return Verdict(stop_reason=reason)
+
+
+def _cut_tool_call(message: Message) -> ToolUseBlock | None:
+    """The tool call a cut reply ended in (its arguments are incomplete)."""
+    blocks = [b for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())]
+    if blocks and isinstance(blocks[-1], ToolUseBlock):
+        return blocks[-1]
+    return None
+
+
+def refusal_text(details: Mapping[str, Any] | None) -> str:
+    parts = ["the model declined to continue (stop_reason refusal)"]
+    if details:
+        if details.get("category"):
+            parts.append(f"category {details['category']}")
+        if details.get("explanation"):
+            parts.append(str(details["explanation"]))
+    return (
+        "; ".join(parts) + "; no tool was run and the refused turn was dropped from the "
+        "conversation, so the next prompt starts clean: rephrase the request"
+    )
+
+
+def context_window_text(model: str) -> str:
+    window = limits_for(model).context_window
+    return (
+        f"the conversation filled {model}'s context window ({window:,} tokens); start a new "
+        "conversation (%%agent --new, or agent.reset()), or keep compaction on "
+        "(Agent(compaction=True)) so older turns are summarised"
+    )
+
+
+def sendable(message: Message) -> bool:
+    """Whether the message has a block the API accepts (not only empty text)."""
+    return any(not (isinstance(b, TextBlock) and not b.text.strip()) for b in message.content)

@@ -1,0 +1,114 @@
+"""A headless run (nbclient: no frontend shows the cell) with the "ask" policy never
+waits for a click: the call is denied at once, and the model is told how to choose a
+policy (NB_TOOLS_APPROVAL)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from nb_tools.testing import FakeMessagesServer, call, reply
+
+pytestmark = pytest.mark.kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+TRANSCRIPT = "application/vnd.nbtools.transcript+json"
+
+
+def test_ask_in_a_headless_run_denies_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    marker = tmp_path / "launched"
+    with FakeMessagesServer() as server:
+        server.push(
+            reply("Launching.", call("launch", target="prod")),
+            reply("It was denied."),
+        )
+        for name in ("NB_TOOLS_APPROVAL", "NB_TOOLS_HEADLESS", "JPY_SESSION_NAME"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("NB_TOOLS_BLOCK_REAL_MODELS", "1")
+        monkeypatch.setenv(
+            "PYTHONPATH",
+            os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
+        )
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [
+            nbformat.v4.new_code_cell(
+                "%load_ext nb_tools\n"
+                "from nb_tools import tool\n"
+                "@tool(requires_approval=True)\n"
+                "def launch(target: str) -> str:\n"
+                '    """Launches (a side effect)."""\n'
+                f"    open({str(marker)!r}, 'w').write(target)\n"
+                "    return 'launched'\n"
+            ),
+            nbformat.v4.new_code_cell("%%agent\nLaunch prod"),
+        ]
+        start = time.monotonic()
+        NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+        elapsed = time.monotonic() - start
+        requests = list(server.requests)
+
+    assert not marker.exists(), "the call ran without approval"
+    outputs = nb.cells[1].outputs
+    assert not [o for o in outputs if o.output_type == "error"]
+    transcript = [o for o in outputs if o.output_type == "display_data"][-1].data[TRANSCRIPT]
+    [item] = [i for i in transcript["items"] if i["kind"] == "tool"]
+    assert item["status"] == "denied"
+    answer = requests[-1].body["messages"][-1]["content"][0]
+    assert answer["type"] == "tool_result" and answer["is_error"] is True
+    text = json.dumps(answer["content"])
+    assert "headless" in text and "NB_TOOLS_APPROVAL" in text
+    assert elapsed < 55  # never a hang (the cell timeout is 60 s)
+
+    # The saved notebook's transcript holds the conversation: an agent continues it.
+    from nb_tools.agent import Agent
+    from nb_tools.model._anthropic_convert import RequestEncoder
+    from nb_tools.testing import ScriptedModel
+
+    path = tmp_path / "run.ipynb"
+    nbformat.write(nb, path)
+    agent = Agent.from_notebook(path, cell=1, model=ScriptedModel([]))
+    sent = RequestEncoder(transcript["model"]).encode(agent.request_preview("next"), cache=False)
+    assert json.loads(sent)["messages"] == [
+        *_without_cache_marks(requests[-1].body["messages"]),
+        {"role": "assistant", "content": [{"type": "text", "text": "It was denied."}]},
+        {"role": "user", "content": [{"type": "text", "text": "next"}]},
+    ]
+
+
+def _without_cache_marks(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_cache_marks(v) for v in value]
+    return value
+
+
+async def test_a_frontend_view_means_someone_is_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ipywidgets as widgets
+
+    from nb_tools.jupyter import _headless
+
+    for name in ("NB_TOOLS_HEADLESS", "JPY_SESSION_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(_headless, "_frontend_seen", False)
+    monkeypatch.setattr(_headless, "FRONTEND_WAIT_SECONDS", 0.2)
+    box = widgets.Box()
+    watch = _headless.FrontendWatch(box)
+    assert box._view_count == 0
+    assert await watch.headless()  # nothing rendered it
+    box._view_count = 1  # what a frontend sends when it shows the view
+    assert not await watch.headless()
+    monkeypatch.setenv("NB_TOOLS_HEADLESS", "1")
+    assert await watch.headless()
+    box.close()
