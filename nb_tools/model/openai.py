@@ -99,6 +99,16 @@ class OpenAIProvider:
         self.max_retries = max_retries
         self.timeout = timeout
         self._client = client
+        self._caller_retries = False
+
+    def take_over_retries(self) -> int:
+        """For a caller that retries itself and shows each retry (the agent): the SDK
+        client is then made with no retries, and this returns how many the caller should
+        make; 0 when a client exists already (it keeps its own)."""
+        if self._client is not None and not self._caller_retries:
+            return 0
+        self._caller_retries = True
+        return self.max_retries
 
     @property
     def model(self) -> str:
@@ -132,9 +142,8 @@ class OpenAIProvider:
                 )
         from openai import AsyncOpenAI
 
-        return AsyncOpenAI(
-            api_key=key, base_url=base_url, max_retries=self.max_retries, timeout=self.timeout
-        )
+        retries = 0 if self._caller_retries else self.max_retries
+        return AsyncOpenAI(api_key=key, base_url=base_url, max_retries=retries, timeout=self.timeout)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         import openai
@@ -161,7 +170,7 @@ class OpenAIProvider:
         except ModelError:
             raise
         except openai.APIStatusError as err:
-            raise _status_error(err) from None
+            raise _status_error(err, self.max_retries) from err  # the cause keeps the response's retry-after
         except openai.APITimeoutError:
             raise ModelError(
                 f"{self.name}: the request timed out after {self.timeout:g} s; run the turn "
@@ -191,7 +200,7 @@ class OpenAIProvider:
         yield turn.finish(self._model)
 
 
-def _status_error(err: Any) -> ModelError:
+def _status_error(err: Any, retries: int) -> ModelError:
     status = int(getattr(err, "status_code", 0) or 0)
     body = getattr(err, "body", None)
     detail = ""
@@ -199,13 +208,11 @@ def _status_error(err: Any) -> ModelError:
         inner = body.get("error", body)
         if isinstance(inner, Mapping):
             detail = str(inner.get("message") or "")
+    retryable = status in (408, 409, 429) or status >= 500
     way = _WAY_OUT.get(status, "run the turn again" if status >= 500 else "")
-    text = f"the server answered {status}" + (f": {detail}" if detail else "")
-    return ModelError(
-        text + (f"; {way}" if way else ""),
-        status=status,
-        retryable=status in (408, 409, 429) or status >= 500,
-    )
+    after = f" after {retries} retries" if retryable else ""
+    text = f"the server answered {status}{after}" + (f": {detail}" if detail else "")
+    return ModelError(text + (f"; {way}" if way else ""), status=status, retryable=retryable)
 
 
 @dataclass
