@@ -143,7 +143,9 @@ class OpenAIProvider:
         from openai import AsyncOpenAI
 
         retries = 0 if self._caller_retries else self.max_retries
-        return AsyncOpenAI(api_key=key, base_url=base_url, max_retries=retries, timeout=self.timeout)
+        return AsyncOpenAI(
+            api_key=key, base_url=base_url, max_retries=retries, timeout=self.timeout
+        )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         import openai
@@ -170,7 +172,8 @@ class OpenAIProvider:
         except ModelError:
             raise
         except openai.APIStatusError as err:
-            raise _status_error(err, self.max_retries) from err  # the cause keeps the response's retry-after
+            # the cause keeps the response, whose retry-after the agent's retries read
+            raise _status_error(err, self.max_retries) from err
         except openai.APITimeoutError:
             raise ModelError(
                 f"{self.name}: the request timed out after {self.timeout:g} s; run the turn "
