@@ -550,3 +550,40 @@ def test_network_attack_is_real_and_refused(pattern: str, workspace: Path) -> No
 
 def test_the_suite_is_big() -> None:
     assert len(WRITES_PWNED) + len(REFUSED) + len(READ_ONLY) >= 300
+
+
+# -- end to end: under "ask" with nobody clicking, only read-only calls run ----------------
+
+E2E_ATTACKS = [
+    "find . -maxdepth 0 {-exec,touch,pwned,\\;}",
+    "sort {-o,pwned} a.txt",
+    "uniq -- a.txt pwned",
+    "rg --pre=./mk.sh hello a.txt",
+    "x='$(touch pwned)'; echo ${x@P}",
+    "test -v 'a[$(touch pwned)]'",
+    "find . -maxdepth 0 -exe\\\nc touch pwned \\;",
+    "git log #'\ntouch pwned #'",
+    "ls\ntouch pwned",
+    "cat <<-EOF\n\t$(touch pwned)\n\tEOF",
+]
+
+
+@pytest.mark.parametrize("command", E2E_ATTACKS)
+def test_agent_under_ask_runs_no_attack(command: str, workspace: Path) -> None:
+    from nb_tools.agent import Agent
+    from nb_tools.builtin._bash import BashTool
+    from nb_tools.builtin._workspace import Workspace
+    from nb_tools.testing import ScriptedModel, call, reply
+
+    asked: list[object] = []
+    model = ScriptedModel(
+        [reply("", call("bash", command=command), call("bash", command="cat a.txt")),
+         reply("done")]
+    )  # fmt: skip
+    agent = Agent(model, tools=[BashTool(Workspace(workspace))], approval="ask",
+                  approver=lambda request: asked.append(request) or False)  # fmt: skip
+    agent.run_sync("go")
+    assert not (workspace / "pwned").exists(), command
+    results = [b.result for b in model.requests[1].messages[-1].content]
+    assert "hello" in str(results[1].content)  # the read-only call ran without a click
+    assert len(asked) == 1  # only the attack asked
