@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -37,17 +38,25 @@ def _repo(root: Path, files: int = 2000) -> None:
     )
 
 
-def _plain(cmd: str, root: Path) -> float:
-    t = time.perf_counter()
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (less sensitive than wall
+    time to other load on the machine)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _plain(cmd: str, root: Path) -> tuple[float, float]:
+    t, c = time.perf_counter(), _cpu()
     subprocess.run(["bash", "-c", cmd], cwd=root, capture_output=True, check=True)
-    return time.perf_counter() - t
+    return time.perf_counter() - t, _cpu() - c
 
 
-def _sandboxed(cmd: str, policy: SandboxPolicy) -> float:
-    t = time.perf_counter()
+def _sandboxed(cmd: str, policy: SandboxPolicy) -> tuple[float, float]:
+    t, c = time.perf_counter(), _cpu()
     launch = prepare(["bash", "-c", cmd], policy)
     subprocess.run(launch.argv, cwd=launch.cwd, env=launch.env, capture_output=True, check=True)
-    return time.perf_counter() - t
+    return time.perf_counter() - t, _cpu() - c
 
 
 def _prepare_only(policy: SandboxPolicy, n: int) -> float:
@@ -94,7 +103,10 @@ def main() -> None:
         root = Path(tmp) / "repo"
         root.mkdir()
         _repo(root)
-        print(f"{'case':<28}{'plain ms':>10}{'sandbox ms':>12}{'added ms':>10}{'ratio':>8}")
+        print(
+            f"{'case':<28}{'plain ms':>10}{'sandbox ms':>12}{'added ms':>10}{'ratio':>8}"
+            f"{'CPU added ms':>14}"
+        )
         worst = 0.0
         for label, cmd, mode in [
             ("true (read-only)", "true", "read-only"),
@@ -108,9 +120,11 @@ def main() -> None:
             for _ in range(n):
                 plain.append(_plain(cmd, root))
                 boxed.append(_sandboxed(cmd, policy))
-            p, b = statistics.median(plain) * 1e3, statistics.median(boxed) * 1e3
+            p = statistics.median(w for w, _ in plain) * 1e3
+            b = statistics.median(w for w, _ in boxed) * 1e3
+            cpu = statistics.median(c for _, c in boxed) - statistics.median(c for _, c in plain)
             worst = max(worst, b - p)
-            print(f"{label:<28}{p:>10.2f}{b:>12.2f}{b - p:>10.2f}{b / p:>7.2f}x")
+            print(f"{label:<28}{p:>10.2f}{b:>12.2f}{b - p:>10.2f}{b / p:>7.2f}x{cpu * 1e3:>14.2f}")
         prep = _prepare_only(SandboxPolicy(mode="workspace-write", workspace=root), n) * 1e3
         print(f"of which prepare() (Python: masks, .env scan, env): {prep:.2f} ms")
         _breakdown(root, found.bwrap or "bwrap", n)

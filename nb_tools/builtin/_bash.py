@@ -36,6 +36,7 @@ from nb_tools.sandbox import (
     check_mode,
     default_mode,
     prepare,
+    remove_planted,
     sandbox_available,
 )
 from nb_tools.tool import Change, Info, Result, Schema
@@ -348,6 +349,17 @@ class BashTool:
         result = _result(
             sink.out, proc.returncode, timeout, timed_out=timed_out, cancelled=cancelled
         )
+        planted = remove_planted(launch)
+        if planted:
+            note = (
+                f"\n[the sandbox removed {', '.join(planted)}: it would make git on this "
+                "machine read another repository's config and hooks]"
+            )
+            result = Result(
+                content=result.content + note,
+                is_error=True,
+                metadata={**result.metadata, "removed": planted},
+            )
         return _with_sandbox(result, policy.mode)
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> None:

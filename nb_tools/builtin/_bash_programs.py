@@ -36,7 +36,7 @@ class Opts:
 
 # Protected names: reading them needs a click (the sandbox hides them as well).
 _PROTECTED = re.compile(
-    r"(^|/)(\.env[^/]*|\.git/config|\.git-credentials|\.netrc|\.npmrc|\.pypirc|\.ssh|"
+    r"(^|[/:=])(\.env[^/]*|\.git/config|\.git-credentials|\.netrc|\.npmrc|\.pypirc|\.ssh|"
     r"\.aws|\.gnupg|\.docker|\.kube|\.config/gcloud|\.pgpass|\.bash_history)(/|$)"
 )
 
@@ -256,6 +256,81 @@ def git_check(args: Sequence[str]) -> str | None:
         return None if rest in allowed[sub] else f"git {sub} {' '.join(rest)} may write"
     if sub not in _GIT_READ:
         return f"git {sub} is not a read-only git command"
+    return _git_options(sub, rest)
+
+
+# The options of the listing subcommands that only change what is shown (an allow-list:
+# not --output, --ext-diff, --textconv, -O, --no-index, --show-signature, --contents...).
+_GIT_LONG = _set(
+    "oneline pretty format abbrev-commit no-abbrev-commit abbrev stat shortstat numstat "
+    "name-only name-status patch no-patch graph decorate no-decorate decorate-refs "
+    "all branches tags remotes reverse max-count skip since after until before author "
+    "committer grep all-match invert-grep regexp-ignore-case basic-regexp extended-regexp "
+    "fixed-strings perl-regexp merges no-merges first-parent follow date relative-date "
+    "topo-order date-order author-date-order left-right cherry-pick cherry-mark boundary "
+    "summary raw color no-color word-diff word-diff-regex color-words color-moved unified "
+    "cached staged minimal patience histogram diff-algorithm ignore-space-change "
+    "ignore-all-space ignore-blank-lines ignore-space-at-eol ignore-cr-at-eol no-renames "
+    "find-renames find-copies find-copies-harder check dirstat compact-summary full-index "
+    "binary src-prefix dst-prefix no-prefix default-prefix relative no-relative text "
+    "exit-code quiet merge-base diff-filter pickaxe-all pickaxe-regex function-context "
+    "no-notes notes show-notes encoding expand-tabs no-expand-tabs log-size full-diff "
+    "simplify-by-decoration ancestry-path walk-reflogs children parents mailmap "
+    "use-mailmap no-mailmap source no-walk do-walk count no-ext-diff no-textconv "
+    "ignore-submodules dirstat-by-file patch-with-stat patch-with-raw cc "
+    "combined-all-paths diff-merges no-diff-merges stat-width stat-name-width "
+    "stat-graph-width stat-count name-rev line-prefix irreversible-delete "
+    "short long branch porcelain untracked-files ignored column no-column "
+    "ahead-behind no-ahead-behind renames show-stash verbose null z "
+    "abbrev-ref verify show-toplevel git-dir git-common-dir absolute-git-dir "
+    "is-inside-work-tree is-inside-git-dir is-bare-repository show-prefix show-cdup "
+    "symbolic symbolic-full-name show-superproject-working-tree local-env-vars "
+    "deleted modified others stage unmerged killed exclude-standard directory "
+    "no-empty-directory full-name error-unmatch eol deduplicate sparse recurse-submodules "
+    "porcelain line-porcelain incremental show-name show-number show-email root "
+    "ignore-rev score-debug name-only full-tree only-trees long tags contains "
+    "exact-match always dirty broken candidates match exclude first-parent "
+    "heads hash dereference sort objects objects-only batch-check batch "
+    "human-readable s e t p ignore-missing committed"
+)
+_GIT_SHORT = "psuzmcrtwbRDEFPiIvqlkdoaeNfgh0123456789"  # -p -s -u -z ... clustered flags
+_GIT_SHORT_VALUE = "nLSGUlX"  # -n5, -L1,5:file, -S text, -G regex, -U3
+
+
+def _git_options(sub: str, rest: Sequence[str]) -> str | None:
+    operands: list[str] = []
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if a == "--":
+            operands += rest[i + 1 :]
+            break
+        if a.startswith("--"):
+            name, _, value = a[2:].partition("=")
+            if name not in _GIT_LONG:
+                return f"git {sub}: option --{name} is not on its read-only list"
+            if value:
+                operands.append(value)
+        elif a.startswith("-") and len(a) > 1:
+            j = 1
+            while j < len(a):
+                c = a[j]
+                if c in _GIT_SHORT_VALUE:
+                    if j + 1 == len(a):
+                        i += 1
+                    break
+                if c in "MCB" and re.fullmatch(r"\d*%?", a[j + 1 :]):
+                    break
+                if c not in _GIT_SHORT:
+                    return f"git {sub}: option -{c} is not on its read-only list"
+                j += 1
+        else:
+            operands.append(a)
+        i += 1
+    for op in operands:
+        problem = path_problem(op)
+        if problem:
+            return f"git {sub}: {problem}"
     return None
 
 

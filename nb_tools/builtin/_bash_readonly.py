@@ -231,7 +231,8 @@ def _jq_problem(args: Sequence[str]) -> str | None:
 _GIT_CONFIG_RUNS = re.compile(
     r"^\s*(fsmonitor|external|textconv|command|clean|smudge|process|pager|hookspath|"
     r"program|path|askpass|sshcommand|editor|attributesfile|excludesfile|worktree|"
-    r"untrackedcache|alternaterefscommand|gitproxy)\s*=",
+    r"untrackedcache|alternaterefscommand|gitproxy|showsignature|helper|driver|"
+    r"difffilter)\s*=",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -279,8 +280,11 @@ def _git_config_cached(base_s: str, *stamp: float) -> str | None:
             c = Path(common.read_text().strip())
             dirs.append(c if c.is_absolute() else d / c)
         for g in dirs:
-            cfg = g / "config"
-            text = cfg.read_text(errors="replace") if cfg.is_file() else ""
+            text = "".join(
+                cfg.read_text(errors="replace")
+                for cfg in (g / "config", g / "config.worktree")
+                if cfg.is_file()
+            )
             m = _GIT_CONFIG_RUNS.search(text)
             if m or re.search(r"^\s*\[\s*include", text, re.IGNORECASE | re.MULTILINE):
                 key = m.group(1) if m else "include"

@@ -187,7 +187,7 @@ def sandbox_command(words: list[str], session: Session) -> str:
     )
     return (
         f"{head}sandbox: approved bash calls run {name!r}; calls without approval run "
-        f"'read-only'; a call asking for \"sandbox\": \"off\" always asks\n{works}"
+        f"'read-only'; a call that asks for sandbox 'off' always asks a person\n{works}"
     )
 
 

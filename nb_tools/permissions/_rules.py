@@ -3,10 +3,14 @@
 A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
 (``mcp__github__*``). What a specifier means depends on the tool:
 
-- ``bash(git log:*)`` matches a command that is ``git log`` or starts with ``git log ``;
-  ``bash(npm test)`` matches exactly that command. A compound command (``a && b``, pipes,
-  ``;``) matches an allow rule only if every part does, and never when it holds command
-  substitution or redirection to a file; a deny or ask rule matches if any part does.
+- ``bash(git log:*)`` matches a command whose words start with ``git log`` (whole words);
+  ``bash(npm test)`` matches exactly that command. The script is read as bash reads it
+  (``_shell``, tree-sitter-bash): a deny or ask rule matches any simple command anywhere
+  in it (substitutions, groups, ``sh -c`` strings, wrappers such as ``env``/``xargs``/
+  ``timeout``, ``/bin/rm`` as ``rm``), and when it cannot tell (``$CMD``, ``eval "$x"``)
+  the call asks; an allow rule applies only when every simple command is covered by some
+  allow rule and the script has no unseen code, assignment or redirection to a file
+  (see ``_shell_rules``).
 - file tools (``read_file``, ``write_file``, ``edit_file``, ``notebook_read``,
   ``notebook_edit``, ``apply_patch``, ``glob``, ``grep``): a gitignore-style glob on the
   path relative to the workspace root (``edit_file(notebooks/**)``); ``..`` and absolute

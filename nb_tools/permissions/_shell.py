@@ -222,7 +222,7 @@ def _quoted_heredoc(body: Any) -> bool:
 
 
 def _t(node: Any) -> str:
-    return node.text.decode("utf-8", "surrogatepass")
+    return str(node.text.decode("utf-8", "surrogatepass"))
 
 
 _STRUCTURE = frozenset(
@@ -400,6 +400,8 @@ class _Walker:
         """The word, and a walk of what it holds (substitutions, expansions)."""
         info = word_info(node)
         self.features |= info.features
+        if "newline_in_word" in info.features:
+            self.hide("the parser read a newline inside a word")
         self.walk(node)
         return Word(text=_t(node), value=info.value, glob=info.glob)
 
@@ -575,9 +577,9 @@ class _Walker:
         delim = _heredoc_delimiter(_t(start))
         body = _t(kids["heredoc_body"]) if "heredoc_body" in kids else ""
         lines = body.split("\n")
-        strip = (lambda x: x.lstrip("\t")) if op.startswith("<<-") else (lambda x: x)
-        ended_early = any(strip(line) == delim for line in lines[:-1])
-        if ended_early or strip(lines[-1] + _t(end)) != delim:
+        tabs = "\t" if op.startswith("<<-") else ""
+        ended_early = any(line.lstrip(tabs) == delim for line in lines[:-1])
+        if ended_early or (lines[-1] + _t(end)).lstrip(tabs) != delim:
             self.hide(f"the here-document delimiter {_t(start)!r} is read differently")
 
     def heredoc_body(self, body: Any) -> str | None:

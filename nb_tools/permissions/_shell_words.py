@@ -34,7 +34,7 @@ class WordInfo:
 
 
 def _t(node: Any) -> str:
-    return node.text.decode("utf-8", "surrogatepass")
+    return str(node.text.decode("utf-8", "surrogatepass"))
 
 
 def word_info(node: Any) -> WordInfo:
@@ -67,6 +67,8 @@ def _value(node: Any, feats: set[str], pieces: list[tuple[str, bool]]) -> str | 
     t = node.type
     if t == "word":
         text = _t(node)
+        if "\n" in text:
+            feats.add("newline_in_word")  # tree-sitter joined two lines; bash never does
         pieces.append((text, False))
         return _unescape_unquoted(text)
     if t == "number":
@@ -342,8 +344,9 @@ def code_strings(
             if a in ("-c", "--command") and i + 1 < len(args):
                 return [(args[i + 1], f"{name} -c")]
     if name == "watch":
-        vals = [a for a in args if a is not None and not a.startswith("-")]
-        return [(" ".join(vals), "watch")] if None not in args else [(None, "watch")]
+        if None in args:
+            return [(None, "watch")]
+        return [(" ".join(a for a in args if a is not None and not a.startswith("-")), "watch")]
     if name == "hash" and any(a is None or a.startswith("-p") for a in args):
         return [(None, "hash -p maps a command name to another program")]
     if name == "enable" and any(a is None or a.startswith("-f") for a in args):

@@ -13,7 +13,14 @@ an allow-listed environment; and the whole process tree dies with the call.
 """
 
 from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env
-from nb_tools.sandbox._launch import Launch, SandboxUnavailable, kill_tree, prepare, spawn
+from nb_tools.sandbox._launch import (
+    Launch,
+    SandboxUnavailable,
+    kill_tree,
+    prepare,
+    remove_planted,
+    spawn,
+)
 from nb_tools.sandbox._policy import (
     SANDBOX_MODES,
     SandboxMode,
@@ -37,6 +44,7 @@ __all__ = [
     "is_secret_name",
     "kill_tree",
     "prepare",
+    "remove_planted",
     "sandbox_available",
     "sandbox_env",
     "set_default_mode",

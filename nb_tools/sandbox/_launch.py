@@ -21,10 +21,11 @@ from typing import Any
 
 from nb_tools.sandbox._bwrap import bwrap_argv
 from nb_tools.sandbox._env import sandbox_env
+from nb_tools.sandbox._hide import scan
 from nb_tools.sandbox._policy import SandboxPolicy
 from nb_tools.sandbox._probe import sandbox_available
 
-__all__ = ["Launch", "SandboxUnavailable", "kill_tree", "prepare", "spawn"]
+__all__ = ["Launch", "SandboxUnavailable", "kill_tree", "prepare", "remove_planted", "spawn"]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -41,6 +42,21 @@ class Launch:
     cwd: str
     sandboxed: bool
     policy: SandboxPolicy
+    guarded: tuple[str, ...] = ()
+    """Paths that did not exist and must not appear (``.git/commondir`` would point git at
+    another config and hooks; a mount cannot guard a name that does not exist): see
+    :func:`remove_planted`."""
+
+
+def remove_planted(launch: Launch) -> list[str]:
+    """Remove what the command created at the launch's guarded paths; returns them."""
+    removed = []
+    for path in launch.guarded:
+        if os.path.islink(path) or os.path.isfile(path):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                removed.append(path)
+    return removed
 
 
 def prepare(
@@ -68,8 +84,18 @@ def prepare(
         raise SandboxUnavailable(f"no sandbox can start here: {found.reason}")
     command = bwrap_argv(found.bwrap, policy, list(argv), cwd=start)
     full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
+    guarded: list[str] = []
+    if policy.mode == "workspace-write":
+        for root in (policy.workspace, *policy.writable_roots):
+            if root is not None and root.is_dir():
+                for repo in scan(root)[1]:
+                    p = repo / ".git" / "commondir"
+                    if (repo / ".git").is_dir() and not os.path.lexists(p):
+                        guarded.append(str(p))
     # bwrap itself starts in "/": the sandboxed command changes to `start` (--chdir).
-    return Launch(argv=command, env=full, cwd="/", sandboxed=True, policy=policy)
+    return Launch(
+        argv=command, env=full, cwd="/", sandboxed=True, policy=policy, guarded=tuple(guarded)
+    )
 
 
 async def spawn(launch: Launch, **kwargs: Any) -> asyncio.subprocess.Process:

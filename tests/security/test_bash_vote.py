@@ -231,6 +231,18 @@ REFUSED = [
     "git checkout .",
     "git status; git config core.pager x",
     "cd sub && git status",
+    "git diff --no-index a.txt /etc/passwd",
+    "git diff --no-index a.txt ../secret.txt",
+    "git show HEAD:.env",
+    "git log -- .env",
+    "git log --grep=x -- /etc",
+    "git diff --output-indicator-new=x --ext-diff",
+    "git log --pretty=%GS",
+    "git log --o=x",
+    "git log -Ox",
+    "git status --untracked-cache",
+    "git ls-files --with-tree=x --exclude-per-directory=x",
+    "git rev-parse --local-env-vars --git-path x; touch pwned",
     "find . -delete",
     "find . -newer a.txt -fprint x",
     "find . -files0-from list",
@@ -338,6 +350,16 @@ READ_ONLY = [
     "git ls-files",
     "git blame a.txt",
     "git --no-pager log -1",
+    "git log --format=%H -n 3",
+    "git log --grep=one --since=2.weeks --oneline",
+    "git log -p -U1 --stat -M50% HEAD",
+    "git diff --stat --cached",
+    "git show HEAD:a.txt",
+    "git log main..HEAD --oneline 2>/dev/null || true",
+    "git status -sb",
+    "git ls-files -z -o --exclude-standard",
+    "git rev-parse --show-toplevel --abbrev-ref HEAD",
+    "git blame -L 1,2 a.txt",
     "cd sub && ls",
     "cd sub && cat c.txt",
     "ls 2>/dev/null",
@@ -528,3 +550,40 @@ def test_network_attack_is_real_and_refused(pattern: str, workspace: Path) -> No
 
 def test_the_suite_is_big() -> None:
     assert len(WRITES_PWNED) + len(REFUSED) + len(READ_ONLY) >= 300
+
+
+# -- end to end: under "ask" with nobody clicking, only read-only calls run ----------------
+
+E2E_ATTACKS = [
+    "find . -maxdepth 0 {-exec,touch,pwned,\\;}",
+    "sort {-o,pwned} a.txt",
+    "uniq -- a.txt pwned",
+    "rg --pre=./mk.sh hello a.txt",
+    "x='$(touch pwned)'; echo ${x@P}",
+    "test -v 'a[$(touch pwned)]'",
+    "find . -maxdepth 0 -exe\\\nc touch pwned \\;",
+    "git log #'\ntouch pwned #'",
+    "ls\ntouch pwned",
+    "cat <<-EOF\n\t$(touch pwned)\n\tEOF",
+]
+
+
+@pytest.mark.parametrize("command", E2E_ATTACKS)
+def test_agent_under_ask_runs_no_attack(command: str, workspace: Path) -> None:
+    from nb_tools.agent import Agent
+    from nb_tools.builtin._bash import BashTool
+    from nb_tools.builtin._workspace import Workspace
+    from nb_tools.testing import ScriptedModel, call, reply
+
+    asked: list[object] = []
+    model = ScriptedModel(
+        [reply("", call("bash", command=command), call("bash", command="cat a.txt")),
+         reply("done")]
+    )  # fmt: skip
+    agent = Agent(model, tools=[BashTool(Workspace(workspace))], approval="ask",
+                  approver=lambda request: asked.append(request) or False)  # fmt: skip
+    agent.run_sync("go")
+    assert not (workspace / "pwned").exists(), command
+    results = [b.result for b in model.requests[1].messages[-1].content]
+    assert "hello" in str(results[1].content)  # the read-only call ran without a click
+    assert len(asked) == 1  # only the attack asked

@@ -222,6 +222,23 @@ async def test_nested_repository_is_protected_too(ws: Path) -> None:
     assert not (sub / ".g").exists() and r.metadata["sandbox"] == "workspace-write"
 
 
+async def test_planted_commondir_is_removed(ws: Path) -> None:
+    """``.git/commondir`` (absent in a plain repository) would send git to another config
+    and hooks; a mount cannot guard a missing name, so it is removed after the call."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    cmd = (
+        "mkdir -p evil/hooks && printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > "
+        "evil/config && echo ../evil > .git/commondir"
+    )
+    r = await run(ws, cmd, approved=True)
+    assert not (ws / ".git" / "commondir").exists()
+    assert "removed" in r.content and r.is_error
+    subprocess.run(["git", "-C", str(ws), "status"], capture_output=True, check=False)
+    assert not (ws / "PWNED").exists()
+
+
 async def test_git_commit_still_works_in_workspace_write(ws: Path) -> None:
     import subprocess
 

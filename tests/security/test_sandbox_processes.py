@@ -59,8 +59,10 @@ async def test_positive_control_outside_the_sandbox_the_child_survives(ws: Path)
     try:
         assert pids_with(m), "the check for leftovers cannot see a surviving child"
     finally:
-        for pid in pids_with(m):
-            os.kill(pid, signal.SIGKILL)
+        for pid in pids_with(m):  # setsid: the marked shell leads its group (with its sleep)
+            os.killpg(pid, signal.SIGKILL)
+        await gone(m)
+        await asyncio.sleep(0.2)  # let the loop see the child's pipe close
 
 
 @pytest.mark.parametrize("approved", [False, True])
