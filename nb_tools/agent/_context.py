@@ -155,16 +155,29 @@ class ImageFitter:
 
     def __init__(self) -> None:
         self._done: dict[int, tuple[Part, Part | None, str]] = {}
+        self._plain: dict[int, Message] = {}  # messages seen to hold no image
         self.notices: list[RunNotice] = []
 
     def fit(self, messages: Sequence[Message]) -> list[Message]:
-        count = sum(1 for m in messages for b in m.content for p in _parts(b) if p.kind == "image")
+        out = list(messages)
+        plain = self._plain
+        count = 0
+        found: list[int] = []
+        for i, m in enumerate(out):
+            if plain.get(id(m)) is m:
+                continue
+            n = sum(1 for b in m.content for p in _parts(b) if p.kind == "image")
+            if n:
+                count += n
+                found.append(i)
+            else:
+                plain[id(m)] = m
         side = MAX_IMAGE_SIDE_MANY if count > MANY_IMAGES else MAX_IMAGE_SIDE
-        out: list[Message] = []
-        for m in messages:
+        for i in found:
+            m = out[i]
             blocks = tuple(self._block(b, side) for b in m.content)
-            same = all(a is b for a, b in zip(blocks, m.content, strict=True))
-            out.append(m if same else Message(role=m.role, content=blocks))
+            if any(a is not b for a, b in zip(blocks, m.content, strict=True)):
+                out[i] = Message(role=m.role, content=blocks)
         return out
 
     def _block(self, block: Any, side: int) -> Any:
