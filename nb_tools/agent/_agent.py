@@ -26,7 +26,12 @@ from nb_tools.agent._approval import (
     denial_text,
     is_protected_call,
 )
-from nb_tools.agent._driver import TurnDriver, drop_refused_prompt, user_message_blocks
+from nb_tools.agent._driver import (
+    TurnDriver,
+    drop_refused_prompt,
+    server_tool_used,
+    user_message_blocks,
+)
 from nb_tools.agent._events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -49,6 +54,7 @@ from nb_tools.model import (
     ModelRequest,
     Provider,
     ResponseEvent,
+    ServerToolEvent,
     TextBlock,
     TextDeltaEvent,
     ThinkingDeltaEvent,
@@ -470,6 +476,8 @@ class _Run:
                     await self.emit(TextDelta(text=event.text))
                 elif isinstance(event, ThinkingDeltaEvent):
                     await self.emit(ThinkingDelta(text=event.text))
+                elif isinstance(event, ServerToolEvent):
+                    await self.emit(server_tool_used(event.use, event.result))
                 elif isinstance(event, ResponseEvent):
                     response = event
         finally:
