@@ -394,6 +394,46 @@ async def test_client_summary_near_the_context_window(server: FakeMessagesServer
     assert isinstance(agent.messages[0].content[0], TextBlock)
 
 
+async def test_one_long_tool_loop_is_summarised_whole_and_goes_on(
+    server: FakeMessagesServer,
+) -> None:
+    big = Usage(input_tokens=175_000, output_tokens=10)
+    server.push(
+        reply("", call("add", a=1, b=2), usage=big),
+        reply("The user asked to add; add(1, 2) gave 3."),
+        reply("", call("add", a=3, b=4)),
+        reply("Done: 3 and 7."),
+    )
+    agent, rec = agent_for(server, model="claude-sonnet-4-5")
+    result = await agent.run("add things")
+    assert (result.stop_reason, result.text, ran) == (
+        "end_turn",
+        "Done: 3 and 7.",
+        [(1, 2), (3, 4)],
+    )
+    assert [e.how for e in rec.of(ContextCompacted)] == ["summary"]
+    after = body(server, 2)["messages"]
+    assert after[0]["content"][0]["text"].startswith(SUMMARY_PREFIX)
+    assert "Carry on with the task" in after[0]["content"][1]["text"]
+    assert len(after) == 1
+
+
+async def test_a_long_inherited_conversation_is_counted_by_the_api(
+    server: FakeMessagesServer,
+) -> None:
+    from nb_tools.model import Message
+
+    history = [
+        Message(role="user", content=(TextBlock(text="word " * 70_000),)),
+        Message(role="assistant", content=(TextBlock(text="noted"),)),
+    ]
+    server.push(reply("ok"))
+    agent, _ = agent_for(server, model="claude-sonnet-4-5", messages=history)
+    await agent.run("and?")
+    paths = [r.path for r in server.requests]
+    assert paths == ["/v1/messages/count_tokens", "/v1/messages"]  # near the line: counted
+
+
 async def test_token_counting_endpoint_near_the_line(server: FakeMessagesServer) -> None:
     provider = AnthropicProvider("claude-sonnet-4-5", base_url=server.base_url, api_key="t")
     _providers.append(provider)
