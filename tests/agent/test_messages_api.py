@@ -148,6 +148,23 @@ def test_the_request_checker_finds_each_broken_rule() -> None:
     ]
 
 
+async def test_thinking_turned_on_inside_a_tool_turn_waits_for_the_next_prompt(
+    server: FakeMessagesServer,
+) -> None:
+    server.push(
+        reply("", call("add", a=1, b=1)), reply("2", thinking="ok"), reply("x", thinking="y")
+    )
+    agent, _ = agent_for(server, max_turns=1)
+    assert (await agent.run("add")).stop_reason == "max_turns"
+    from nb_tools.agent._turns import configure_request
+
+    configure_request(agent, thinking=2000)
+    await agent.run("")  # continues the tool turn that began without thinking
+    assert "thinking" not in body(server, 1)
+    await agent.run("next")
+    assert body(server, 2)["thinking"] == {"type": "enabled", "budget_tokens": 2000}
+
+
 def test_thinking_options_are_checked() -> None:
     with pytest.raises(ValueError, match="below the API's minimum of 1024"):
         Agent("claude-sonnet-4-5", thinking=100)
