@@ -89,7 +89,8 @@ async def test_a_denial_with_a_message_is_sent_as_an_error_tool_result(
     agent, _ = agent_for(server, save, approver=approver)
     await agent.run("save it")
     assert sent(server, 1)[-1] == results(
-        ("toolu_s", "The user denied this call. Message from the user: not in this folder", True)
+        ("toolu_s", "The user denied this call. Message from the user: not in this folder",
+         True)
     )
     tool_result = server.requests[1].body["messages"][-1]["content"][0]
     assert tool_result["is_error"] is True
@@ -98,7 +99,8 @@ async def test_a_denial_with_a_message_is_sent_as_an_error_tool_result(
 async def test_duplicate_keys_in_streamed_arguments_are_an_error_result(
     server: FakeMessagesServer,
 ) -> None:
-    server.push(reply("", call("add", raw='{"a": 1, "b": 2, "a": 5}', id="toolu_d")), reply("ok"))
+    server.push(reply("", call("add", raw='{"a": 1, "b": 2, "a": 5}', id="toolu_d")),
+                reply("ok"))
     agent, rec = agent_for(server)
     await agent.run("go")
     (r,) = sent(server, 1)[-1]["content"]
@@ -120,12 +122,8 @@ async def test_parallel_calls_and_unknown_tool_through_the_sdk(
         return f"p{n}"
 
     server.push(
-        reply(
-            "",
-            call("probe", n=1, id="toolu_a"),
-            call("probe", n=2, id="toolu_b"),
-            call("missing", id="toolu_m"),
-        ),
+        reply("", call("probe", n=1, id="toolu_a"), call("probe", n=2, id="toolu_b"),
+              call("missing", id="toolu_m")),
         reply("done"),
     )
     agent, _ = agent_for(server, probe)
@@ -199,10 +197,8 @@ async def test_cancel_in_a_tool_call_then_resume_through_the_sdk(
         await release.wait()
         return "migrated"
 
-    server.push(
-        reply("Migrating.", call("migrate", table="users", id="toolu_m")),
-        reply("It was cut off, so I will not retry."),
-    )
+    server.push(reply("Migrating.", call("migrate", table="users", id="toolu_m")),
+                reply("It was cut off, so I will not retry."))
     agent, _ = agent_for(server, migrate)
     task = asyncio.ensure_future(agent.run("migrate users"))
     await entered.wait()
@@ -214,12 +210,8 @@ async def test_cancel_in_a_tool_call_then_resume_through_the_sdk(
     again = await agent.run("what now?")
     assert again.text == "It was cut off, so I will not retry."
     last = sent(server, 1)[-1]["content"]
-    assert last[0] == {
-        "type": "tool_result",
-        "tool_use_id": "toolu_m",
-        "content": CUT_OFF_TEXT,
-        "is_error": True,
-    }
+    assert last[0] == {"type": "tool_result", "tool_use_id": "toolu_m",
+                       "content": CUT_OFF_TEXT, "is_error": True}
     assert last[1] == {"type": "text", "text": "what now?"}
     assert runs == ["users"]
 
