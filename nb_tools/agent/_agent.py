@@ -37,7 +37,12 @@ from nb_tools.agent._deciders import (
     remembered_rule,
     run_deciders,
 )
-from nb_tools.agent._driver import TurnDriver, drop_refused_prompt, user_message_blocks
+from nb_tools.agent._driver import (
+    TurnDriver,
+    drop_refused_prompt,
+    server_tool_used,
+    user_message_blocks,
+)
 from nb_tools.agent._events import (
     ApprovalRequested,
     Event,
@@ -60,6 +65,7 @@ from nb_tools.model import (
     ModelRequest,
     Provider,
     ResponseEvent,
+    ServerToolEvent,
     TextBlock,
     TextDeltaEvent,
     ThinkingDeltaEvent,
@@ -548,6 +554,8 @@ class _Run:
                     await self.emit(TextDelta(text=event.text))
                 elif isinstance(event, ThinkingDeltaEvent):
                     await self.emit(ThinkingDelta(text=event.text))
+                elif isinstance(event, ServerToolEvent):
+                    await self.emit(server_tool_used(event.use, event.result))
                 elif isinstance(event, ResponseEvent):
                     response = event
         finally:

@@ -38,6 +38,7 @@ SUMMARY_PROMPT = (
     "carry on the work: the user's goals, decisions made, files and names involved, results "
     "of tool calls that still matter, and what is left to do. Reply with the summary only."
 )
+CARRY_ON = "Carry on with the task from where the summary leaves off."
 CLEARED_RESULT = "[tool result cleared to save context; call the tool again if it is needed]"
 CLEAR_KEEP_LAST = 3  # tool-result messages kept whole when clearing client-side
 CLEAR_MIN_CHARS = 4000
@@ -74,11 +75,19 @@ def split_point(messages: Sequence[Message]) -> int:
 async def summarise(
     provider: Provider, request: ModelRequest, messages: Sequence[Message], tokens: int
 ) -> tuple[list[Message], ContextCompacted] | None:
-    """Older turns replaced by a summary the model writes; None when there is nothing to
-    summarise (the newest prompt is the first message)."""
+    """Older turns replaced by a summary the model writes. The cut is at the newest prompt;
+    when that is the first message (one long tool loop) and the conversation ends with tool
+    results, all of it is summarised and the model is asked to carry on from the summary.
+    None when there is nothing to summarise."""
     cut = split_point(messages)
+    whole = False
     if cut < 2:
-        return None
+        last = messages[-1] if messages else None
+        if len(messages) < 3 or last is None or last.role != "user":
+            return None
+        if not any(isinstance(b, ToolResultBlock) for b in last.content):
+            return None
+        cut, whole = len(messages), True
     older = list(messages[:cut])
     ask = Message(role="user", content=(TextBlock(text=SUMMARY_PROMPT),))
     if older[-1].role == "user":  # tool results: the question joins them
@@ -98,9 +107,12 @@ async def summarise(
     text = final.message.text.strip() if final is not None else ""
     if not text:
         return None
-    kept = list(messages[cut:])
     head = TextBlock(text=SUMMARY_PREFIX + text)
-    kept[0] = Message(role="user", content=(head, *kept[0].content))
+    if whole:
+        kept = [Message(role="user", content=(head, TextBlock(text=CARRY_ON)))]
+    else:
+        kept = list(messages[cut:])
+        kept[0] = Message(role="user", content=(head, *kept[0].content))
     event = ContextCompacted(
         how="summary",
         messages_before=len(messages),
@@ -155,16 +167,29 @@ class ImageFitter:
 
     def __init__(self) -> None:
         self._done: dict[int, tuple[Part, Part | None, str]] = {}
+        self._plain: dict[int, Message] = {}  # messages seen to hold no image
         self.notices: list[RunNotice] = []
 
     def fit(self, messages: Sequence[Message]) -> list[Message]:
-        count = sum(1 for m in messages for b in m.content for p in _parts(b) if p.kind == "image")
+        out = list(messages)
+        plain = self._plain
+        count = 0
+        found: list[int] = []
+        for i, m in enumerate(out):
+            if plain.get(id(m)) is m:
+                continue
+            n = sum(1 for b in m.content for p in _parts(b) if p.kind == "image")
+            if n:
+                count += n
+                found.append(i)
+            else:
+                plain[id(m)] = m
         side = MAX_IMAGE_SIDE_MANY if count > MANY_IMAGES else MAX_IMAGE_SIDE
-        out: list[Message] = []
-        for m in messages:
+        for i in found:
+            m = out[i]
             blocks = tuple(self._block(b, side) for b in m.content)
-            same = all(a is b for a, b in zip(blocks, m.content, strict=True))
-            out.append(m if same else Message(role=m.role, content=blocks))
+            if any(a is not b for a, b in zip(blocks, m.content, strict=True)):
+                out[i] = Message(role=m.role, content=blocks)
         return out
 
     def _block(self, block: Any, side: int) -> Any:

@@ -148,27 +148,29 @@ class TurnDriver:
 
 
 def reply_events(message: Message) -> list[Event]:
-    """Server tools the reply used (each with its result) and its text's citations."""
-    results = {b.tool_use_id: b for b in message.content if isinstance(b, ServerToolResultBlock)}
+    """A server tool call whose result did not come in the reply (the others were reported
+    as they streamed), and the citations of the reply's text."""
+    answered = {b.tool_use_id for b in message.content if isinstance(b, ServerToolResultBlock)}
     events: list[Event] = []
     citations: list[Any] = []
     for b in message.content:
-        if isinstance(b, ServerToolUseBlock):
-            r = results.get(b.id)
-            events.append(
-                ServerToolUsed(
-                    id=b.id,
-                    name=b.name,
-                    arguments=b.arguments,
-                    result_type=r.type if r else "",
-                    content=r.content if r else None,
-                )
-            )
+        if isinstance(b, ServerToolUseBlock) and b.id not in answered:
+            events.append(server_tool_used(b, None))
         elif isinstance(b, TextBlock) and b.citations:
             citations.extend(b.citations)
     if citations:
         events.append(CitationsReceived(citations=tuple(citations)))
     return events
+
+
+def server_tool_used(use: ServerToolUseBlock, result: ServerToolResultBlock | None) -> Event:
+    return ServerToolUsed(
+        id=use.id,
+        name=use.name,
+        arguments=use.arguments,
+        result_type=result.type if result else "",
+        content=result.content if result else None,
+    )
 
 
 def _with_max_tokens(request: ModelRequest, max_tokens: int) -> ModelRequest:
@@ -196,4 +198,10 @@ def user_message_blocks(prompt: str, parts: list[Any]) -> tuple[Any, ...]:
     return tuple(blocks)
 
 
-__all__ = ["TurnDriver", "drop_refused_prompt", "reply_events", "user_message_blocks"]
+__all__ = [
+    "TurnDriver",
+    "drop_refused_prompt",
+    "reply_events",
+    "server_tool_used",
+    "user_message_blocks",
+]

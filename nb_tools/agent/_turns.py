@@ -17,8 +17,11 @@ from nb_tools.agent._notices import RunNotice
 from nb_tools.model import (
     Message,
     ModelRequest,
+    RedactedThinkingBlock,
     ResponseEvent,
     TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
 )
@@ -229,6 +232,11 @@ class TurnPolicy:
             budget = int(thinking["budget_tokens"])
             if budget >= max_tokens and not limits.claude4:
                 max_tokens = min(limits.max_output_tokens, budget + max_tokens)
+        if thinking and _unthought_tool_turn(messages):
+            # The API wants an ongoing tool turn that began without thinking to go on
+            # without it (it ends at the next prompt).
+            thinking = None
+            betas.clear()
         if thinking and thinking.get("type") == "adaptive" and not limits.adaptive_thinking:
             thinking = {"type": "enabled", "budget_tokens": max(MIN_THINKING_BUDGET, 8000)}
             if limits.claude4:
@@ -370,6 +378,20 @@ class TurnPolicy:
         if reason == "pause_turn":
             return Verdict(again=True)
         return Verdict(stop_reason=reason)
+
+
+def _unthought_tool_turn(messages: Sequence[Message]) -> bool:
+    """Whether the conversation is inside a tool turn whose assistant message does not
+    start with a thinking block (made before thinking was turned on)."""
+    if len(messages) < 2 or messages[-1].role != "user":
+        return False
+    last = messages[-2]
+    if last.role != "assistant" or not last.tool_calls:
+        return False
+    if not any(isinstance(b, ToolResultBlock) for b in messages[-1].content):
+        return False
+    first = last.content[0] if last.content else None
+    return not isinstance(first, ThinkingBlock | RedactedThinkingBlock)
 
 
 def _cut_tool_call(message: Message) -> ToolUseBlock | None:

@@ -151,6 +151,9 @@ async def run_agent(
     ``approval``: "ask" (buttons in the cell), "auto", "deny", "read-only"; default
     ``$NB_TOOLS_APPROVAL`` or "ask". ``new``: start a new conversation. ``tools``: only
     these tools of the session registry. ``builtins``: add the built-in coding tools.
+    ``thinking`` (a budget, "adaptive", "0" for off) and ``server_tools`` (names; [] for
+    none) are kept for later runs; ``attachments`` (paths, bytes, PIL images) go with this
+    prompt.
     """
     session = get_session()
     if session.running is not None:

@@ -5,6 +5,7 @@ dated snapshot of a known model takes that model's entry."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ def _version(model: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts if _VERSION.match(p))
 
 
+@functools.lru_cache(maxsize=64)
 def limits_for(model: str) -> ModelLimits:
     """The limits of ``model``; an unknown model gets the newest family's (a new model
     is likelier to take more than less)."""

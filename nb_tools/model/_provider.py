@@ -6,7 +6,13 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
-from nb_tools.model._types import Message, ToolSpec, Usage
+from nb_tools.model._types import (
+    Message,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
+    ToolSpec,
+    Usage,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +59,14 @@ class ThinkingDeltaEvent:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ServerToolEvent:
+    """A tool the API ran itself, with its result, as soon as the result arrives."""
+
+    use: ServerToolUseBlock
+    result: ServerToolResultBlock
+
+
+@dataclass(frozen=True, kw_only=True)
 class ResponseEvent:
     """The last event of a turn: the whole assistant message (tool-use blocks carry the
     raw argument text exactly as streamed), why it stopped, and what it cost."""
@@ -70,6 +84,7 @@ ModelEvent: TypeAlias = (
     | ToolUseStartEvent
     | ToolArgumentsDeltaEvent
     | ThinkingDeltaEvent
+    | ServerToolEvent
     | ResponseEvent
 )
 

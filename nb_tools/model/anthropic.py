@@ -44,6 +44,7 @@ from nb_tools.model._provider import (
     ModelEvent,
     ModelRequest,
     ResponseEvent,
+    ServerToolEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolArgumentsDeltaEvent,
@@ -479,7 +480,17 @@ class _Turn:
                 kind=kind, start=block, chunks=[text], signature=block.get("signature") or ""
             )
             return [ThinkingDeltaEvent(text=text)] if text else []
-        self.blocks[index] = _Block(kind=kind, start=block)
+        self.blocks[index] = new = _Block(kind=kind, start=block)
+        if kind.endswith("_tool_result") and "tool_use_id" in block:
+            use = next(
+                (b for b in self.blocks.values() if b.start.get("id") == block["tool_use_id"]),
+                None,
+            )
+            use_block, result = use.to_block() if use else None, new.to_block()
+            if isinstance(use_block, ServerToolUseBlock) and isinstance(
+                result, ServerToolResultBlock
+            ):
+                return [ServerToolEvent(use=use_block, result=result)]
         return []
 
     def _delta(self, index: int, delta: Mapping[str, Any]) -> list[ModelEvent]:

@@ -14,6 +14,9 @@ from nb_tools.model import (
     ModelEvent,
     ModelRequest,
     ResponseEvent,
+    ServerToolEvent,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     TextDeltaEvent,
     ThinkingBlock,
@@ -166,8 +169,20 @@ class ScriptedModel:
             extra = [{"type": "redacted_thinking", "data": reply.redacted_thinking}]
             for api in [*extra[: reply.redacted_thinking is not None], *reply.blocks]:
                 block = block_from_api(api)
-                if block is not None:
-                    blocks.append(block)
+                if block is None:
+                    continue
+                if isinstance(block, ServerToolResultBlock):
+                    use = next(
+                        (
+                            b
+                            for b in blocks
+                            if isinstance(b, ServerToolUseBlock) and b.id == block.tool_use_id
+                        ),
+                        None,
+                    )
+                    if use is not None:
+                        yield ServerToolEvent(use=use, result=block)
+                blocks.append(block)
         for piece in _chunks(reply.text):
             await self._pause(reply)
             yield TextDeltaEvent(text=piece)

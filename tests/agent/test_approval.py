@@ -156,23 +156,17 @@ async def test_auto_approves_without_asking() -> None:
 
 async def test_deny_policy_refuses_and_the_model_reads_why() -> None:
     agent, model, rec = make(
-        [reply("", call("write_note", text="a", id="w"), call("free", x=1, id="f")), reply("ok")],
+        [reply("", call("write_note", text="a", id="w"), call("free", x=1, id="f")),
+         reply("ok")],
         approval="deny",
     )
     await agent.run("go")
     assert RAN == ["free 1"]
-    assert (
-        last_results(model)
-        == results(
-            (
-                "w",
-                "This call was denied (policy:deny): the approval policy is 'deny', which "
-                "refuses every call that needs approval. The tool did not run.",
-                True,
-            ),
-            ("f", "1", False),
-        )["content"]
-    )
+    assert last_results(model) == results(
+        ("w", "This call was denied (policy:deny): the approval policy is 'deny', which "
+         "refuses every call that needs approval. The tool did not run.", True),
+        ("f", "1", False),
+    )["content"]
     assert [e.status for e in rec.of(ToolCallFinished)] == ["denied", "ok"]
 
 
@@ -286,9 +280,7 @@ async def test_always_allow_remembers_the_tool_for_the_session() -> None:
     assert RAN == ["write 1", "write 2", "write 3"]
     assert agent.always_allow == {"write_note"}
     assert [(d.call_id, d.by) for d in rec.of(ApprovalDecided)] == [
-        ("a", "user"),
-        ("b", "always-allow"),
-        ("c", "always-allow"),
+        ("a", "user"), ("b", "always-allow"), ("c", "always-allow"),
     ]
 
 
@@ -296,9 +288,8 @@ async def test_approver_that_raises_denies_the_call() -> None:
     def approver(request: ApprovalRequest) -> bool:
         raise RuntimeError("widget gone")
 
-    agent, model, _ = make(
-        [reply("", call("write_note", text="x")), reply("ok")], approver=approver
-    )
+    agent, model, _ = make([reply("", call("write_note", text="x")), reply("ok")],
+                           approver=approver)
     with pytest.warns(RuntimeWarning, match="widget gone"):
         await agent.run("go")
     assert RAN == []
@@ -329,11 +320,8 @@ class Guarded:
     def info(self) -> Any:
         from nb_tools import Info, Schema
 
-        return Info(
-            name="guarded_write",
-            description="writes a file",
-            parameters=Schema.object({"path": Schema.string("where")}, "path"),
-        )
+        return Info(name="guarded_write", description="writes a file",
+                    parameters=Schema.object({"path": Schema.string("where")}, "path"))
 
     def is_protected_call(self, args: str) -> bool:
         return ".env" in args
@@ -352,14 +340,8 @@ async def test_protected_calls_are_asked_even_under_auto() -> None:
     guarded = Guarded()
     seen: list[ApprovalRequest] = []
     agent, _model, rec = make(
-        [
-            reply(
-                "",
-                call("guarded_write", path=".env", id="p"),
-                call("guarded_write", path="notes.txt", id="n"),
-            ),
-            reply("ok"),
-        ],
+        [reply("", call("guarded_write", path=".env", id="p"),
+               call("guarded_write", path="notes.txt", id="n")), reply("ok")],
         tools=[guarded],
         approval="auto",
         approver=lambda r: seen.append(r) or False,
@@ -375,11 +357,8 @@ async def test_protected_calls_are_asked_even_under_auto() -> None:
 
 async def test_protected_call_without_approver_is_denied_under_auto() -> None:
     guarded = Guarded()
-    agent, model, _ = make(
-        [reply("", call("guarded_write", path=".env")), reply("ok")],
-        tools=[guarded],
-        approval="auto",
-    )
+    agent, model, _ = make([reply("", call("guarded_write", path=".env")), reply("ok")],
+                           tools=[guarded], approval="auto")
     await agent.run("go")
     assert guarded.calls == []
     assert "protected path" in last_results(model)[0]["content"]
@@ -394,15 +373,8 @@ async def test_permission_rule_is_consulted_first() -> None:
         return None
 
     agent, model, rec = make(
-        [
-            reply(
-                "",
-                call("free", x=1, id="f"),
-                call("write_note", text="t", id="w"),
-                call("read_secret", key="k", id="r"),
-            ),
-            reply("ok"),
-        ],
+        [reply("", call("free", x=1, id="f"), call("write_note", text="t", id="w"),
+               call("read_secret", key="k", id="r")), reply("ok")],
         permission=rule,
         approval="deny",
     )
@@ -424,15 +396,8 @@ async def test_approvals_are_all_decided_before_any_call_runs() -> None:
         return True
 
     agent, _, _ = make(
-        [
-            reply(
-                "",
-                call("write_note", text="1", id="a"),
-                call("free", x=1, id="f"),
-                call("write_note", text="2", id="b"),
-            ),
-            reply("ok"),
-        ],
+        [reply("", call("write_note", text="1", id="a"), call("free", x=1, id="f"),
+               call("write_note", text="2", id="b")), reply("ok")],
         approver=approver,
     )
     await agent.run("go")
@@ -443,9 +408,8 @@ async def test_a_failing_permission_rule_denies_the_call() -> None:
     def rule(tc: Any, info: Any) -> Decision | None:
         raise KeyError("rules file missing")
 
-    agent, model, rec = make(
-        [reply("", call("free", x=1, id="f")), reply("ok")], permission=rule, approval="auto"
-    )
+    agent, model, rec = make([reply("", call("free", x=1, id="f")), reply("ok")],
+                             permission=rule, approval="auto")
     await agent.run("go")
     assert RAN == []
     (decided,) = rec.of(ApprovalDecided)

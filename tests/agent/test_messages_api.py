@@ -148,6 +148,23 @@ def test_the_request_checker_finds_each_broken_rule() -> None:
     ]
 
 
+async def test_thinking_turned_on_inside_a_tool_turn_waits_for_the_next_prompt(
+    server: FakeMessagesServer,
+) -> None:
+    server.push(
+        reply("", call("add", a=1, b=1)), reply("2", thinking="ok"), reply("x", thinking="y")
+    )
+    agent, _ = agent_for(server, max_turns=1)
+    assert (await agent.run("add")).stop_reason == "max_turns"
+    from nb_tools.agent._turns import configure_request
+
+    configure_request(agent, thinking=2000)
+    await agent.run("")  # continues the tool turn that began without thinking
+    assert "thinking" not in body(server, 1)
+    await agent.run("next")
+    assert body(server, 2)["thinking"] == {"type": "enabled", "budget_tokens": 2000}
+
+
 def test_thinking_options_are_checked() -> None:
     with pytest.raises(ValueError, match="below the API's minimum of 1024"):
         Agent("claude-sonnet-4-5", thinking=100)
@@ -392,6 +409,46 @@ async def test_client_summary_near_the_context_window(server: FakeMessagesServer
     assert body(server, 2)["messages"][0]["content"][0]["text"] == SUMMARY_PREFIX + "SUMMARY OF IT"
     assert [e.how for e in rec.of(ContextCompacted)] == ["summary"]
     assert isinstance(agent.messages[0].content[0], TextBlock)
+
+
+async def test_one_long_tool_loop_is_summarised_whole_and_goes_on(
+    server: FakeMessagesServer,
+) -> None:
+    big = Usage(input_tokens=175_000, output_tokens=10)
+    server.push(
+        reply("", call("add", a=1, b=2), usage=big),
+        reply("The user asked to add; add(1, 2) gave 3."),
+        reply("", call("add", a=3, b=4)),
+        reply("Done: 3 and 7."),
+    )
+    agent, rec = agent_for(server, model="claude-sonnet-4-5")
+    result = await agent.run("add things")
+    assert (result.stop_reason, result.text, ran) == (
+        "end_turn",
+        "Done: 3 and 7.",
+        [(1, 2), (3, 4)],
+    )
+    assert [e.how for e in rec.of(ContextCompacted)] == ["summary"]
+    after = body(server, 2)["messages"]
+    assert after[0]["content"][0]["text"].startswith(SUMMARY_PREFIX)
+    assert "Carry on with the task" in after[0]["content"][1]["text"]
+    assert len(after) == 1
+
+
+async def test_a_long_inherited_conversation_is_counted_by_the_api(
+    server: FakeMessagesServer,
+) -> None:
+    from nb_tools.model import Message
+
+    history = [
+        Message(role="user", content=(TextBlock(text="word " * 70_000),)),
+        Message(role="assistant", content=(TextBlock(text="noted"),)),
+    ]
+    server.push(reply("ok"))
+    agent, _ = agent_for(server, model="claude-sonnet-4-5", messages=history)
+    await agent.run("and?")
+    paths = [r.path for r in server.requests]
+    assert paths == ["/v1/messages/count_tokens", "/v1/messages"]  # near the line: counted
 
 
 async def test_token_counting_endpoint_near_the_line(server: FakeMessagesServer) -> None:

@@ -560,8 +560,7 @@ SSE_EVENTS = [
     ("message_start", b'{"a":\n1}'),
     ("ping", b"{}"),
     ("", b'{"no": "name"}'),
-    ("only_name", b""),
-]
+]  # "only_name" has no data line: WHATWG dispatches nothing for it
 
 
 def test_sse_decoder_reads_events_however_the_body_is_split() -> None:

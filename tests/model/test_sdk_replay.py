@@ -211,6 +211,16 @@ def test_blocks_of_every_kind_are_covered() -> None:
         assert kind in text, kind
 
 
+def test_sse_decoder_follows_whatwg_on_the_odd_cases() -> None:
+    from nb_tools.model._sse_parse import SSEDecoder
+
+    decoder = SSEDecoder()
+    body = b"\xef\xbb\xbfevent: a\ndata\n\nevent: b\n\ndata: 1\n\n"
+    # BOM dropped; "data" alone is an empty data line; "b" has no data: not dispatched,
+    # and its name does not leak into the next event
+    assert decoder.feed(body) == [("a", b""), ("", b"1")]
+
+
 def test_sse_body_ending_in_cr_cr_keeps_its_last_event() -> None:
     from nb_tools.model._sse_parse import SSEDecoder
 

@@ -1,0 +1,48 @@
+"""``%%agent --thinking/--server-tools/--attach`` in a real kernel against the fake server:
+the request carries them and the transcript shows thinking and the server tool."""
+
+from __future__ import annotations
+
+import pytest
+from kernel_helpers import TRANSCRIPT, Kernel
+
+from nb_tools.testing import FakeMessagesServer, reply
+
+pytestmark = pytest.mark.kernel
+
+SEARCH = [
+    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "sq"}},
+    {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [{"type": "web_search_result", "url": "https://sq.example", "title": "Squares"}],
+    },
+]
+
+
+def test_agent_options_reach_the_request_and_the_transcript(
+    kernel: Kernel, server: FakeMessagesServer
+) -> None:
+    kernel.ok("%load_ext nb_tools\nfrom PIL import Image\nimg = Image.new('RGB', (20, 20))")
+    server.push(reply("A black square.", thinking="It is dark.", blocks=SEARCH))
+    ex = kernel.ok(
+        "%%agent --new --thinking 2000 --server-tools web_search --attach img\nWhat is this?"
+    )
+    assert not ex.errors, ex.errors[0].get("traceback")
+    body = server.requests[-1].body
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2000}
+    assert {"type": "web_search_20250305", "name": "web_search"}.items() <= body["tools"][
+        -1
+    ].items()
+    first = body["messages"][0]["content"]
+    assert [b["type"] for b in first] == ["image", "text"]
+    transcript = ex.displays[-1]["data"][TRANSCRIPT]
+    kinds = [i["kind"] for i in transcript["items"]]
+    assert kinds == ["user", "thinking", "server_tool", "assistant"]
+    assert transcript["items"][2]["results"][0]["url"] == "https://sq.example"
+    html = ex.displays[-1]["data"]["text/html"]
+    assert "<summary>Thinking</summary>" in html and 'href="https://sq.example"' in html
+    # the options are kept: the next run thinks again, without a new --thinking
+    server.push(reply("Still a square."))
+    kernel.ok("%%agent\nAnd now?")
+    assert server.requests[-1].body["thinking"] == {"type": "enabled", "budget_tokens": 2000}
