@@ -200,7 +200,7 @@ class TranscriptRecorder:
 
     def summary(self) -> dict[str, Any]:
         """The transcript without its items (for a live footer)."""
-        return {
+        summary = {
             "version": TRANSCRIPT_VERSION,
             "model": self.model,
             "provider": self.provider,
@@ -209,6 +209,9 @@ class TranscriptRecorder:
             "turns": self.turns,
             "usage": usage_dict(self.usage),
         }
+        if not self.provider:  # a recorder outside a notebook run may not know it
+            del summary["provider"]
+        return summary
 
     def to_dict(self) -> dict[str, Any]:
         """The transcript (a deep copy: later events do not change it)."""
@@ -216,7 +219,7 @@ class TranscriptRecorder:
         d["items"] = json.loads(json.dumps(self.items))
         out = {
             k: d[k]
-            for k in (
+            for k in (  # the documented order
                 "version",
                 "model",
                 "provider",
@@ -226,6 +229,7 @@ class TranscriptRecorder:
                 "items",
                 "usage",
             )
+            if k in d
         }
         if self.conversation is not None:
             out["conversation"] = json.loads(json.dumps(self.conversation))
