@@ -10,7 +10,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
-_FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$", re.M | re.S)
+_FENCE = re.compile(
+    r"^(?P<indent>[ ]*)```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$", re.M | re.S
+)
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,10 @@ class Sample:
 
 
 def pages() -> list[Path]:
-    return sorted(p for p in DOCS.rglob("*.md") if "reference" not in p.parts) + [ROOT / "README.md"]
+    return [
+        *sorted(p for p in DOCS.rglob("*.md") if "reference" not in p.parts),
+        ROOT / "README.md",
+    ]
 
 
 def samples(page: Path) -> list[Sample]:

@@ -106,7 +106,9 @@ def test_notebook_samples_run(page: str, tmp_path: Path) -> None:
     os.environ.clear()
     os.environ.update(_env())
     try:
-        client = NotebookClient(nb, timeout=90, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+        client = NotebookClient(
+            nb, timeout=90, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        )
         client.execute()
     finally:
         os.environ.clear()
