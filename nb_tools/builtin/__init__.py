@@ -1,5 +1,5 @@
 """Coding-agent tools on a workspace root: files, patch, glob, grep, shell, web fetch, todo
-and notebook cells (see ``BUILTINS.md``).
+and notebook cells (see ``docs/builtins.md``).
 
 ``builtin_tools(root)`` returns the set, sharing one :class:`Workspace` (confinement) and
 one :class:`ReadState` (what was read, for the read-before-write rule). Each tool is also
