@@ -61,7 +61,12 @@ async def test_ask_unapproved_read_only_vote_runs_read_only(
     (home / ".ssh" / "id_rsa").write_text(secret)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-" + secret)
-    command = f"cat {home}/.ssh/id_rsa; cat /etc/shadow; printenv"
+    # Paths outside the workspace make the vote say "not read-only"; links inside it that
+    # point out do not (the vote reads words, not the file system): the sandbox must hold.
+    (ws / "key").symlink_to(home / ".ssh" / "id_rsa")
+    (ws / "shadow").symlink_to("/etc/shadow")
+    (ws / "environ").symlink_to("/proc/self/environ")
+    command = "cat key; cat shadow; cat environ"
     assert is_read_only(command)
     approver = Approver(True)
     agent = _agent(ws, [{"command": command}], approval="ask", approver=approver)
