@@ -1,6 +1,8 @@
 """The read-only programs and, for each, the options it may be given: allow-lists, not
 deny-lists. An option that is not listed makes the call not read-only, so a new release
-that adds a writing option stays refused until someone lists it.
+that adds a writing option stays refused until someone lists it. Options that read a
+list of file names from a file (``--files0-from``, ``file -f``) are left out: the names
+inside could lead anywhere.
 
 Each check returns ``None`` when the arguments are read-only, else the reason.
 """
@@ -163,9 +165,7 @@ _SORT = Opts(
         "ignore-nonprinting month-sort human-numeric-sort numeric-sort random-sort "
         "reverse version-sort merge stable unique zero-terminated debug"
     ),
-    long_values=_set(
-        "key field-separator buffer-size sort files0-from random-source parallel batch-size"
-    ),
+    long_values=_set("key field-separator buffer-size sort random-source parallel batch-size"),
     long_optional=_set("check"),
 )  # no -o/--output, -T/--temporary-directory, --compress-program
 _FIND_FLAGS = _set(
@@ -395,7 +395,7 @@ PROGRAMS: dict[str, Opts] = {
         "bytes lines pid sleep-interval max-unchanged-stats"), long_optional=_set("follow"),
         numeric=True, globs=True),
     "wc": Opts(flags="clmwL", long=_set("bytes chars lines words max-line-length"),
-               long_values=_set("files0-from total"), globs=True),
+               long_values=_set("total"), globs=True),
     "grep": _GREP,
     "egrep": _GREP,
     "fgrep": _GREP,
@@ -405,17 +405,17 @@ PROGRAMS: dict[str, Opts] = {
         "count repeated ignore-case unique zero-terminated"), long_values=_set(
         "skip-fields skip-chars check-chars"), long_optional=_set("all-repeated group"),
         max_operands=1),
-    "file": Opts(flags="bcEhiklLNnrsS0", values="eFfP", long=_set(
+    "file": Opts(flags="bcEhiklLNnrsS0", values="eFP", long=_set(
         "brief mime mime-type mime-encoding dereference no-dereference keep-going raw "
         "print0 extension apple no-pad no-buffer special-files"),
-        long_values=_set("exclude exclude-quiet separator files-from parameter")),
+        long_values=_set("exclude exclude-quiet separator parameter")),
     "stat": Opts(flags="Lft", values="c", long=_set("dereference file-system terse"),
                  long_values=_set("format printf cached"), globs=True),
     "du": Opts(flags="0abchHklLmsSxD", values="dBtX", long=_set(
         "null all apparent-size bytes total human-readable si summarize separate-dirs "
         "one-file-system inodes count-links dereference dereference-args no-dereference"),
-        long_values=_set("max-depth block-size threshold exclude exclude-from files0-from "
-                         "time-style"), long_optional=_set("time")),
+        long_values=_set("max-depth block-size threshold exclude exclude-from time-style"),
+        long_optional=_set("time")),
     "df": Opts(flags="ahHiklPTv", values="Btx", long=_set(
         "all human-readable si inodes local portability print-type total no-sync"),
         long_values=_set("block-size type exclude-type"), long_optional=_set("output")),

@@ -147,7 +147,7 @@ def _command_problem(cmd: SimpleCommand, cd_seen: bool, root: object) -> str | N
 def _program_problem(name: str, args: Sequence[str]) -> str | None:
     paths: list[str] = []
     if name in _NO_OPTIONS:
-        if name == "printf" and args[:1] == ["-v"]:
+        if name == "printf" and args and args[0].startswith("-v"):
             return "printf -v assigns a variable"
         if name in ("test", "["):
             paths = [a for a in args if "/" in a or a.startswith(".")]
@@ -164,6 +164,8 @@ def _program_problem(name: str, args: Sequence[str]) -> str | None:
     elif name == "cd":
         if len(args) != 1 or args[0] in ("-", "") or args[0].startswith("-"):
             return "cd without one relative folder goes home or back"
+        if any(part.startswith(".") and part != "." for part in args[0].split("/")):
+            return f"cd into {args[0]!r}: a hidden folder (.git, .ssh...) is not read-only"
         paths = list(args)
     else:
         opts = PROGRAMS[name]

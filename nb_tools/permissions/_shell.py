@@ -28,14 +28,20 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from nb_tools.permissions._shell_source import (
+    heredoc_delimiter,
+    join_continuations,
+    live_expansion,
+    odd_chars,
+    parser,
+    quoted_heredoc,
+)
 from nb_tools.permissions._shell_words import (
     WRAPPERS,
     code_strings,
-    decode_ansi_c,
     inner_commands,
     literal,
     word_info,
@@ -115,28 +121,6 @@ class Script:
         return bool(self.hidden)
 
 
-@functools.lru_cache(maxsize=1)
-def _parser() -> Any:
-    import tree_sitter_bash
-    from tree_sitter import Language, Parser
-
-    return Parser(Language(tree_sitter_bash.language()))
-
-
-# Characters on which bash and tree-sitter may disagree, or that a reader would misread.
-_ODD_SPACE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def _odd_chars(source: str) -> str | None:
-    m = _ODD_SPACE.search(source)
-    if m:
-        return f"control character U+{ord(m.group()):04X}"
-    for ch in source:
-        if ord(ch) > 127 and unicodedata.category(ch) in ("Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cn"):
-            return f"unusual character U+{ord(ch):04X}"
-    return None
-
-
 _MAX_DEPTH = 8
 
 
@@ -149,7 +133,7 @@ def parse_script(command: str) -> Script:
 
 def _parse(command: str, _depth: int, _via: str) -> Script:
     walker = _Walker(_depth, _via)
-    odd = _odd_chars(command)
+    odd = odd_chars(command)
     if odd:
         walker.hide(odd)
     if _depth > _MAX_DEPTH:
@@ -157,10 +141,12 @@ def _parse(command: str, _depth: int, _via: str) -> Script:
         return walker.script(command)
     if "\\\n" in command and re.search(r"<<(?!<)", command):
         walker.hide("a here-document and a backslash-newline (bash may end it elsewhere)")
-    source = _join_continuations(command, walker)
+    if "\\\n" in command:
+        walker.features.add("backslash_newline")
+    source = join_continuations(command)
     data = source.encode("utf-8", "surrogatepass")
     try:
-        tree = _parser().parse(data)
+        tree = parser().parse(data)
     except Exception as exc:  # a parser failure is a script we cannot read
         walker.hide(f"parser failed: {exc}")
         return walker.script(command)
@@ -169,56 +155,6 @@ def _parse(command: str, _depth: int, _via: str) -> Script:
         walker.hide("the parser found a syntax error or a missing part")
     walker.walk(tree.root_node)
     return walker.script(command)
-
-
-def _join_continuations(source: str, walker: _Walker) -> str:
-    r"""Remove backslash-newline where bash does (not inside '..', $'..', comments or quoted
-    here-doc bodies), so that ``r\<newline>m`` reads as ``rm`` as it does in bash."""
-    if "\\\n" not in source:
-        return source
-    walker.features.add("backslash_newline")
-    data = source.encode("utf-8", "surrogatepass")
-    try:
-        root = _parser().parse(data).root_node
-    except Exception:
-        return source
-    cut: list[int] = []
-    blank: list[int] = []
-    for m in re.finditer(rb"(\\+)\n", data):
-        if len(m.group(1)) % 2 == 0:
-            continue
-        pos = m.end() - 2  # the backslash
-        node = root.descendant_for_byte_range(pos, pos + 1)
-        keep = False
-        while node is not None:
-            if node.type == "comment":
-                blank.append(pos)  # a comment ends at the newline all the same
-                keep = True
-                break
-            if node.type in ("raw_string", "ansi_c_string"):
-                keep = True
-                break
-            if node.type == "heredoc_body" and _quoted_heredoc(node):
-                keep = True
-                break
-            node = node.parent
-        if not keep:
-            cut.append(pos)
-    if not cut and not blank:
-        return source
-    out = bytearray(data)
-    for pos in blank:
-        out[pos] = ord(" ")
-    for pos in reversed(cut):
-        del out[pos : pos + 2]
-    return out.decode("utf-8", "surrogatepass")
-
-
-def _quoted_heredoc(body: Any) -> bool:
-    start = body.prev_sibling
-    while start is not None and start.type != "heredoc_start":
-        start = start.prev_sibling
-    return start is not None and any(q in _t(start) for q in "'\"\\")
 
 
 def _t(node: Any) -> str:
@@ -574,7 +510,7 @@ class _Walker:
         if start is None or end is None or end.is_missing:
             self.hide("a here-document without its end")
             return
-        delim = _heredoc_delimiter(_t(start))
+        delim = heredoc_delimiter(_t(start))
         body = _t(kids["heredoc_body"]) if "heredoc_body" in kids else ""
         lines = body.split("\n")
         tabs = "\t" if op.startswith("<<-") else ""
@@ -589,9 +525,9 @@ class _Walker:
         ``<<-``), so an unquoted body is read again here: as the inside of a
         double-quoted word, which is how bash expands it."""
         text = _t(body)
-        if _quoted_heredoc(body):
+        if quoted_heredoc(body):
             return text
-        if not _live_expansion(text):
+        if not live_expansion(text):
             return re.sub(r"\\([$`\\])", r"\1", text)
         self.features.add("heredoc_expansion")
         inner = _parse(': "' + text.replace('"', '\\"') + '"', self.depth + 1, self.via)
@@ -611,45 +547,6 @@ class _Walker:
             self.hide(f"{via}: {h}")
         self.features |= {f"nested:{f}" for f in inner.features}
         self.features.add("nested")
-
-
-def _heredoc_delimiter(word: str) -> str:
-    """The delimiter bash compares lines with: the word after quote removal."""
-    out: list[str] = []
-    i = 0
-    while i < len(word):
-        c = word[i]
-        if c == "\\" and i + 1 < len(word):
-            out.append(word[i + 1])
-            i += 2
-        elif c == "'" or (c == "$" and word[i + 1 : i + 2] in ("'", '"')):
-            q = word[i + 1] if c == "$" else c
-            j = word.find(q, i + (2 if c == "$" else 1))
-            j = len(word) if j < 0 else j
-            inner = word[i + (2 if c == "$" else 1) : j]
-            out.append(decode_ansi_c(inner) if c == "$" and q == "'" else inner)
-            i = j + 1
-        elif c == '"':
-            j = word.find('"', i + 1)
-            j = len(word) if j < 0 else j
-            out.append(re.sub(r'\\([$`"\\])', r"\1", word[i + 1 : j]))
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def _live_expansion(text: str) -> bool:
-    i = 0
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] in "$`":
-            return True
-        i += 1
-    return False
 
 
 def _has_name(node: Any) -> bool:
