@@ -51,6 +51,11 @@ class AgentMagics(Magics):
         action="store_true",
         help="add the built-in coding tools rooted at the notebook's folder",
     )
+    @argument(
+        "--no-python",
+        action="store_true",
+        help="do not offer the python tool (code in this kernel); list_variables and describe stay",
+    )
     @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
@@ -115,6 +120,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 system=args.system,
                 tools=names,
                 builtins=args.builtins,
+                python=not args.no_python,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None

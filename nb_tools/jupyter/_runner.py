@@ -122,6 +122,7 @@ async def run_agent(
     tools: list[str] | None = None,
     builtins: bool = False,
     show: bool | None = None,
+    python: bool = True,
 ) -> RunResult:
     """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
     live widgets and ending with the transcript. ``await nb_tools.run_agent("...")``.
@@ -131,6 +132,8 @@ async def run_agent(
     ``approval``: "ask" (buttons in the cell), "auto", "deny", "read-only"; default
     ``$NB_TOOLS_APPROVAL`` or "ask". ``new``: start a new conversation. ``tools``: only
     these tools of the session registry. ``builtins``: add the built-in coding tools.
+    ``python``: offer the ``python`` tool (the kernel's ``list_variables``/``describe``,
+    and the live notebook tools when the open notebook is connected, are always there).
     """
     session = get_session()
     if session.running is not None:
@@ -149,8 +152,12 @@ async def run_agent(
             agent = agent_for(session, None)
         finally:
             session.model = saved
-    extra = builtin_registry(session) if builtins else None
-    session.refresh_tools(tools, extra)
+    from nb_tools.jupyter._kernel_tools import agent_tools
+
+    names, extra = agent_tools(
+        tools, builtin_registry(session) if builtins else None, python=python
+    )
+    session.refresh_tools(names, extra)
     if new:
         session.reset()
     agent.approval = policy
