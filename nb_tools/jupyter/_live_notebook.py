@@ -199,6 +199,8 @@ def output_text(out: Mapping[str, Any]) -> str:
             f"{out.get('ename', '')}: {out.get('evalue', '')}\n{_cut(tb)}\n</output>"
         )
     data = out.get("data") or {}
+    if "application/vnd.jupyter.widget-view+json" in data:
+        return f'<output type="{kind}">\n[a live widget]\n</output>'
     body = [f"[{m} output]" for m in data if m.startswith("image/")]
     if "text/plain" in data:
         body.append(_cut(_text(data["text/plain"])))
