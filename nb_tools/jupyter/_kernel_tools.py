@@ -87,16 +87,31 @@ def is_user_variable(name: str, value: Any, hidden: Mapping[str, Any]) -> bool:
     return not mod.startswith(("nb_tools.", "IPython.", "ipykernel."))
 
 
-def _frame_summary(df: Any, limit: int = 6) -> tuple[str, int]:
-    """``"col:dtype, ..."`` (the first ``limit`` columns) and the shallow memory in bytes:
-    one pass over the columns (``memory_usage()`` builds Series and costs 10x more)."""
-    cols: list[str] = []
+def _frame_summary(df: Any, limit: int = 6, exact: int = 50) -> tuple[str, int]:
+    """``"col:dtype, ..."`` (the first ``limit`` columns) and the shallow memory in bytes,
+    from ``df.dtypes`` alone: a NumPy column holds ``itemsize`` bytes a row (a pointer for
+    object columns, as ``memory_usage(deep=False)`` counts it); only extension columns
+    (categorical, string, nullable) are asked for their ``nbytes`` (the first ``exact`` of
+    them; later ones are counted at 8 bytes a row). ``memory_usage()`` and ``items()``
+    build a Series per column and cost 10x more."""
+    import numpy as np
+
+    dtypes = df.dtypes
+    rows = len(df.index)
     mem = int(df.index.nbytes)
-    for i, (name, col) in enumerate(df.items()):
+    asked = 0
+    cols: list[str] = []
+    for i, (name, dtype) in enumerate(zip(dtypes.index, dtypes.values, strict=False)):
         if i < limit:
-            cols.append(f"{name}:{col.dtype}")
-        mem += int(col.array.nbytes)
-    more = df.shape[1] - limit
+            cols.append(f"{name}:{dtype}")
+        if isinstance(dtype, np.dtype):
+            mem += dtype.itemsize * rows
+        elif asked < exact:
+            asked += 1
+            mem += int(df.iloc[:, i].array.nbytes)
+        else:
+            mem += 8 * rows
+    more = len(dtypes) - limit
     return ", ".join(cols) + (f", +{more} more" if more > 0 else ""), mem
 
 

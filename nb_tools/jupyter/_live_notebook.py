@@ -469,13 +469,15 @@ class LiveNotebookEdit:
             from nb_tools.jupyter._python_tool import for_model, run_code
 
             ip = _shell()
-            outputs, _, interrupted = await run_code(ip, str(parsed.get("new_source") or ""))
-            outputs = _for_notebook(outputs, ip.execution_count)
+            code = str(parsed.get("new_source") or "")
+            count = _count_as_cell(ip)
+            outputs, _, interrupted = await run_code(ip, code)
+            outputs = _for_notebook(outputs, count)
             seen, parts, counts = for_model(outputs)
             edit["outputs"] = outputs
-            edit["execution_count"] = ip.execution_count
+            edit["execution_count"] = count
             meta.update(outputs=outputs, **counts)
-            text += f"; ran it (execution count {ip.execution_count})"
+            text += f"; ran it as [{count}]"
             text += ":\n" + seen if seen else ", no output"
             if interrupted:
                 text += "\nInterrupted by the user (KeyboardInterrupt)."
@@ -495,6 +497,14 @@ def _cell_type(snap: Mapping[str, Any] | None, cell_id: Any) -> str | None:
         if c.get("id") == cell_id:
             return str(c.get("cell_type"))
     return None
+
+
+def _count_as_cell(ip: Any) -> int:
+    """The execution count a cell the agent runs gets: that of the ``%%agent`` cell running
+    it (IPython already holds the next count while a cell runs, and ipykernel answers the
+    cell with ``execution_count - 1``, so the counter is left alone: bumping it would
+    renumber the agent's own cell)."""
+    return max(int(ip.execution_count) - 1, 1)
 
 
 def _for_notebook(outputs: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:

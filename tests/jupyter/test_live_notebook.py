@@ -119,13 +119,16 @@ def test_read_sees_the_open_document_and_edit_goes_to_the_leader_once(
     assert [o["output_type"] for o in edit["outputs"]] == ["stream", "execute_result"]
     assert edit["outputs"][0]["text"] == "y is 42\n"
     assert edit["outputs"][1]["data"]["text/plain"] == "42"
-    assert isinstance(edit["execution_count"], int)
+    # numbered as the agent cell that ran it; the kernel's counter is left alone
+    assert edit["execution_count"] == ex.reply["execution_count"]
     assert front.requests[1]["turn"]
     [text] = results(server)
     assert text.startswith(f"Inserted code cell {edit['cell']['id']} after cell c1")
     assert "y is 42" in text
     # the run's variable is in the user's namespace
-    assert ready.ok("print(y)").stdout == "42\n"
+    after = ready.ok("print(y)")
+    assert after.stdout == "42\n"
+    assert after.reply["execution_count"] == edit["execution_count"] + 1
 
 
 def test_edit_preview_is_the_cell_diff_and_needs_approval(ready: Kernel, server) -> None:
