@@ -400,7 +400,7 @@ class LiveNotebookEdit:
             if kind is None:
                 raise ValueError("notebook_edit: cell_type (code or markdown) is required")
             after = None if cell_id is None else ids[index_of(cell_id)]
-            new_id = _new_id(ids)
+            new_id = _new_id(ids, parsed)
             edit = {
                 "action": "insert",
                 "after": after,
@@ -518,13 +518,17 @@ def _for_notebook(outputs: list[dict[str, Any]], count: int) -> list[dict[str, A
     return out
 
 
-def _new_id(taken: list[str]) -> str:
-    import uuid
+def _new_id(taken: list[str], parsed: Mapping[str, Any]) -> str:
+    """An id shaped like nbformat's (8 hex digits), derived from the document's ids and the
+    call, so that the card's preview and the edit name the same new cell."""
+    import hashlib
 
-    while True:
-        cand = uuid.uuid4().hex[:8]
-        if cand not in taken:
-            return cand
+    seed = json.dumps([taken, dict(parsed)], sort_keys=True, default=str).encode()
+    digest = hashlib.sha256(seed).hexdigest()
+    for i in range(len(digest) - 8):
+        if digest[i : i + 8] not in taken:
+            return digest[i : i + 8]
+    return hashlib.sha256(digest.encode()).hexdigest()[:8]  # pragma: no cover
 
 
 def live_tools(disk: Mapping[str, Tool] | None = None) -> list[Tool]:

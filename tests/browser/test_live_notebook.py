@@ -156,3 +156,52 @@ def test_done_when_sales_dataframe_cleaned_in_the_open_notebook(
     expect(page.locator(".jp-Dialog")).to_have_count(0)  # no "File Changed" dialog
     assert script.remaining == 0
     assert page.console.unexpected() == []
+
+
+def test_two_views_of_one_notebook_apply_an_edit_once(lab: Any, page: Any, script: Any) -> None:
+    name = "two_views.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext nb_tools", id="setup"),
+        nbformat.v4.new_code_cell("%%agent --approval auto\nadd a note", id="ask"),
+    ]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, lab.root / name)
+    script.push(
+        reply("", call("notebook_read")),
+        reply(
+            "",
+            call(
+                "notebook_edit",
+                cell_id="setup",
+                edit_mode="insert",
+                cell_type="markdown",
+                new_source="A note",
+            ),
+        ),
+        reply("Noted."),
+    )
+    open_notebook(page, lab, name)
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:clone')")
+    expect(page.locator(".jp-Notebook")).to_have_count(2)
+    run_cells(page, 0, 1)
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.length > 2",
+        timeout=SLOW,
+    )
+    wait_kernel_idle(page)
+    assert [c["source"] for c in cells_now(page)] == [
+        "%load_ext nb_tools",
+        "A note",
+        "%%agent --approval auto\nadd a note",
+    ]
+    for view in page.locator(".jp-Notebook").all():
+        expect(view.locator(".jp-Cell")).to_have_count(3)
+    new_id = cells_now(page)[1]["id"]  # the card named the cell that went in
+    expect(page.locator(".jp-nbtools-Transcript").first).to_contain_text(f"#{new_id}")
+    assert script.remaining == 0
+    shot(page, "lab-two-views-one-edit")

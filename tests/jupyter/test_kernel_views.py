@@ -4,6 +4,7 @@ kernel): what is listed, what is never evaluated, and the caps."""
 from __future__ import annotations
 
 import base64
+import json
 import sys
 import types
 from typing import ClassVar
@@ -138,3 +139,17 @@ def test_model_view_caps_text_and_attaches_images() -> None:
     full = "a" * 50_000 + "\n[image/png: image 1 attached]\nOut: 42"
     assert seen == {"total_chars": len(full), "model_saw": 1000}
     assert text.endswith(f"Out: 42\n[the model saw 1,000 of {len(full):,} characters]")
+
+
+def test_live_edit_preview_names_the_cell_the_edit_inserts() -> None:
+    from nb_tools.jupyter._live_notebook import LiveNotebook, LiveNotebookEdit
+
+    nb = LiveNotebook()
+    nb._take_snapshot({"path": "a.ipynb", "cells": [{"id": "c1", "cell_type": "code"}]})
+    tool = LiveNotebookEdit(nb)
+    args = '{"cell_id": "c1", "edit_mode": "insert", "cell_type": "code", "new_source": "1"}'
+    change = tool.preview(args)
+    edit, _, summary = tool._plan(json.loads(args))
+    assert change.path == f"a.ipynb#{edit['cell']['id']}"
+    assert summary.startswith(f"Inserted code cell {edit['cell']['id']} after cell c1")
+    assert tool.preview(args) == change
