@@ -4,10 +4,7 @@
  * model in one transaction, so that one undo (`z` in command mode) takes back a whole
  * `%%agent` run. Nothing is saved: the user saves.
  */
-import {
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import {
   INotebookTracker,
   NotebookActions,
@@ -78,7 +75,12 @@ function cellJSON(cell: any): JSONObject {
 
 /** Apply `edits` in one transaction of the shared model; throws before changing anything
  * when an edit no longer fits the document (a cell gone or changed since the preview). */
-export function applyEdits(panel: NotebookPanel, edits: IEdit[], turn: string, state: { turn: string }): void {
+export function applyEdits(
+  panel: NotebookPanel,
+  edits: IEdit[],
+  turn: string,
+  state: { turn: string }
+): void {
   const shared = panel.context.model.sharedModel as any;
   for (const e of edits) {
     if (e.action !== 'insert') {
@@ -142,7 +144,12 @@ function applyOne(shared: any, e: IEdit): void {
   // replace: a new cell of the same id in place, so the change is one structural step
   const old = cellJSON(shared.cells[i]);
   const type = e.cell_type ?? old.cell_type;
-  const cell: JSONObject = { id: old.id, cell_type: type, source: e.source ?? '', metadata: old.metadata ?? {} };
+  const cell: JSONObject = {
+    id: old.id,
+    cell_type: type,
+    source: e.source ?? '',
+    metadata: old.metadata ?? {}
+  };
   if (type === 'code') {
     cell.outputs = e.outputs ?? [];
     cell.execution_count = e.execution_count ?? null;
@@ -180,7 +187,11 @@ class Connection {
   pushSnapshot(): void {
     const panel = this._panel();
     if (this.comm && panel && !this.comm.isDisposed) {
-      this.comm.send({ type: 'snapshot', client: this.client, snapshot: snapshot(panel) });
+      this.comm.send({
+        type: 'snapshot',
+        client: this.client,
+        snapshot: snapshot(panel)
+      });
     }
   }
 
@@ -221,8 +232,7 @@ function watch(panel: NotebookPanel, tracker: INotebookTracker): void {
     }
     const context = panel.context;
     // any open view of this document (a closed view's twin keeps working)
-    const find = () =>
-      tracker.find(p => p.context === context && !p.isDisposed) ?? null;
+    const find = () => tracker.find(p => p.context === context && !p.isDisposed) ?? null;
     const conn = new Connection(find);
     connections.set(kernel, conn);
     kernel.registerCommTarget(COMM_TARGET, comm => conn.open(comm));
@@ -241,7 +251,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     tracker.forEach(panel => watch(panel, tracker));
     // the snapshot reaches the kernel before an agent cell runs
     NotebookActions.executionScheduled.connect((_, { notebook, cell }) => {
-      if (cell.model.type !== 'code' || !AGENT_CELL.test(cell.model.sharedModel.getSource())) {
+      const source = cell.model.sharedModel.getSource();
+      if (cell.model.type !== 'code' || !AGENT_CELL.test(source)) {
         return;
       }
       const panel = tracker.find(p => p.content === notebook);
