@@ -295,8 +295,9 @@ class LiveNotebookRead:
     async def call(self, args: str | bytes) -> Result:
         parsed = _parse(args)
         snap_path = (self.nb.snapshot or {}).get("path")
-        if _is_other_notebook(parsed.get("notebook_path"), snap_path) and self.disk is not None:
-            return await _call(self.disk, parsed)
+        other = _other_notebook(self.disk, parsed, snap_path, "notebook_read")
+        if other is not None:
+            return await other
         try:
             snap = await self.nb.read()
         except FrontendError as exc:
@@ -313,6 +314,28 @@ class LiveNotebookRead:
             )
         meta = {"path": snap.get("path"), "cells": len(snap["cells"]), "live": True}
         return Result(content=text, metadata=meta)
+
+
+def _other_notebook(
+    disk: Tool | None, parsed: Mapping[str, Any], snap_path: str | None, name: str
+) -> Any:
+    """The disk tool's call (a coroutine) when ``notebook_path`` names another notebook
+    than the open one, an error when there is no disk tool, ``None`` for the open one."""
+    path = parsed.get("notebook_path")
+    if not _is_other_notebook(path, snap_path):
+        return None
+    if disk is not None:
+        return _call(disk, parsed)
+
+    async def refuse() -> Result:
+        return Result.error(
+            f"{name}: {path} is not the notebook open in this kernel's window"
+            f"{f' ({snap_path})' if snap_path else ''}; only the open notebook is live. "
+            "Leave notebook_path out for it, or run %%agent --builtins to work on other "
+            "notebooks on disk."
+        )
+
+    return refuse()
 
 
 async def _call(tool: Tool, parsed: Mapping[str, Any]) -> Result:
@@ -444,8 +467,9 @@ class LiveNotebookEdit:
     async def call(self, args: str | bytes) -> Result:
         parsed = _parse(args)
         snap_path = (self.nb.snapshot or {}).get("path")
-        if _is_other_notebook(parsed.get("notebook_path"), snap_path) and self.disk is not None:
-            return await _call(self.disk, parsed)
+        other = _other_notebook(self.disk, parsed, snap_path, "notebook_edit")
+        if other is not None:
+            return await other
         if not await self.nb.wait_for_frontend():
             return Result.error(NO_FRONTEND.format(tool="notebook_edit", what="edited"))
         try:

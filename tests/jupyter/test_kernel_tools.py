@@ -206,7 +206,9 @@ def test_interrupt_stops_a_loop_in_python_and_keeps_the_kernel(
     thread.join()
     took = time.monotonic() - interrupted["at"]
     assert [e["ename"] for e in ex.errors] == ["RunInterrupted"]
-    assert took < 5, f"the run took {took:.1f} s to stop after Interrupt"
+    print(f"python loop: the cell ended {took:.2f} s after Interrupt")
+    # not a timing gate: without the default SIGINT handler the loop never stops at all
+    assert took < 30, f"the run took {took:.1f} s to stop after Interrupt"
     assert transcript_of(ex)["stop_reason"] == "stopped"
     # the kernel is alive and the agent's loop variable is there
     assert ready.ok("print(spins > 0)").stdout == "True\n"

@@ -75,11 +75,18 @@ def results(server) -> list[str]:
 
 def test_without_a_frontend_the_live_tools_say_so(ready: Kernel, server) -> None:
     server.push(
-        reply("", call("notebook_read"), call("notebook_edit", cell_id="c1", new_source="y")),
+        reply(
+            "",
+            call("notebook_read"),
+            call("notebook_edit", cell_id="c1", new_source="y"),
+            call("notebook_read", notebook_path="other.ipynb"),
+        ),
         reply("No notebook."),
     )
     ready.ok("%%agent --new --approval auto\nread the notebook")
-    read, edit = results(server)
+    read, edit, other = results(server)
+    assert other.startswith("notebook_read: other.ipynb is not the notebook open in this kernel")
+    assert "--builtins" in other
     assert read.startswith("notebook_read: no JupyterLab or Notebook 7 window with the nb_tools")
     assert "nbclient, papermill or VS Code" in read
     assert edit.startswith("notebook_edit: no JupyterLab or Notebook 7 window")
