@@ -456,7 +456,7 @@ def agent_tools(
     if getattr(ip.get_ipython(), "kernel", None) is not None:
         from nb_tools.jupyter._live_notebook import live, live_tools
 
-        live().open()  # a fresh comm per run: frontends that (re)loaded since answer too
+        live().new_run()  # its edits: one undo step; its first live call opens the comm
         live_names = ("notebook_read", "notebook_edit")
         tools = [t for t in tools if t.info().name not in live_names] + live_tools(disk)
     for tool in tools:

@@ -1,8 +1,9 @@
 """The kernel's side of the ``nb_tools.notebook`` comm (docs/comm.md) and the live
 ``notebook_read`` / ``notebook_edit`` tools on the open notebook.
 
-Each ``%%agent`` run opens the comm (closing the previous one), so a frontend that
-connected or reloaded since still answers. Every frontend with the extension answers
+The first live call of each ``%%agent`` run opens the comm (closing the previous one), so
+a frontend that connected or reloaded since still answers; a run that uses no live tool
+sends nothing. Every frontend with the extension answers
 ``hello``; the first one becomes the leader and is the only one that applies edits, so two
 windows on one notebook apply an edit once. Requests are awaited (the agent loop runs in an
 awaiting cell, and ipykernel >= 7.4 handles comm messages while a cell awaits), waking every
@@ -55,7 +56,8 @@ class LiveNotebook:
         self.opened_at = 0.0
         self.snapshot: dict[str, Any] | None = None  # the last one received
         self.snapshot_at = 0.0
-        self.turn: str = ""
+        self.turn: str = ""  # the run the edits belong to (one undo step)
+        self.comm_turn: str | None = None  # the run the comm was opened in
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._next = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -75,7 +77,9 @@ class LiveNotebook:
             self._loop = asyncio.get_running_loop()
         except RuntimeError:
             self._loop = None
-        self.turn = turn or f"{time.time():.6f}"
+        if turn:
+            self.turn = turn
+        self.comm_turn = self.turn
         self.comm = create_comm(target_name=TARGET, data={"protocol": PROTOCOL})
         self.comm.on_msg(self._on_msg)
         self.opened_at = time.monotonic()
@@ -107,8 +111,14 @@ class LiveNotebook:
             self.snapshot = snap
             self.snapshot_at = time.monotonic()
 
+    def new_run(self) -> None:
+        """A new ``%%agent`` run: its edits are a new undo step, and its first live call
+        re-opens the comm (a window that connected or reloaded since answers too). Runs
+        that use no live tool send nothing."""
+        self.turn = f"{time.time():.6f}"
+
     async def wait_for_frontend(self, timeout: float = HELLO_WAIT) -> bool:
-        if self.comm is None:
+        if self.comm is None or self.comm_turn != self.turn:
             self.open()
         deadline = self.opened_at + timeout
         while self.leader is None and time.monotonic() < deadline:
