@@ -225,7 +225,7 @@ def resolve_path(path: str, ns: Mapping[str, Any]) -> Any:
 
 
 def _frame_text(obj: Any, width: int = 120) -> str:
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped,unused-ignore]
 
     with pd.option_context(
         "display.max_columns", 20, "display.width", width, "display.max_colwidth", 40

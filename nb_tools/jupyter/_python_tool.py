@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import inspect
 import io
 import json
 import linecache
@@ -119,9 +120,10 @@ def _compile(source: str, filename: str) -> tuple[Any, Any, bool]:
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     tree = ast.parse(source, filename, "exec")
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr) and not source.rstrip().endswith(";"):
-        node = tree.body.pop()
-        last = compile(ast.Expression(node.value), filename, "eval", flags=flags)
+    final = tree.body[-1] if tree.body else None
+    if isinstance(final, ast.Expr) and not source.rstrip().endswith(";"):
+        tree.body.pop()
+        last = compile(ast.Expression(final.value), filename, "eval", flags=flags)
     body = compile(tree, filename, "exec", flags=flags)
     is_async = any(bool(c.co_flags & 0x80) for c in (body, last) if c is not None)  # CO_COROUTINE
     return body, last, is_async
@@ -129,13 +131,12 @@ def _compile(source: str, filename: str) -> tuple[Any, Any, bool]:
 
 def _trimmed_traceback(exc: BaseException, filename: str) -> list[str]:
     """The traceback from the agent's code down (the tool's own frames dropped)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    for i, frame in enumerate(frames):
+    every = traceback.extract_tb(exc.__traceback__)
+    frames: list[traceback.FrameSummary] = []
+    for i, frame in enumerate(every):
         if frame.filename == filename:
-            frames = frames[i:]
+            frames = list(every[i:])
             break
-    else:
-        frames = traceback.StackSummary.from_list([])
     lines = ["Traceback (most recent call last):\n"] if frames else []
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(type(exc), exc)
@@ -229,11 +230,11 @@ async def run_code(ip: Any, source: str) -> tuple[list[dict[str, Any]], bool, bo
             signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             if is_async:
-                value = eval(body, ns)
-                if value is not None:
-                    await value
+                started = eval(body, ns)
+                if started is not None:
+                    await started
                 value = eval(last, ns) if last is not None else None
-                if hasattr(value, "__await__"):
+                if inspect.isawaitable(value):
                     value = await value
             else:
                 exec(body, ns)

@@ -63,7 +63,7 @@ def test_only_user_variables_are_listed_and_nothing_is_repred() -> None:
     frame_bytes = int(ns["frame"].memory_usage(deep=False).sum())  # type: ignore[attr-defined]
     assert text.splitlines() == [
         text.splitlines()[0],
-        f"frame: DataFrame 2x2 [a:int64, b:str] {frame_bytes} B",
+        f"frame: DataFrame 2x2 [a:int64, b:{ns['frame'].dtypes['b']}] {frame_bytes} B",
         "arr: ndarray 3x4 float32 48 B",
         "n: int = 7",
         "name: str len 5 = 'sales'",
