@@ -149,7 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--delay", type=float, default=0.001)
     parser.add_argument("--no-browser", action="store_true", help="skip the snapshot benchmark")
+    parser.add_argument("--snapshot-only", action="store_true", help="only the snapshot one")
     args = parser.parse_args(argv)
+    if args.snapshot_only:
+        bench_snapshot()
+        return 0
 
     k = Kernel()
     try:
@@ -254,7 +258,7 @@ def bench_snapshot() -> None:
     sys.path.insert(0, str(ROOT / "tests" / "browser"))
     try:
         import nbformat
-        from browser_ui import open_notebook, wait_idle
+        from browser_ui import open_notebook
         from conftest import CHROMIUM, CHROMIUM_ARGS, built_extension, start_server, stop_server
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
@@ -292,12 +296,17 @@ def bench_snapshot() -> None:
                     " nb.activeCellIndex = 299;"
                     " window.jupyterapp.commands.execute('notebook:run-cell'); }"
                 )
-                page.wait_for_timeout(500)
-                wait_idle(page)
-                text = page.evaluate(
+                outputs = (
                     "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
-                    ".cells[299].toJSON().outputs.map(o => o.text || o.evalue || '').join('')"
+                    ".cells[299].toJSON().outputs.map(o => [].concat(o.text || o.evalue || '')"
+                    ".join('')).join('')"
                 )
+                page.wait_for_function(
+                    "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
+                    ".cells[299].toJSON().outputs.length > 0",
+                    timeout=180_000,
+                )
+                text = page.evaluate(outputs)
                 browser.close()
         finally:
             stop_server(server)

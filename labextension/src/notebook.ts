@@ -245,8 +245,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: 'nb-tools-labextension:notebook',
   description: 'The open notebook for nb_tools agents: snapshots and undoable cell edits.',
   autoStart: true,
-  requires: [INotebookTracker],
-  activate: (_app: JupyterFrontEnd, tracker: INotebookTracker) => {
+  optional: [INotebookTracker],
+  activate: (_app: JupyterFrontEnd, tracker: INotebookTracker | null) => {
+    if (!tracker) {
+      return; // a page without notebooks (Notebook 7's file browser)
+    }
     tracker.widgetAdded.connect((_, panel) => watch(panel, tracker));
     tracker.forEach(panel => watch(panel, tracker));
     // the snapshot reaches the kernel before an agent cell runs
