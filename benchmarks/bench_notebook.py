@@ -6,6 +6,12 @@
    bytes (target < 40 messages, < 300 KB), next to the naive way (set an ``HTML`` widget's
    value per token).
 
+3. ``list_variables`` over 500 user variables (20 DataFrames of 1M rows among them), in the
+   kernel (targets < 50 ms, < 4,000 tokens at 4 characters a token), next to ``%whos``.
+4. The open notebook's snapshot (300 cells with outputs) reaching the kernel over the
+   ``nb_tools.notebook`` comm from JupyterLab in Chromium (target < 200 ms), when Chromium
+   and the built extension are there (``--no-browser`` skips it).
+
 ``python benchmarks/bench_notebook.py [--tokens 2000] [--delay 0.001]``; ``--delay`` is the
 pause between tokens (0.001: a fast stream; 0.01: Claude-like, ~100 tokens/s).
 """
@@ -142,7 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--delay", type=float, default=0.001)
+    parser.add_argument("--no-browser", action="store_true", help="skip the snapshot benchmark")
+    parser.add_argument("--snapshot-only", action="store_true", help="only the snapshot one")
     args = parser.parse_args(argv)
+    if args.snapshot_only:
+        bench_snapshot()
+        return 0
 
     k = Kernel()
     try:
@@ -178,9 +189,136 @@ def main(argv: list[str] | None = None) -> int:
             f"  vs HTML.value per token: {nn} messages, {nsize / 1000:.1f} KB -> "
             f"{nn / n:.0f}x messages, {nsize / size:.0f}x bytes"
         )
+        bench_list_variables(k)
     finally:
         k.close()
+    if not args.no_browser:
+        bench_snapshot()
     return 0
+
+
+VARIABLES = """
+import numpy as np, pandas as pd
+_base = pd.DataFrame({"id": np.arange(1_000_000), "price": np.random.rand(1_000_000),
+                      "qty": np.ones(1_000_000, dtype="int32"),
+                      "region": pd.Categorical(np.random.choice(["N", "S", "E", "W"], 1_000_000))})
+for _i in range(20):
+    globals()[f"sales_{_i}"] = _base.copy()
+for _i in range(480):
+    globals()[f"v{_i}"] = [_i, 1.5 * _i, f"name {_i}", list(range(_i % 50)),
+                           np.zeros((_i % 7 + 1, 3)), {"k": _i}][_i % 6]
+del _i
+"""
+
+
+def bench_list_variables(k: Kernel) -> None:
+    """3. list_variables over 500 user variables, 20 of them 1M-row DataFrames."""
+    k.run(VARIABLES)
+    k.run("from nb_tools.jupyter._kernel_tools import ListVariablesTool\n_lv = ListVariablesTool()")
+    out = k.value(
+        "import time as _t, json as _j\n_ts = []\n"
+        "for _ in range(7):\n"
+        "    _t0 = _t.perf_counter(); _r = _lv.call('{}'); _ts.append(_t.perf_counter() - _t0)\n"
+        "print(_j.dumps([min(_ts), sorted(_ts)[3], len(_r.content), _r.content.count(chr(10))]))"
+    )
+    best, median, chars, lines = json.loads(out)
+    print(
+        f"list_variables, 500 variables (20 DataFrames of 1M rows): best {best * 1000:.1f} ms, "
+        f"median {median * 1000:.1f} ms (target < 50 ms); {chars:,} characters = "
+        f"~{chars / 4:,.0f} tokens (target < 4,000), {lines} lines"
+    )
+    whos = k.value(
+        "import io, contextlib\n_buf = io.StringIO()\n_t0 = _t.perf_counter()\n"
+        "with contextlib.redirect_stdout(_buf):\n    get_ipython().run_line_magic('whos', '')\n"
+        "print(_j.dumps([_t.perf_counter() - _t0, len(_buf.getvalue())]))"
+    )
+    wt, wchars = json.loads(whos)
+    print(
+        f"  vs %whos: {wt * 1000:.1f} ms, {wchars:,} characters -> {wt / median:.1f}x the time, "
+        f"{wchars / chars:.1f}x the characters"
+    )
+
+
+SNAPSHOT_CELL = """
+import time, json
+from nb_tools.jupyter._live_notebook import live
+_nb = live(); _nb.open()
+assert await _nb.wait_for_frontend(10), "no frontend answered"
+_ts = []
+for _ in range(7):
+    _t0 = time.perf_counter(); _snap = await _nb.read(); _ts.append(time.perf_counter() - _t0)
+print("SNAP", json.dumps([len(_snap["cells"]), min(_ts), sorted(_ts)[3], len(json.dumps(_snap))]))
+"""
+
+
+def bench_snapshot() -> None:
+    """4. A 300-cell notebook's snapshot from JupyterLab in Chromium to the kernel."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "tests" / "browser"))
+    try:
+        import nbformat
+        from browser_ui import open_notebook
+        from conftest import CHROMIUM, CHROMIUM_ARGS, built_extension, start_server, stop_server
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        print(f"snapshot benchmark skipped: {exc}")
+        return
+    if not CHROMIUM.exists() or built_extension() is None:
+        print("snapshot benchmark skipped: needs Chromium and labextension/dist (jlpm build:prod)")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_server("lab", Path(tmp), "http://127.0.0.1:9")
+        try:
+            nb = nbformat.v4.new_notebook()
+            for i in range(299):
+                c = nbformat.v4.new_code_cell(f"x{i} = {i}\nprint('value', x{i})\nx{i} * 2")
+                c.outputs = [
+                    nbformat.v4.new_output("stream", name="stdout", text=f"value {i}\n"),
+                    nbformat.v4.new_output(
+                        "execute_result", {"text/plain": str(2 * i)}, execution_count=i
+                    ),
+                ]
+                nb.cells.append(c)
+            nb.cells.append(nbformat.v4.new_code_cell(SNAPSHOT_CELL))
+            nb.metadata["kernelspec"] = {
+                "name": "python3",
+                "display_name": "Python 3",
+                "language": "python",
+            }
+            nbformat.write(nb, server.root / "big.ipynb")
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                open_notebook(page, server, "big.ipynb")
+                page.evaluate(
+                    "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+                    " nb.activeCellIndex = 299;"
+                    " window.jupyterapp.commands.execute('notebook:run-cell'); }"
+                )
+                outputs = (
+                    "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
+                    ".cells[299].toJSON().outputs.map(o => [].concat(o.text || o.evalue || '')"
+                    ".join('')).join('')"
+                )
+                page.wait_for_function(
+                    "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
+                    ".cells[299].toJSON().outputs.length > 0",
+                    timeout=180_000,
+                )
+                text = page.evaluate(outputs)
+                browser.close()
+        finally:
+            stop_server(server)
+    line = next((x for x in str(text).splitlines() if x.startswith("SNAP ")), None)
+    if line is None:
+        print(f"snapshot benchmark failed: {text!r}")
+        return
+    cells, best, median, size = json.loads(line[5:])
+    print(
+        f"snapshot of a {cells}-cell notebook (JupyterLab -> kernel, {size / 1000:.0f} KB): "
+        f"best {best * 1000:.1f} ms, median {median * 1000:.1f} ms (target < 200 ms)"
+    )
 
 
 if __name__ == "__main__":

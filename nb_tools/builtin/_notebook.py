@@ -282,16 +282,6 @@ class NotebookEditTool(_Writer):
             requires_approval=True,
         )
 
-    def _written(self, plan: _Plan, meta: dict[str, Any]) -> str:
-        if not self._is_current(plan.path):
-            return plan.summary
-        meta["current_notebook"] = True
-        return plan.summary + (
-            f"\nWarning: {plan.shown} is the notebook this kernel runs in. The change is "
-            "on disk only: the open notebook does not show it until it is reloaded from "
-            "disk, and saving the open notebook first would overwrite it."
-        )
-
     def _is_current(self, path: Path) -> bool:
         current = self.current_notebook
         if current is None:
@@ -317,6 +307,14 @@ class NotebookEditTool(_Writer):
             nbk = _load(self.workspace, raw, self.name, for_write=True)
         except TextFileError as exc:
             raise ToolError(str(exc)) from None
+        if self._is_current(nbk.path):
+            raise ToolError(
+                f"{self.name}: {nbk.shown} is the notebook this kernel runs in; its file on "
+                "disk is not edited behind the open notebook (the user's next save would "
+                "overwrite the change, or a revert would lose their unsaved work). Edit the "
+                "open notebook with the live notebook tools (they need JupyterLab or "
+                "Notebook 7 with the nb_tools extension), or edit another notebook."
+            )
         problem = self.state.check(
             nbk.path,
             nbk.data,

@@ -92,6 +92,15 @@ def save_transcript(path: Any, *, runs: Any = None, title: str | None = None) ->
     return save(path, runs=runs, title=title)
 
 
+def kernel_tools(*, python: bool = True) -> list[Any]:
+    """The tools on this kernel for an ``Agent`` of your own: ``python`` (unless
+    ``python=False``), ``list_variables``, ``describe``, and the live ``notebook_read`` /
+    ``notebook_edit`` when the open notebook's frontend is connected."""
+    from nb_tools.jupyter._kernel_tools import kernel_tools as make
+
+    return make(python=python)
+
+
 def transcripts() -> list[dict[str, Any]]:
     """The transcripts of this session's runs, oldest first."""
     return list(get_session().transcripts)
@@ -99,6 +108,7 @@ def transcripts() -> list[dict[str, Any]]:
 
 __all__ = [
     "TRANSCRIPT_MIME",
+    "kernel_tools",
     "load_ipython_extension",
     "run_agent",
     "run_cell_magic_async",

@@ -83,6 +83,11 @@ class AgentMagics(Magics):
         help="an image or PDF to send with the prompt: a file path or the name of a "
         "variable holding bytes, a path or a PIL image (repeat for several)",
     )
+    @argument(
+        "--no-python",
+        action="store_true",
+        help="do not offer the python tool (code in this kernel); list_variables and describe stay",
+    )
     @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
@@ -162,6 +167,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 server_tools=server,
                 attachments=attachments,
                 base_url=args.base_url,
+                python=not args.no_python,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None

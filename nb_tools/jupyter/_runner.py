@@ -140,6 +140,7 @@ async def run_agent(
     server_tools: list[str] | None = None,
     attachments: Sequence[object] = (),
     base_url: str | None = None,
+    python: bool = True,
 ) -> RunResult:
     """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
     live widgets and ending with the transcript. ``await nb_tools.run_agent("...")``.
@@ -154,6 +155,8 @@ async def run_agent(
     ``thinking`` (a budget, "adaptive", "0" for off) and ``server_tools`` (names; [] for
     none) are kept for later runs; ``attachments`` (paths, bytes, PIL images) go with this
     prompt.
+    ``python``: offer the ``python`` tool (the kernel's ``list_variables``/``describe``,
+    and the live notebook tools when the open notebook is connected, are always there).
     """
     session = get_session()
     if session.running is not None:
@@ -172,8 +175,12 @@ async def run_agent(
             agent = agent_for(session, None)
         finally:
             session.model = saved
-    extra = builtin_registry(session) if builtins else None
-    session.refresh_tools(tools, extra)
+    from nb_tools.jupyter._kernel_tools import agent_tools
+
+    names, extra = agent_tools(
+        tools, builtin_registry(session) if builtins else None, python=python
+    )
+    session.refresh_tools(names, extra)
     if new:
         session.reset()
     agent.approval = policy

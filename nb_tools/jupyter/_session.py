@@ -110,7 +110,7 @@ class Session:
         """Fill :attr:`run_tools` (the registry the agent sees) from the session registry:
         only ``names`` when given, plus ``extra`` (built-ins), with the session's approval
         choices applied and hidden tools kept hidden."""
-        base = self.registry.subset(*names) if names else self.registry.clone()
+        base = self.registry.subset(*names) if names is not None else self.registry.clone()
         reg = self.run_tools
         reg.remove(*reg.names())
         sources = [base] + ([extra] if extra is not None else [])

@@ -242,22 +242,26 @@ async def test_old_notebook_without_ids(
     assert [(c.id, c.source) for c in nb.cells] == [("cell-0", "a"), ("cell-1", "c")]
 
 
-async def test_warns_for_the_kernels_own_notebook(
+async def test_refuses_the_kernels_own_notebook(
     root: Path, ws: Workspace, state: ReadState
 ) -> None:
     make_notebook(root / "nb.ipynb")
+    before = (root / "nb.ipynb").read_bytes()
     await NotebookReadTool(ws, state).call({"notebook_path": "nb.ipynb"})
     editor = NotebookEditTool(ws, state, current_notebook=root / "nb.ipynb")
     result = await editor.call(
         {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "# New"}
     )
-    assert "Warning: nb.ipynb is the notebook this kernel runs in" in result.content
-    assert result.metadata["current_notebook"] is True
+    assert result.is_error
+    assert "nb.ipynb is the notebook this kernel runs in" in result.content
+    assert "live notebook tools" in result.content
+    assert (root / "nb.ipynb").read_bytes() == before
     other = NotebookEditTool(ws, state, current_notebook=root / "other.ipynb")
     result = await other.call(
         {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "# Newer"}
     )
-    assert "Warning" not in result.content
+    assert not result.is_error
+    assert "# Newer" in (root / "nb.ipynb").read_text()
 
 
 def test_schemas(reader: NotebookReadTool, editor: NotebookEditTool) -> None:
@@ -302,15 +306,17 @@ async def test_current_notebook_from_jpy_session_name(
     root: Path, state: ReadState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_notebook(root / "nb.ipynb")
+    before = (root / "nb.ipynb").read_bytes()
     ws = Workspace(root)
     await NotebookReadTool(ws, state).call({"notebook_path": "nb.ipynb"})
     monkeypatch.setenv("JPY_SESSION_NAME", str(root / "nb.ipynb"))
     result = await NotebookEditTool(ws, state).call(
         {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "# From env"}
     )
-    assert result.metadata.get("current_notebook") is True
+    assert result.is_error and "this kernel runs in" in result.content
+    assert (root / "nb.ipynb").read_bytes() == before
     monkeypatch.setenv("JPY_SESSION_NAME", str(root / "elsewhere.ipynb"))
     result = await NotebookEditTool(ws, state).call(
         {"notebook_path": "nb.ipynb", "cell_id": "intro", "new_source": "# Again"}
     )
-    assert "current_notebook" not in result.metadata
+    assert not result.is_error and "# Again" in (root / "nb.ipynb").read_text()

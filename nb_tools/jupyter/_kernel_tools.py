@@ -1,0 +1,465 @@
+"""Read-only views of the kernel's session for the model: ``list_variables`` and
+``describe``, and ``kernel_tools()`` (these two plus ``python``, plus the live notebook
+tools when a frontend with the nb_tools extension is connected).
+
+Both read ``get_ipython().user_ns`` without running the user's code: no ``repr()`` of a big
+object (DataFrames and arrays are summarised from their shape, dtypes and ``nbytes``;
+``memory_usage(deep=False)`` never walks object columns), every answer capped in characters.
+``describe`` takes a name or an attribute/item path with literal keys (``model.coef_``,
+``d["key"]``, ``xs[0]``); no calls, no evaluation.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import reprlib
+import sys
+import types
+from collections.abc import Mapping
+from typing import Any
+
+from nb_tools.tool import Info, Registry, Result, Schema, Tool
+
+__all__ = [
+    "DescribeTool",
+    "ListVariablesTool",
+    "agent_tools",
+    "describe_value",
+    "kernel_tools",
+    "list_user",
+]
+
+MAX_LIST_CHARS = 14_000
+"""``list_variables`` answer cap (≈3,500 tokens at 4 characters a token)."""
+MAX_DESCRIBE_CHARS = 8_000
+_SKIP_TYPES: tuple[type, ...] = (
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.BuiltinMethodType,
+    type,
+    functools.partial,
+)
+_INTERNAL = frozenset(("In", "Out", "exit", "quit", "get_ipython"))
+_SCALARS = (int, float, complex, bool)
+
+
+def _shell(shell: Any = None) -> Any:
+    if shell is not None:
+        return shell
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None:
+        raise RuntimeError("no IPython kernel is running; use these tools in a notebook")
+    return ip
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"  # pragma: no cover
+
+
+def _kind(value: Any) -> str:
+    """The library a value comes from, read from its type's module (no attribute access)."""
+    mod = type(value).__module__ or ""
+    if mod == "pandas" or mod.startswith("pandas."):
+        return "pandas"
+    if mod == "numpy" and type(value).__name__ == "ndarray":
+        return "ndarray"
+    return ""
+
+
+def is_user_variable(name: str, value: Any, hidden: Mapping[str, Any]) -> bool:
+    if name.startswith("_") or name in _INTERNAL:
+        return False
+    if name in hidden and hidden[name] is value:
+        return False
+    if isinstance(value, _SKIP_TYPES):
+        return False
+    mod = type(value).__module__ or ""
+    return not mod.startswith(("nb_tools.", "IPython.", "ipykernel."))
+
+
+def _frame_summary(df: Any, limit: int = 6, exact: int = 50) -> tuple[str, int]:
+    """``"col:dtype, ..."`` (the first ``limit`` columns) and the shallow memory in bytes,
+    from ``df.dtypes`` alone: a NumPy column holds ``itemsize`` bytes a row (a pointer for
+    object columns, as ``memory_usage(deep=False)`` counts it); only extension columns
+    (categorical, string, nullable) are asked for their ``nbytes`` (the first ``exact`` of
+    them; later ones are counted at 8 bytes a row). ``memory_usage()`` and ``items()``
+    build a Series per column and cost 10x more."""
+    import numpy as np
+
+    dtypes = df.dtypes
+    rows = len(df.index)
+    mem = int(df.index.nbytes)
+    asked = 0
+    cols: list[str] = []
+    for i, (name, dtype) in enumerate(zip(dtypes.index, dtypes.values, strict=False)):
+        if i < limit:
+            cols.append(f"{name}:{dtype}")
+        if isinstance(dtype, np.dtype):
+            mem += dtype.itemsize * rows
+        elif asked < exact:
+            asked += 1
+            mem += int(df.iloc[:, i].array.nbytes)
+        else:
+            mem += 8 * rows
+    more = len(dtypes) - limit
+    return ", ".join(cols) + (f", +{more} more" if more > 0 else ""), mem
+
+
+def summary_line(name: str, value: Any) -> tuple[str, int]:
+    """One line about ``value`` and its memory in bytes (shallow where deep is costly)."""
+    kind = _kind(value)
+    tname = type(value).__name__
+    if kind == "pandas" and tname == "DataFrame":
+        cols, mem = _frame_summary(value)
+        rows, ncols = value.shape
+        return f"{name}: DataFrame {rows}x{ncols} [{cols}] {_size(mem)}", mem
+    if kind == "pandas" and tname == "Series":
+        mem = int(value.memory_usage(index=True, deep=False))
+        return f"{name}: Series len {len(value)} {value.dtype} {_size(mem)}", mem
+    if kind == "ndarray":
+        mem = int(value.nbytes)
+        shape = "x".join(str(d) for d in value.shape) or "scalar"
+        return f"{name}: ndarray {shape} {value.dtype} {_size(mem)}", mem
+    mem = sys.getsizeof(value, 0)
+    if isinstance(value, _SCALARS):
+        return f"{name}: {tname} = {value!r}"[:80], mem
+    if isinstance(value, str):
+        shown = reprlib.repr(value) if len(value) > 40 else repr(value)
+        return f"{name}: str len {len(value)} = {shown}", mem
+    if isinstance(value, (list, tuple, dict, set, frozenset, bytes, bytearray)):
+        return f"{name}: {tname} len {len(value)} {_size(mem)}", mem
+    mod = type(value).__module__
+    qual = tname if mod in ("builtins", "__main__") else f"{mod.split('.')[0]}.{tname}"
+    return f"{name}: {qual}", mem
+
+
+def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str = "") -> str:
+    """The ``list_variables`` text for namespace ``ns`` (``hidden``: IPython's
+    ``user_ns_hidden``, what the namespace held when the kernel started)."""
+    lines: list[str] = []
+    total = 0
+    count = 0
+    size = 0
+    cut = 0
+    for name, value in list(ns.items()):
+        if pattern and pattern not in name:
+            continue
+        if not is_user_variable(name, value, hidden):
+            continue
+        count += 1
+        try:
+            line, mem = summary_line(name, value)
+        except Exception as exc:  # a broken property must not hide the others
+            line, mem = f"{name}: {type(value).__name__} (unreadable: {exc})", 0
+        total += mem
+        if size + len(line) + 1 > MAX_LIST_CHARS:
+            cut += 1
+            continue
+        lines.append(line)
+        size += len(line) + 1
+    if not count:
+        which = f" matching {pattern!r}" if pattern else ""
+        return f"No user variables{which} in the kernel."
+    head = f"{count} user variable{'s' if count != 1 else ''}, {_size(total)} (shallow):"
+    tail = [f"… {cut} more not shown (output cap); pass pattern= to narrow the list"] if cut else []
+    return "\n".join([head, *lines, *tail])
+
+
+# -- describe -------------------------------------------------------------------------
+
+
+class PathError(ValueError):
+    pass
+
+
+def resolve_path(path: str, ns: Mapping[str, Any]) -> Any:
+    """``name``, ``name.attr``, ``name["key"]``, ``name[0]`` and chains of them; literal
+    keys only, nothing is called or evaluated."""
+    try:
+        tree = ast.parse(path.strip(), mode="eval").body
+    except SyntaxError:
+        raise PathError(
+            f"describe: {path!r} is not a variable name or path (use name, name.attr, "
+            'name["key"] or name[0])'
+        ) from None
+    steps: list[tuple[str, Any]] = []
+    node = tree
+    while not isinstance(node, ast.Name):
+        if isinstance(node, ast.Attribute):
+            steps.append(("attr", node.attr))
+            node = node.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            steps.append(("item", node.slice.value))
+            node = node.value
+        else:
+            raise PathError(
+                f"describe: {path!r} has a part that is not an attribute or a literal key "
+                "(calls, slices and expressions are not evaluated); use the python tool"
+            )
+    if node.id not in ns:
+        raise PathError(
+            f"describe: no variable {node.id!r} in the kernel; list_variables lists them"
+        )
+    value = ns[node.id]
+    done = node.id
+    for kind, key in reversed(steps):
+        try:
+            value = getattr(value, key) if kind == "attr" else value[key]
+        except Exception as exc:
+            what = f"attribute {key}" if kind == "attr" else f"item {key!r}"
+            raise PathError(
+                f"describe: {done} has no {what} ({type(exc).__name__}: {exc})"
+            ) from None
+        done += f".{key}" if kind == "attr" else f"[{key!r}]"
+    return value
+
+
+def _frame_text(obj: Any, width: int = 120) -> str:
+    import pandas as pd  # type: ignore[import-untyped,unused-ignore]
+
+    with pd.option_context(
+        "display.max_columns", 20, "display.width", width, "display.max_colwidth", 40
+    ):
+        if isinstance(obj, pd.DataFrame):
+            return str(obj.to_string(max_rows=20, max_cols=20, max_colwidth=40))
+        return str(obj.to_string(max_rows=20))
+
+
+def _describe_frame(name: str, df: Any, rows: int) -> str:
+    mem = int(df.memory_usage(index=True, deep=False).sum())
+    nulls = df.isna().sum()
+    cols = [
+        f"  {c}: {t}" + (f", {int(n)} null" if n else "")
+        for c, t, n in zip(df.columns[:60], df.dtypes.values[:60], nulls.values[:60], strict=False)
+    ]
+    if len(df.columns) > 60:
+        cols.append(f"  … {len(df.columns) - 60} more columns")
+    out = [
+        f"{name}: DataFrame, {df.shape[0]} rows x {df.shape[1]} columns, {_size(mem)} (shallow)",
+        f"index: {type(df.index).__name__} {df.index.dtype}",
+        "columns:",
+        *cols,
+        f"head({rows}):",
+        _frame_text(df.head(rows)),
+    ]
+    try:
+        stats = df.describe(include="all") if len(df.columns) <= 60 else df.describe()
+        out += ["describe():", _frame_text(stats)]
+    except (ValueError, TypeError) as exc:
+        out.append(f"describe() failed: {exc}")
+    return "\n".join(out)
+
+
+def _describe_series(name: str, s: Any, rows: int) -> str:
+    mem = int(s.memory_usage(index=True, deep=False))
+    out = [
+        f"{name}: Series {s.name!r}, {len(s)} values, dtype {s.dtype}, "
+        f"{int(s.isna().sum())} null, {_size(mem)} (shallow)",
+        f"head({rows}):",
+        _frame_text(s.head(rows)),
+    ]
+    try:
+        out += ["describe():", _frame_text(s.describe())]
+    except (ValueError, TypeError) as exc:
+        out.append(f"describe() failed: {exc}")
+    return "\n".join(out)
+
+
+def _describe_array(name: str, a: Any) -> str:
+    import numpy as np
+
+    out = [f"{name}: ndarray shape {a.shape}, dtype {a.dtype}, {_size(a.nbytes)}"]
+    if a.size and (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        with np.errstate(all="ignore"):
+            nums = a.astype(float, copy=False) if a.dtype == bool else a
+            nan = int(np.isnan(nums).sum()) if np.issubdtype(a.dtype, np.floating) else 0
+            stats = [np.nanmin(nums), np.nanmax(nums), np.nanmean(nums), np.nanstd(nums)]
+            low, high, mean, std = (f"{float(v):.6g}" for v in stats)
+            out.append(
+                f"min {low}, max {high}, mean {mean}, std {std}" + (f", {nan} NaN" if nan else "")
+            )
+    out.append(np.array2string(a, threshold=50, edgeitems=3, max_line_width=120))
+    return "\n".join(out)
+
+
+_short = reprlib.Repr()
+_short.maxstring = 400
+_short.maxother = 400
+_short.maxlist = _short.maxtuple = _short.maxdict = _short.maxset = 20
+_short.maxlevel = 3
+
+
+def _describe_other(name: str, value: Any) -> str:
+    t = type(value)
+    out = [f"{name}: {t.__module__}.{t.__qualname__}"]
+    if hasattr(value, "__len__") and isinstance(value, (list, tuple, dict, set, str, bytes)):
+        out[0] += f", len {len(value)}"
+    out.append(_short.repr(value))
+    if t.__module__ not in ("builtins",):
+        attrs = []
+        for attr in dir(value)[:200]:
+            if attr.startswith("_"):
+                continue
+            try:
+                v = getattr(value, attr)
+            except Exception:
+                continue
+            if callable(v):
+                continue
+            attrs.append(f"  {attr}: {type(v).__name__}")
+        if attrs:
+            out += ["attributes:", *attrs[:40]]
+    return "\n".join(out)
+
+
+def describe_value(name: str, value: Any, *, rows: int = 5) -> str:
+    kind, tname = _kind(value), type(value).__name__
+    if kind == "pandas" and tname == "DataFrame":
+        return _describe_frame(name, value, rows)
+    if kind == "pandas" and tname == "Series":
+        return _describe_series(name, value, rows)
+    if kind == "ndarray":
+        return _describe_array(name, value)
+    return _describe_other(name, value)
+
+
+def _cap(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = limit * 3 // 4
+    return (
+        f"{text[:head]}\n… [cut: {len(text) - limit:,} characters] …\n{text[-(limit - head) :]}"
+        f"\n[the model saw {limit:,} of {len(text):,} characters]"
+    )
+
+
+class _ReadOnlyTool:
+    def __init__(self, shell: Any = None) -> None:
+        self._shell = shell
+
+    @staticmethod
+    def _args(args: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
+        return args if isinstance(args, Mapping) else json.loads(args or "{}")
+
+
+class ListVariablesTool(_ReadOnlyTool):
+    """``list_variables``: the user's variables with type, shape, dtypes and memory."""
+
+    def info(self) -> Info:
+        return Info(
+            name="list_variables",
+            description=(
+                "List the user's variables in the live kernel (not modules, functions, "
+                "classes or IPython internals): name, type, shape or length, dtypes and "
+                "memory. Read-only. Use describe for one variable in detail."
+            ),
+            parameters=Schema.object({"pattern": Schema.string("Only names containing this text")}),
+            read_only=True,
+            concurrent=True,
+        )
+
+    def call(self, args: str | bytes) -> Result:
+        pattern = str(self._args(args).get("pattern") or "")
+        ip = _shell(self._shell)
+        return Result(content=list_user(ip.user_ns, ip.user_ns_hidden, pattern=pattern))
+
+
+class DescribeTool(_ReadOnlyTool):
+    """``describe``: one variable (or attribute/item path) in detail, capped."""
+
+    def info(self) -> Info:
+        return Info(
+            name="describe",
+            description=(
+                "Describe one variable of the live kernel: a DataFrame/Series (shape, dtypes, "
+                "nulls, head, describe()), an ndarray (shape, dtype, stats) or any other "
+                'object (capped repr, attributes). name may be a path: model.coef_, d["key"], '
+                "xs[0] (literal keys only; nothing is called). Read-only."
+            ),
+            parameters=Schema.object(
+                {
+                    "name": Schema.string(
+                        'A variable name or path such as df, model.coef_, d["k"]'
+                    ),
+                    "rows": Schema.integer("Rows of head() to show (default 5, at most 50)"),
+                },
+                "name",
+            ),
+            read_only=True,
+            concurrent=True,
+        )
+
+    def call(self, args: str | bytes) -> Result:
+        parsed = self._args(args)
+        path = str(parsed.get("name", ""))
+        rows = max(1, min(int(parsed.get("rows") or 5), 50))
+        ip = _shell(self._shell)
+        try:
+            value = resolve_path(path, ip.user_ns)
+        except PathError as exc:
+            return Result.error(str(exc))
+        text = describe_value(path.strip(), value, rows=rows)
+        return Result(content=_cap(text, MAX_DESCRIBE_CHARS))
+
+
+def kernel_tools(*, python: bool = True, shell: Any = None) -> list[Tool]:
+    """The tools on the live kernel: ``python`` (unless ``python=False``),
+    ``list_variables``, ``describe``, plus ``notebook_read``/``notebook_edit`` on the open
+    notebook when a frontend with the nb_tools extension is connected."""
+    from nb_tools.jupyter._live_notebook import live, live_tools
+    from nb_tools.jupyter._python_tool import PythonTool
+
+    tools: list[Tool] = []
+    if python:
+        tools.append(PythonTool(shell))
+    tools += [ListVariablesTool(shell), DescribeTool(shell)]
+    if live().connected:
+        tools += live_tools()
+    return tools
+
+
+KERNEL_TOOL_NAMES = ("python", "list_variables", "describe", "notebook_read", "notebook_edit")
+
+
+def agent_tools(
+    names: list[str] | None, builtins: Registry | None, *, python: bool = True
+) -> tuple[list[str] | None, Registry | None]:
+    """What ``%%agent`` hands ``Session.refresh_tools``: the session tool names left once
+    the kernel tools are taken out of ``names`` (``--tools``), and the extra registry (the
+    built-ins, then the kernel tools, which replace the disk ``notebook_*`` tools when the
+    open notebook is live). With ``--tools``, a kernel tool is there only when named."""
+    ip = sys.modules.get("IPython")
+    if ip is None or ip.get_ipython() is None:
+        return names, builtins
+    wanted = None if names is None else {n for n in names if n in KERNEL_TOOL_NAMES}
+    rest = None if names is None else [n for n in names if n not in KERNEL_TOOL_NAMES]
+    extra = Registry()
+    disk: dict[str, Tool] = {}
+    if builtins is not None:
+        for tool in builtins.list():
+            name = tool.info().name
+            extra.add(tool)
+            disk[name] = tool
+            if builtins.is_hidden(name):
+                extra.hide(name)
+    tools = kernel_tools(python=python)
+    if getattr(ip.get_ipython(), "kernel", None) is not None:
+        from nb_tools.jupyter._live_notebook import live, live_tools
+
+        live().new_run()  # its edits: one undo step; its first live call opens the comm
+        live_names = ("notebook_read", "notebook_edit")
+        tools = [t for t in tools if t.info().name not in live_names] + live_tools(disk)
+    for tool in tools:
+        if wanted is None or tool.info().name in wanted:
+            extra.add(tool)
+    return rest, extra

@@ -1,0 +1,226 @@
+"""The kernel tools in a real kernel against the fake Messages API server: ``python`` (the
+user's namespace, captured outputs, figures, tracebacks, Interrupt, a 10 MB output, In/Out
+untouched), ``list_variables`` and ``describe`` (no click), ``--no-python``."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from kernel_helpers import TRANSCRIPT, Execution, Kernel, clicker
+
+from nb_tools.testing import call, reply
+
+pytestmark = pytest.mark.kernel
+
+SETUP = """
+%load_ext nb_tools
+import numpy as np, pandas as pd
+sales = pd.DataFrame({"region": ["N", "S", None, "N"], "amount": [10.0, -5.0, 7.5, None]})
+weights = np.arange(12.0).reshape(3, 4)
+threshold = 3
+"""
+
+
+@pytest.fixture(scope="module")
+def ready(kernel: Kernel) -> Kernel:
+    kernel.ok(SETUP)
+    return kernel
+
+
+def tool_results(server, index: int = -1) -> list[dict]:
+    body = server.requests[index].body
+    return [b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+
+
+def text_of(block: dict) -> str:
+    content = block["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(c.get("text", "") for c in content)
+
+
+def images_of(block: dict) -> list[dict]:
+    content = block["content"]
+    return [] if isinstance(content, str) else [c for c in content if c["type"] == "image"]
+
+
+def describe(name: str):
+    return call("describe", raw=json.dumps({"name": name}))
+
+
+def transcript_of(ex: Execution) -> dict:
+    return next(o["data"][TRANSCRIPT] for o in reversed(ex.displays) if TRANSCRIPT in o["data"])
+
+
+def counters(k: Kernel) -> dict:
+    out = k.ok(
+        "import json as _j\n"
+        "_ip = get_ipython()\n"
+        "print(_j.dumps({'count': _ip.execution_count, 'In': len(In), 'Out': sorted(Out),"
+        " 'hist': len(list(_ip.history_manager.get_range())),"
+        " 'underscore': repr(_)[:40]}))"
+    ).stdout
+    return json.loads(out)
+
+
+def test_python_runs_in_the_user_namespace_and_leaves_history_alone(ready: Kernel, server) -> None:
+    ready.ok("41")  # an Out entry, so `_` has a value to keep
+    before = counters(ready)
+    code = (
+        "print('hello from the agent')\n"
+        "import sys\n"
+        "print('careful', file=sys.stderr)\n"
+        "from IPython.display import display, HTML\n"
+        "display(HTML('<b>bold</b>'))\n"
+        "cleaned = sales.dropna()\n"
+        "len(cleaned) * threshold"
+    )
+    server.push(reply("", call("python", code=code)), reply("Done."))
+    ex = ready.run("%%agent --new --approval auto\nclean it")
+    assert not ex.errors, ex.errors
+    [block] = tool_results(server)
+    assert not block.get("is_error")
+    assert text_of(block) == (
+        "hello from the agent\n[stderr]\ncareful\n<IPython.core.display.HTML object>\nOut: 6"
+    )
+    # the agent's variable is there for the next cell
+    assert ready.ok("print(len(cleaned), type(cleaned).__name__)").stdout == "2 DataFrame\n"
+    after = counters(ready)
+    # exactly the three cells run since (the %%agent cell, the print, counters) counted
+    assert after["count"] == before["count"] + 3
+    assert after["In"] == before["In"] + 3
+    assert after["hist"] == before["hist"] + 3
+    assert after["Out"] == before["Out"]
+    assert after["underscore"] == before["underscore"] == "41"
+
+
+def test_python_figures_reach_the_model_as_images(ready: Kernel, server) -> None:
+    ready.ok("%matplotlib inline")
+    code = "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.title('trend');"
+    server.push(reply("", call("python", code=code)), reply("A trend."))
+    ex = ready.run("%%agent --approval auto\nplot")
+    assert not ex.errors
+    [block] = tool_results(server)
+    [image] = images_of(block)
+    assert image["source"]["media_type"] == "image/png"
+    assert "image/png: image 1 attached" in text_of(block)
+    # the inline backend's figure was shown in the call, not again at the end of the cell
+    assert ready.ok("print(plt.get_fignums())").stdout == "[]\n"
+
+
+def test_python_exception_traceback_is_trimmed_to_the_agents_code(ready: Kernel, server) -> None:
+    code = "def ratio(a, b):\n    return a / b\n\nratio(threshold, 0)"
+    server.push(reply("", call("python", code=code)), reply("Oops."))
+    ready.run("%%agent --approval auto\ndivide")
+    [block] = tool_results(server)
+    assert block.get("is_error") is True
+    text = text_of(block)
+    assert text.startswith('Traceback (most recent call last):\n  File "<agent python')
+    assert "return a / b" in text and text.rstrip().endswith("ZeroDivisionError: division by zero")
+    assert "_python_tool" not in text and "site-packages" not in text
+
+
+def test_python_ten_megabytes_of_output_are_cut_for_the_model(ready: Kernel, server) -> None:
+    server.push(reply("", call("python", code="print('x' * 10_000_000)")), reply("Long."))
+    ready.run("%%agent --approval auto\nbig")
+    text = text_of(tool_results(server)[0])
+    assert len(text) < 21_000
+    assert text.endswith("[the model saw 20,000 of 10,000,000 characters]")
+
+
+def test_python_asks_by_default_and_the_card_shows_the_code(ready: Kernel, server) -> None:
+    code = "approved_value = threshold + 1\napproved_value"
+    server.push(reply("", call("python", code=code)), reply("Four."))
+    seen: list[str] = []
+
+    def look(k: Kernel, comm_id: str) -> None:
+        seen.append(comm_id)
+
+    ex = ready.run("%%agent\nadd", on_message=clicker("Approve", then=look))
+    assert seen, "no Approve button: python must ask by default"
+    assert "approved_value = threshold + 1" in json.dumps([m["content"] for m in ex.messages])
+    assert text_of(tool_results(server)[0]) == "Out: 4"
+
+
+def test_list_variables_and_describe_run_without_a_click(ready: Kernel, server) -> None:
+    server.push(
+        reply(
+            "",
+            call("list_variables"),
+            describe("sales"),
+            describe("weights"),
+            describe("sales.amount"),
+            describe("sales.pop('amount')"),
+        ),
+        reply("Looked."),
+    )
+    ex = ready.run("%%agent --new\nlook")  # "ask" policy and no click: must not wait
+    assert not ex.buttons("Approve")
+    lv, frame, array, column, refused = (text_of(b) for b in tool_results(server))
+    names = [line.split(":")[0] for line in lv.splitlines()[1:]]
+    assert "sales" in names and "weights" in names and "threshold" in names
+    for hidden in ("np", "pd", "In", "Out", "get_ipython", "exit", "quit", "_", "_i1", "_oh"):
+        assert hidden not in names
+    assert "sales: DataFrame 4x2 [region:" in lv and "threshold: int = 3" in lv
+    assert "4 rows x 2 columns" in frame and "amount: float64, 1 null" in frame
+    assert "head(5):" in frame and "describe():" in frame
+    assert "shape (3, 4), dtype float64" in array and "min 0, max 11, mean 5.5" in array
+    assert "Series 'amount', 4 values, dtype float64, 1 null" in column
+    assert "not evaluated" in refused
+    assert ready.ok("print(list(sales.columns))").stdout == "['region', 'amount']\n"
+
+
+def test_no_python_option(ready: Kernel, server) -> None:
+    server.push(reply("Hi."))
+    ready.ok("%%agent --no-python\nhello")
+    names = [t["name"] for t in server.requests[-1].body["tools"]]
+    assert "python" not in names and "list_variables" in names and "describe" in names
+    server.push(reply("Hi."))
+    ready.ok("%%agent --tools python\nhello")
+    assert [t["name"] for t in server.requests[-1].body["tools"]] == ["python"]
+
+
+def test_interrupt_stops_a_loop_in_python_and_keeps_the_kernel(
+    ready: Kernel, server, tmp_path: Path
+) -> None:
+    marker = tmp_path / "looping"
+    code = f"open({str(marker)!r}, 'w').close()\nspins = 0\nwhile True:\n    spins += 1\n"
+    server.push(reply("", call("python", code=code)))
+    interrupted: dict[str, float] = {}
+
+    def interrupt_when_looping() -> None:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        interrupted["at"] = time.monotonic()
+        ready.km.interrupt_kernel()
+
+    thread = threading.Thread(target=interrupt_when_looping)
+    thread.start()
+    ex = ready.run("%%agent --approval auto\nloop forever", timeout=40)
+    thread.join()
+    took = time.monotonic() - interrupted["at"]
+    assert [e["ename"] for e in ex.errors] == ["RunInterrupted"]
+    print(f"python loop: the cell ended {took:.2f} s after Interrupt")
+    # not a timing gate: without the default SIGINT handler the loop never stops at all
+    assert took < 30, f"the run took {took:.1f} s to stop after Interrupt"
+    assert transcript_of(ex)["stop_reason"] == "stopped"
+    # the kernel is alive and the agent's loop variable is there
+    assert ready.ok("print(spins > 0)").stdout == "True\n"
+    # the conversation is kept: the model sees the interrupted call answered
+    server.push(reply("Stopped as asked."))
+    ready.ok("%%agent\nwhat happened?")
+    messages = server.requests[-1].body["messages"]
+    answers = [
+        b
+        for m in messages
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    assert "KeyboardInterrupt" in text_of(answers[-1])
