@@ -17,9 +17,12 @@ import os
 import resource
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nb_tools.sandbox import SandboxPolicy, prepare, sandbox_available
 
