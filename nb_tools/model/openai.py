@@ -140,15 +140,14 @@ class OpenAIProvider:
                     "OPENAI_API_KEY or pass api_key=",
                     status=401,
                 )
-        from openai import AsyncOpenAI
-
+        AsyncOpenAI = _sdk().AsyncOpenAI  # noqa: N806 (the SDK's class)
         retries = 0 if self._caller_retries else self.max_retries
         return AsyncOpenAI(
             api_key=key, base_url=base_url, max_retries=retries, timeout=self.timeout
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        import openai
+        openai = _sdk()
 
         try:
             if self.api == "chat":
@@ -201,6 +200,17 @@ class OpenAIProvider:
                 retryable=True,
             )
         yield turn.finish(self._model)
+
+
+def _sdk() -> Any:
+    """The ``openai`` SDK, or an error that says how to install it."""
+    try:
+        import openai
+    except ImportError:
+        raise ModelError(
+            "OpenAIProvider needs the openai SDK: pip install 'nb_tools[openai]' (or openai)"
+        ) from None
+    return openai
 
 
 def _status_error(err: Any, retries: int) -> ModelError:
