@@ -140,9 +140,9 @@ class OpenAIProvider:
                     "OPENAI_API_KEY or pass api_key=",
                     status=401,
                 )
-        AsyncOpenAI = _sdk().AsyncOpenAI  # noqa: N806 (the SDK's class)
+        client_class = _sdk().AsyncOpenAI
         retries = 0 if self._caller_retries else self.max_retries
-        return AsyncOpenAI(
+        return client_class(
             api_key=key, base_url=base_url, max_retries=retries, timeout=self.timeout
         )
 
