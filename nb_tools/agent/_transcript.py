@@ -121,6 +121,12 @@ class TranscriptRecorder:
             item["result"] = _clip(event.result.content, RESULT_MAX_CHARS)
             item["parts"] = [part_dict(p) for p in event.result.parts]
             item["duration"] = round(event.duration, 6)
+            tb = event.result.metadata.get("traceback") if event.result.metadata else None
+            if isinstance(tb, str) and tb:
+                item["traceback"] = _clip(tb, RESULT_MAX_CHARS)
+            background = event.result.metadata.get("background") if event.result.metadata else None
+            if background:
+                item["background"] = True
         elif isinstance(event, UsageUpdated):
             self.usage = event.total
             self.turns = max(self.turns, event.turn)
@@ -200,9 +206,43 @@ def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:
     return " · ".join(bits)
 
 
+def format_duration(seconds: object) -> str:
+    """``12 ms``, ``1.5 s``, ``2 min 5 s`` (the labextension's formatDuration says the same)."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds != seconds:
+        return ""
+    if seconds < 1:
+        return f"{round(seconds * 1000)} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {round(seconds % 60)} s"
+
+
+def who_text(by: object) -> str:
+    """Who decided, as a card says it: "you" for the person at the notebook."""
+    return "you" if by in (None, "user") else str(by)
+
+
+ENDINGS = {
+    "max_turns": "Paused at the turn limit ({turns} turns).",
+    "budget": "Paused: the next turn would pass this run's budget.",
+    "stopped": "Stopped.",
+}
+CONTINUE_HINT = "Run `%%agent --continue` to go on."
+
+
+def ending_text(d: Mapping[str, Any]) -> str:
+    """What a run's end means and what to do next ("" for an ordinary end)."""
+    reason = d.get("stop_reason")
+    template = ENDINGS.get(str(reason))
+    if template is None:
+        return ""
+    text = template.format(turns=d.get("turns"))
+    return f"{text} {CONTINUE_HINT}" if reason in ("max_turns", "budget") else text
+
+
 def tool_status_line(item: Mapping[str, Any]) -> str:
-    duration = item.get("duration")
-    took = f" ({duration:.2f} s)" if isinstance(duration, int | float) else ""
+    duration = format_duration(item.get("duration"))
+    took = f" ({duration})" if duration else ""
     return f"{item.get('name')} → {item.get('status')}{took}"
 
 
@@ -227,13 +267,13 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
             out.append(f"[tool] {item.get('name')}({item.get('arguments', '')})")
             approval = item.get("approval")
             if approval:
-                verb = "approved" if approval.get("approved") else "denied"
+                verb = "Approved" if approval.get("approved") else "Denied"
                 note = f": {approval['message']}" if approval.get("message") else ""
-                out.append(f"  {verb} by {approval.get('by')}{note}")
+                out.append(f"  {verb} by {who_text(approval.get('by'))}{note}")
             for diff in item.get("diffs") or []:
                 out.extend("  " + line for line in diff.get("diff", "").splitlines())
-            took = item.get("duration")
-            took_text = f" in {took:.2f} s" if isinstance(took, int | float) else ""
+            took = format_duration(item.get("duration"))
+            took_text = f" in {took}" if took else ""
             out.append(f"  → {item.get('status')}{took_text}")
             result = item.get("result") or ""
             lines = result.splitlines()
@@ -248,5 +288,8 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
     )
     if d.get("error"):
         footer += f"\nError: {d['error']}"
+    ending = ending_text(d)
+    if ending:
+        footer += f"\n{ending}"
     out.append(footer)
     return "\n".join(out)

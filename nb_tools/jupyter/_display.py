@@ -10,11 +10,15 @@ from typing import Any
 
 from nb_tools.agent._transcript import (
     TRANSCRIPT_MIME,
+    ending_text,
+    format_duration,
     pretty_arguments,
     transcript_text,
     usage_line,
+    who_text,
 )
 from nb_tools.jupyter._diff import PRE_STYLE, diff_html
+from nb_tools.jupyter._markdown import code_block_html, markdown_html
 
 RESULT_PREVIEW_CHARS = 1_500
 FULL_RESULT_CHARS = 20_000
@@ -46,9 +50,10 @@ def _pre(text: str, style: str = "") -> str:
     return f'<pre style="{PRE_STYLE};white-space:pre-wrap;{style}">{escape(text)}</pre>'
 
 
-def status_html(status: str) -> str:
-    colour = _STATUS_COLOUR.get(status, _STATUS_COLOUR["pending"])
-    return f'<span style="color:{colour};font-weight:bold">{escape(status)}</span>'
+def status_html(label: str, status: str | None = None) -> str:
+    colour = _STATUS_COLOUR.get(status or label, _STATUS_COLOUR["pending"])
+    shown = label.replace("_", " ")
+    return f'<span style="color:{colour};font-weight:bold">{escape(shown)}</span>'
 
 
 def result_html(text: str, *, error: bool = False) -> str:
@@ -89,32 +94,81 @@ def approval_html(approval: Mapping[str, Any] | None) -> str:
     if not approval:
         return ""
     approved = approval.get("approved")
-    who = approval.get("by") or "?"
-    who = "you" if who == "user" else who
     verb = "Approved" if approved else "Denied"
     colour = _STATUS_COLOUR["ok" if approved else "denied"]
     message = approval.get("message")
     note = f": {escape(str(message))}" if message else ""
-    return f'<div style="color:{colour}">{verb} by {escape(str(who))}{note}</div>'
+    who = escape(who_text(approval.get("by")))
+    return f'<div class="nbtools-approval" style="color:{colour}">{verb} by {who}{note}</div>'
+
+
+# Argument names shown as code (with the language to highlight them in) or as a path.
+_CODE_ARGS = {"command": "bash", "cmd": "bash", "script": "bash", "code": "python"}
+_PATH_ARGS = ("path", "file_path", "notebook_path", "filename", "directory", "cwd", "url")
+_SHELL_TOOLS = ("bash", "shell", "run_shell", "sh")
+
+
+def args_html(name: str, raw: str, *, expanded: bool) -> str:
+    """A call's arguments: a command or code as a highlighted block, paths on a line of
+    their own, the rest as indented JSON. ``expanded``: shown open (a call waiting for
+    approval or running); else inside a "▸ arguments" toggle."""
+    try:
+        parsed = json.loads(raw)
+    except (ValueError, TypeError):
+        parsed = None
+    pieces: list[str] = []
+    rest: dict[str, Any] = {}
+    if isinstance(parsed, dict):
+        for key, value in parsed.items():
+            language = _CODE_ARGS.get(key)
+            if key == "code" and name in _SHELL_TOOLS:
+                language = "bash"
+            if language and isinstance(value, str):
+                pieces.append(code_block_html(value, language))
+            elif key in _PATH_ARGS and isinstance(value, str):
+                pieces.append(
+                    f'<div><span style="{_MUTED}">{escape(key)}</span> '
+                    f'<code style="font-family:var(--jp-code-font-family,monospace)">'
+                    f"{escape(value)}</code></div>"
+                )
+            else:
+                rest[key] = value
+        if rest:
+            pieces.append(_pre(json.dumps(rest, indent=2, ensure_ascii=False)))
+    else:
+        pieces.append(_pre(pretty_arguments(raw)))
+    body = "".join(pieces)
+    if expanded:
+        return f'<div class="nbtools-args">{body}</div>'
+    return (
+        f'<details class="nbtools-args"><summary style="cursor:pointer;{_MUTED}">'
+        f"arguments</summary>{body}</details>"
+    )
+
+
+def traceback_html(tb: str) -> str:
+    """A failing tool's traceback for its developer (the model got the one-line message)."""
+    return (
+        f'<details class="nbtools-traceback"><summary style="cursor:pointer;{_MUTED}">'
+        f"traceback</summary>{_pre(tb, _ERROR_TEXT)}</details>"
+    )
 
 
 def tool_item_html(
     item: Mapping[str, Any], *, status: str | None = None, progress: str | None = None
 ) -> str:
-    """One tool call as a card: name, status, duration, arguments (collapsed), approval,
-    diff preview, progress, result (truncated, errors in red), images."""
+    """One tool call as a card: name, status, duration, arguments (open while the call
+    waits or runs), approval, diff preview, progress, result (truncated, errors in red),
+    the traceback of a tool that raised (collapsed), images."""
     status = status or str(item.get("status", "pending"))
-    duration = item.get("duration")
-    took = (
-        f' <span style="{_MUTED}">{duration:.2f} s</span>'
-        if isinstance(duration, int | float)
-        else ""
-    )
+    live = item.get("status") in (None, "pending")
+    duration = format_duration(item.get("duration"))
+    took = f' <span style="{_MUTED}">{duration}</span>' if duration else ""
+    label = "still running in the background" if item.get("background") else status
     pieces = [
-        f'<div style="{_CARD}">',
-        f"<div><b>{escape(str(item.get('name')))}</b> · {status_html(status)}{took}</div>",
-        f'<details><summary style="cursor:pointer;{_MUTED}">arguments</summary>'
-        f"{_pre(pretty_arguments(str(item.get('arguments', ''))))}</details>",
+        f'<div class="nbtools-card" style="{_CARD}">',
+        f"<div><b>{escape(str(item.get('name')))}</b> · {status_html(label, status)}{took}</div>",
+        args_html(str(item.get("name")), str(item.get("arguments", "")), expanded=live),
         approval_html(item.get("approval")),
     ]
     for diff in item.get("diffs") or []:
@@ -134,6 +188,8 @@ def tool_item_html(
                 str(result), error=item.get("status") in ("error", "denied", "cut_off", "stopped")
             )
         )
+    if item.get("traceback"):
+        pieces.append(traceback_html(str(item["traceback"])))
     pieces.append(parts_html(item.get("parts") or []))
     pieces.append("</div>")
     return "".join(pieces)
@@ -142,23 +198,41 @@ def tool_item_html(
 def text_html(text: str, *, who: str = "assistant") -> str:
     if who == "user":
         return (
-            f'<div style="margin:4px 0"><b>You:</b> '
+            f'<div class="nbtools-user" style="margin:4px 0"><b>You:</b> '
             f'<span style="white-space:pre-wrap">{escape(text)}</span></div>'
         )
-    return f'<div style="white-space:pre-wrap;margin:4px 0">{escape(text)}</div>'
+    return f'<div class="nbtools-assistant" style="margin:4px 0">{markdown_html(text)}</div>'
 
 
 def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
+    """``model · 3 turns · 1,204 in / 310 out tokens · 800 cached · $0.0061 · end_turn``,
+    the same figures the labextension's footer shows; live, with a busy spinner."""
     stop = d.get("stop_reason")
-    state = "running…" if live and not stop else (stop or "")
     line = usage_line(d.get("usage", {}), d.get("turns"))
     error = d.get("error")
     err = f'<div style="{_ERROR_TEXT}">Error: {escape(str(error))}</div>' if error else ""
     model = d.get("model")
-    model_text = f"{escape(str(model))} · " if model else ""
+    bits = [escape(str(model))] if model else []
+    bits.append(escape(line))
+    if stop:
+        bits.append(escape(str(stop)))
+    busy = ""
+    if live and not stop:
+        busy = (
+            '<span class="nbtools-busy" role="status" aria-label="running" style="display:'
+            "inline-block;width:8px;height:8px;margin-right:6px;border-radius:50%;"
+            'background:var(--jp-brand-color1,#0969da);vertical-align:middle"></span>'
+            "<b>running</b> · "
+        )
+    ending = ending_text(d)
+    end = (
+        f'<div class="nbtools-ending" style="margin-top:2px">{escape(ending)}</div>'
+        if ending
+        else ""
+    )
     return (
-        f'<div style="{_MUTED};font-size:var(--jp-ui-font-size0,11px);margin-top:4px">'
-        f"{model_text}{escape(state)} · {escape(line)}</div>{err}"
+        f'<div class="nbtools-footer" style="{_MUTED};font-size:var(--jp-ui-font-size1,13px);'
+        f'margin-top:4px">{busy}{" · ".join(bits)}</div>{err}{end}'
     )
 
 
@@ -169,10 +243,20 @@ def transcript_html(d: Mapping[str, Any]) -> str:
         kind = item.get("kind")
         if kind in ("user", "assistant"):
             body.append(text_html(str(item.get("text", "")), who=kind))
+        elif kind == "thinking":
+            body.append(thinking_html(str(item.get("text", ""))))
         elif kind == "tool":
             body.append(tool_item_html(item))
     body.append(footer_html(d))
     return f'<div class="nbtools-transcript" style="{_ROOT}">{"".join(body)}</div>'
+
+
+def thinking_html(text: str) -> str:
+    """The model's thinking, collapsed."""
+    return (
+        f'<details class="nbtools-thinking"><summary style="cursor:pointer;{_MUTED}">'
+        f'thinking</summary><div style="{_MUTED}">{markdown_html(text)}</div></details>'
+    )
 
 
 def transcript_bundle(d: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,12 +11,10 @@ BASE_INTERVAL = 0.1
 
 
 def stream_interval(age: float) -> float:
-    """The wait between updates of a stream that started ``age`` seconds ago: 0.1 s for
-    the first second, then slowing down to one update a second by 4 s (each update
-    re-sends the whole text, so a long answer would otherwise cost more and more)."""
-    if age < 1.0:
-        return BASE_INTERVAL
-    return min(1.0, BASE_INTERVAL + (age - 1.0) / 4.0)
+    """The wait between updates of a stream (``age`` seconds old): 0.1 s all along. An
+    update re-sends only the last bounded piece of the text (see ``_view.TEXT_CHUNK``),
+    so a long answer costs no more per update than a short one."""
+    return BASE_INTERVAL
 
 
 class Throttle:

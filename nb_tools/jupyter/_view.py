@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from html import escape
 from typing import Any
 
 import ipywidgets as widgets
 from IPython.display import DisplayHandle, display
-from ipywidgets.widgets.widget_string import HTMLStyle
+from ipywidgets.widgets.widget_string import HTMLMathStyle, HTMLStyle
 
 from nb_tools.agent._approval import ApprovalRequest, Decision
 from nb_tools.agent._events import (
@@ -29,13 +30,14 @@ from nb_tools.agent._events import (
     UsageUpdated,
 )
 from nb_tools.agent._transcript import TranscriptRecorder
-from nb_tools.jupyter._approval_card import ApprovalCard
+from nb_tools.jupyter._approval_card import WAKE_SECONDS, ApprovalCard
 from nb_tools.jupyter._display import (
     footer_html,
     text_html,
     tool_item_html,
     transcript_bundle,
 )
+from nb_tools.jupyter._markdown import safe_split
 from nb_tools.jupyter._rich import rich_bundle
 from nb_tools.jupyter._throttle import Throttle
 
@@ -100,6 +102,39 @@ class _Card:
         return out
 
 
+TEXT_CHUNK = 800
+"""Streamed text is shown in widgets of about this many characters: each update re-sends
+only the last one, so the bytes sent grow linearly with the text (it is cut between
+Markdown blocks, so the pieces render as the whole would)."""
+
+
+class _TextStream:
+    """One assistant text segment: Markdown in ``HTMLMath`` widgets (math typeset), the
+    last one growing, the earlier ones frozen."""
+
+    def __init__(self, view: RunView, item: dict[str, Any]) -> None:
+        self.view = view
+        self.item = item
+        self.frozen = 0
+        self.parts: list[widgets.HTMLMath] = [self._new()]
+
+    def _new(self) -> widgets.HTMLMath:
+        return widgets.HTMLMath(layout=self.view.layout, style=self.view.math_style)
+
+    def render(self) -> None:
+        text = str(self.item.get("text", ""))
+        cut = safe_split(text, self.frozen, TEXT_CHUNK)
+        if cut is not None and cut > self.frozen:
+            self.parts[-1].value = text_html(text[self.frozen : cut])
+            self.frozen = cut
+            self.parts.append(self._new())
+            self.view.refresh()
+        self.parts[-1].value = text_html(text[self.frozen :])
+
+    def widgets(self) -> list[widgets.Widget]:
+        return list(self.parts)
+
+
 class RunView:
     """Widgets for one run, driven by its events (:meth:`on_event`)."""
 
@@ -114,6 +149,7 @@ class RunView:
         self.loop = loop
         self.layout = widgets.Layout()
         self.html_style = HTMLStyle()
+        self.math_style = HTMLMathStyle()
         self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
         self.stop_button = widgets.Button(
             description="Stop",
@@ -127,8 +163,9 @@ class RunView:
         self.box = widgets.VBox([self.footer, self.stop_button], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
-        self._text: widgets.HTML | None = None
+        self._text: _TextStream | None = None
         self._text_item: dict[str, Any] | None = None
+        self._continue: ContinuePrompt | None = None
         self._text_throttle = Throttle(self._render_text, loop=loop)
         self.handle: DisplayHandle | None = None
         self._rich: list[tuple[DisplayHandle, dict[str, Any]]] = []
@@ -145,14 +182,17 @@ class RunView:
     def refresh(self) -> None:
         children: list[widgets.Widget] = []
         for entry in self._entries:
-            children.extend(entry.widgets() if isinstance(entry, _Card | _Standalone) else [entry])
-        children += [self.footer, self.stop_button]
+            children.extend(entry.widgets())
+        children.append(self.footer)
+        if self._continue is not None:
+            children.append(self._continue.widget)
+        children.append(self.stop_button)
         if tuple(children) != tuple(self.box.children):
             self.box.children = children
 
     def _render_text(self) -> None:
-        if self._text is not None and self._text_item is not None:
-            self._text.value = text_html(self._text_item["text"])
+        if self._text is not None:
+            self._text.render()
 
     def _render_footer(self) -> None:
         self.footer.value = footer_html(self.recorder.summary(), live=True)
@@ -175,7 +215,7 @@ class RunView:
             if item is not self._text_item:
                 self._text_throttle.flush()
                 self._text_item = item
-                self._text = widgets.HTML(layout=self.layout, style=self.html_style)
+                self._text = _TextStream(self, item)
                 self._entries.append(self._text)
                 self.refresh()
             self._text_throttle.poke()
@@ -242,6 +282,20 @@ class RunView:
         self.refresh()
         return await card.wait()
 
+    async def ask_continue(self, why: str) -> bool:
+        """At the turn limit or a budget: ask whether to go on (Continue / Stop here)."""
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        prompt = ContinuePrompt(why, loop=self.loop, layout=self.layout)
+        self._continue = prompt
+        self.refresh()
+        try:
+            return await prompt.wait()
+        finally:
+            self._continue = None
+            self.refresh()
+            close_tree(prompt.widget)
+
     def approval_cards(self) -> list[ApprovalCard]:
         return [c.approval for c in self._cards.values() if c.approval is not None]
 
@@ -257,6 +311,8 @@ class RunView:
             card.throttle.cancel()
             if card.approval is not None:
                 card.approval.cancel()
+        if self._continue is not None:
+            self._continue.answer(False)
         # The transcript goes last: the outputs shown during the run (the live view, then
         # rich values) each move up one place and the transcript takes the last one.
         shown = [{"data": transcript_bundle(transcript), "metadata": {}}]
@@ -269,6 +325,39 @@ class RunView:
                 slot.update(content["data"], metadata=content["metadata"], raw=True)
         with contextlib.suppress(Exception):
             close_tree(self.box)
+
+
+class ContinuePrompt:
+    """ "Paused at the turn limit." with Continue / Stop here buttons."""
+
+    def __init__(
+        self, why: str, *, loop: asyncio.AbstractEventLoop, layout: widgets.Layout
+    ) -> None:
+        self._loop = loop
+        self.future: asyncio.Future[bool] = loop.create_future()
+        self.label = widgets.HTML(f"<b>{escape(why)}</b>", layout=layout)
+        self.go_on = widgets.Button(
+            description="Continue", button_style="primary", icon="play", layout=layout
+        )
+        self.stop_here = widgets.Button(description="Stop here", layout=layout)
+        self.go_on.on_click(lambda _b: self.answer(True))
+        self.stop_here.on_click(lambda _b: self.answer(False))
+        self.widget = widgets.VBox(
+            [self.label, widgets.HBox([self.go_on, self.stop_here], layout=layout)],
+            layout=layout,
+        )
+
+    def answer(self, go_on: bool) -> None:
+        self.go_on.disabled = self.stop_here.disabled = True
+        self._loop.call_soon_threadsafe(
+            lambda: None if self.future.done() else self.future.set_result(go_on)
+        )
+
+    async def wait(self) -> bool:
+        while True:
+            done, _ = await asyncio.wait({self.future}, timeout=WAKE_SECONDS)
+            if done:
+                return self.future.result()
 
 
 class _Standalone:

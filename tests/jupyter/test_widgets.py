@@ -63,7 +63,7 @@ async def test_approve_click_runs_the_call_and_disables_the_buttons() -> None:
     assert [b.description for b in (card.approve, card.deny, card.always)] == [
         "Approve",
         "Deny",
-        "Always allow",
+        "Always allow launch",
     ]
     card.approve.click()
     result = await task
@@ -133,7 +133,7 @@ async def test_streamed_text_is_throttled_and_flushed_at_the_end() -> None:
     updates: list[str] = []
     view.on_event(TextDelta(text="tok "))
     assert view._text is not None
-    view._text.observe(lambda ch: updates.append(ch["new"]), names="value")
+    view._text.parts[-1].observe(lambda ch: updates.append(ch["new"]), names="value")
     for _ in range(499):
         view.on_event(TextDelta(text="tok "))
     view.on_event(
