@@ -26,6 +26,7 @@ from nb_tools.agent._approval import (
     denial_text,
     is_protected_call,
 )
+from nb_tools.agent._budget import over_budget
 from nb_tools.agent._events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -117,6 +118,7 @@ class Agent:
         middlewares: Sequence[Middleware] = (),
         on_event: EventHandler | None = None,
         messages: Iterable[Message] = (),
+        budget_usd: float | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -134,6 +136,9 @@ class Agent:
         """Allow / ask / deny rules (:mod:`nb_tools.permissions`), checked before the tool's
         own approval setting and the policy; "Always allow" adds a session rule here."""
         self.max_turns = max_turns
+        self.budget_usd = budget_usd
+        """A run pauses (stop_reason "budget") before a turn whose estimated cost would take
+        the run past this many USD (``nb_tools.agent._budget``); ``run("")`` goes on."""
         self.max_tokens = max_tokens
         self.middlewares: tuple[Middleware, ...] = tuple(middlewares)
         self.on_event = on_event
@@ -368,15 +373,20 @@ class _Run:
         registry = agent.tools
         executor = Executor(registry, *agent.middlewares)
         _append_user_text(agent._messages, self.prompt)
+        last: Usage | None = None
         while True:
-            self.turns += 1
-            await self.emit(TurnStarted(turn=self.turns))
             request = ModelRequest(
                 system=agent.system or "",
                 messages=tuple(agent._messages),
                 tools=tuple(registry.specs()),
                 max_tokens=agent.max_tokens,
             )
+            if agent.budget_usd is not None and over_budget(
+                agent.budget_usd, self.usage, provider.model, request, last
+            ):
+                return self._result("budget")
+            self.turns += 1
+            await self.emit(TurnStarted(turn=self.turns))
             try:
                 response = await self._stream(provider, request)
             except ModelError as exc:
@@ -395,6 +405,7 @@ class _Run:
             self.reported = set()
             self.pending = [plan(registry, c) for c in message.tool_calls]
             self.usage = self.usage + response.usage
+            last = response.usage
             agent._usage = agent._usage + response.usage
             await self.emit(UsageUpdated(turn=self.turns, usage=response.usage, total=self.usage))
             if not self.pending:

@@ -78,6 +78,8 @@ class TranscriptRecorder:
         self.usage: Usage = Usage()
         self._tools: dict[str, dict[str, Any]] = {}
         self._text_open = False
+        self._base_usage: Usage = Usage()  # earlier runs of this cell (Continue)
+        self._base_turns = 0
         if prompt:
             self.items.append({"kind": "user", "text": prompt})
 
@@ -91,7 +93,7 @@ class TranscriptRecorder:
                 self._text_open = True
             self.items[-1]["text"] += event.text
         elif isinstance(event, TurnStarted):
-            self.turns = max(self.turns, event.turn)
+            self.turns = max(self.turns, self._base_turns + event.turn)
             self._text_open = False
         elif isinstance(event, ToolCallStarted):
             self._text_open = False
@@ -128,8 +130,8 @@ class TranscriptRecorder:
             if background:
                 item["background"] = True
         elif isinstance(event, UsageUpdated):
-            self.usage = event.total
-            self.turns = max(self.turns, event.turn)
+            self.usage = self._base_usage + event.total
+            self.turns = max(self.turns, self._base_turns + event.turn)
         elif isinstance(event, ModelFailed):
             self.error = event.message
         elif isinstance(event, RunFinished):
@@ -137,10 +139,10 @@ class TranscriptRecorder:
             self.stop_reason = getattr(result, "stop_reason", None) or self.stop_reason
             usage = getattr(result, "usage", None)
             if isinstance(usage, Usage):
-                self.usage = usage
+                self.usage = self._base_usage + usage
             turns = getattr(result, "turns", None)
             if isinstance(turns, int):
-                self.turns = max(self.turns, turns)
+                self.turns = max(self.turns, self._base_turns + turns)
             error = getattr(result, "error", None)
             if error and not self.error:
                 self.error = str(error)
@@ -164,6 +166,13 @@ class TranscriptRecorder:
             self._tools[call_id] = item
             self.items.append(item)
         return item
+
+    def resume(self) -> None:
+        """The cell goes on with another run (Continue): its turns and usage add up."""
+        self._base_usage = self.usage
+        self._base_turns = self.turns
+        self.stop_reason = None
+        self._text_open = False
 
     def finish(self, stop_reason: str, error: str | None = None) -> None:
         """Close a run that ended without a ``RunFinished`` (e.g. an internal error)."""

@@ -39,6 +39,19 @@ class AgentMagics(Magics):
         default=None,
         help="stop this run after this many model turns (default 25)",
     )
+    @argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="USD per run: pause before a turn that would pass it and ask to continue "
+        "(default: $NB_TOOLS_BUDGET_USD, else none)",
+    )
+    @argument(
+        "--continue",
+        dest="continue_run",
+        action="store_true",
+        help="go on from where the last run stopped (turn limit, budget); no request needed",
+    )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--system", default=None, help="system prompt (kept for later runs)")
     @argument(
@@ -115,6 +128,8 @@ def run_magic(line: str, cell: str | None) -> Any:
                 system=args.system,
                 tools=names,
                 builtins=args.builtins,
+                budget=args.budget,
+                continue_run=args.continue_run,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None

@@ -202,6 +202,8 @@ class RunView:
         self.stopped_by_button = True
         self.stop_button.disabled = True
         self.stop_button.description = "Stopping…"
+        if self._continue is not None:
+            self._continue.answer(False)
         if self._on_stop is not None:
             self._on_stop()
 
@@ -286,7 +288,7 @@ class RunView:
         """At the turn limit or a budget: ask whether to go on (Continue / Stop here)."""
         if self.loop is None:
             self.loop = asyncio.get_running_loop()
-        prompt = ContinuePrompt(why, loop=self.loop, layout=self.layout)
+        prompt = ContinuePrompt(why, loop=self.loop)
         self._continue = prompt
         self.refresh()
         try:
@@ -330,22 +332,16 @@ class RunView:
 class ContinuePrompt:
     """ "Paused at the turn limit." with Continue / Stop here buttons."""
 
-    def __init__(
-        self, why: str, *, loop: asyncio.AbstractEventLoop, layout: widgets.Layout
-    ) -> None:
+    def __init__(self, why: str, *, loop: asyncio.AbstractEventLoop) -> None:
+        # Its own layouts: closing the prompt must not close the view's shared one.
         self._loop = loop
         self.future: asyncio.Future[bool] = loop.create_future()
-        self.label = widgets.HTML(f"<b>{escape(why)}</b>", layout=layout)
-        self.go_on = widgets.Button(
-            description="Continue", button_style="primary", icon="play", layout=layout
-        )
-        self.stop_here = widgets.Button(description="Stop here", layout=layout)
+        self.label = widgets.HTML(f"<b>{escape(why)}</b>")
+        self.go_on = widgets.Button(description="Continue", button_style="primary", icon="play")
+        self.stop_here = widgets.Button(description="Stop here")
         self.go_on.on_click(lambda _b: self.answer(True))
         self.stop_here.on_click(lambda _b: self.answer(False))
-        self.widget = widgets.VBox(
-            [self.label, widgets.HBox([self.go_on, self.stop_here], layout=layout)],
-            layout=layout,
-        )
+        self.widget = widgets.VBox([self.label, widgets.HBox([self.go_on, self.stop_here])])
 
     def answer(self, go_on: bool) -> None:
         self.go_on.disabled = self.stop_here.disabled = True

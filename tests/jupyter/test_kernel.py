@@ -378,3 +378,14 @@ def test_interrupt_while_waiting_for_approval(ready: Kernel, server) -> None:
         if b.get("type") == "tool_result"
     ]
     assert "stopped" in result_text(answer)
+
+
+def test_signature_error_shows_its_problems_without_our_stack(ready: Kernel) -> None:
+    ex = ready.run("@tool\ndef bad(y: complex) -> str:\n    '''Bad.'''\n    return ''\n")
+    assert [e["ename"] for e in ex.errors] == ["SignatureError"]
+    lines = ex.errors[0]["traceback"]
+    assert lines[:2] == [
+        "SignatureError: bad cannot be described to the model:",
+        "  - parameter 'y': unsupported type complex",
+    ]
+    assert len(lines) <= 4 and "nb_tools/" not in "\n".join(lines)

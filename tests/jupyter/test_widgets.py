@@ -204,3 +204,48 @@ async def test_stop_while_an_approval_waits_closes_the_question() -> None:
     assert agent.last_result is not None and agent.last_result.stop_reason == "stopped"
     item = view.recorder.to_dict()["items"][-1]
     assert (item["status"], item["approval"]) == ("stopped", None)
+
+
+async def test_budget_pauses_the_run_and_continue_goes_on() -> None:
+    from nb_tools.model import Usage
+
+    ran: list = []
+    priced = Usage(input_tokens=1000, output_tokens=100, cost_usd=0.009)
+    model = ScriptedModel(
+        [
+            reply("", call("launch", target="a"), usage=priced),
+            reply("Second turn.", usage=priced),
+        ],
+        model="claude-sonnet-4-5",
+    )
+    agent = Agent(model, tools=make_tools(ran), approval="auto", budget_usd=0.01)
+    first = await agent.run("go")
+    # The first turn cost $0.009; the second would pass $0.01: paused before it is sent.
+    assert first.stop_reason == "budget"
+    assert ran == ["a"] and len(model.requests) == 1
+    second = await agent.run("")
+    assert second.stop_reason == "end_turn" and second.text == "Second turn."
+
+
+async def test_continue_prompt_resumes_the_cell_and_adds_up_the_usage() -> None:
+    ran: list = []
+    model = ScriptedModel(
+        [reply("", call("launch", target="a")), reply("", call("launch", target="b")), reply("ok")]
+    )
+    agent = Agent(model, tools=make_tools(ran), approval="auto", max_turns=1)
+    recorder = TranscriptRecorder("go", model=model.model)
+    view = RunView(recorder, loop=asyncio.get_running_loop())
+    await agent.run("go", on_event=view.on_event)
+    assert recorder.stop_reason == "max_turns"
+    asking = asyncio.ensure_future(view.ask_continue("Paused at the turn limit (1 turns)."))
+    await asyncio.sleep(0.05)
+    assert view._continue is not None and view._continue.widget in view.box.children
+    view._continue.go_on.click()
+    assert await asking is True
+    assert view._continue is None
+    recorder.resume()
+    await agent.run("", on_event=view.on_event)
+    d = recorder.to_dict()
+    assert ran == ["a", "b"] and d["turns"] == 2 and d["stop_reason"] == "max_turns"
+    # The footer adds the two runs up (the second run's own usage is less).
+    assert d["usage"]["input_tokens"] > agent.last_result.usage.input_tokens > 0
