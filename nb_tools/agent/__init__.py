@@ -5,7 +5,14 @@ cancellation and resume, usage.
 on an agent's first run when it was given a model name (or none).
 """
 
-from nb_tools.agent._agent import CUT_OFF_TEXT, STOPPED_TEXT, Agent, EventHandler, RunResult
+from nb_tools.agent._agent import (
+    BACKGROUND_TEXT,
+    CUT_OFF_TEXT,
+    STOPPED_TEXT,
+    Agent,
+    EventHandler,
+    RunResult,
+)
 from nb_tools.agent._approval import (
     POLICIES,
     ApprovalRequest,
@@ -32,6 +39,7 @@ from nb_tools.agent._events import (
 )
 
 __all__ = [
+    "BACKGROUND_TEXT",
     "CUT_OFF_TEXT",
     "POLICIES",
     "STOPPED_TEXT",

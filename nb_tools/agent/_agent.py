@@ -54,6 +54,7 @@ from nb_tools.model import (
     Usage,
 )
 from nb_tools.tool import Executor, Middleware, Registry, Tool, default_registry, progress_sink
+from nb_tools.tool._interrupt import still_running
 from nb_tools.tool._progress import Progress
 
 if TYPE_CHECKING:
@@ -65,6 +66,12 @@ STOPPED_TEXT = "stopped by the user before this call finished"
 CUT_OFF_TEXT = (
     "cut off: the user stopped the run while this call was running; it may have partially "
     "run (check its effects before calling it again)"
+)
+
+BACKGROUND_TEXT = (
+    "still running in the background: the user stopped the run, but this call could not be "
+    "interrupted (it is blocked outside Python) and may still change things; check its "
+    "effects before calling it again"
 )
 
 
@@ -568,9 +575,12 @@ class _Run:
             if result is None:
                 started = p.call.id in self.tracker.started
                 status = "cut_off" if started and not p.read_only else "stopped"
+                text = CUT_OFF_TEXT if status == "cut_off" else STOPPED_TEXT
+                if started and still_running(p.call.id):  # a sync tool blocked in C
+                    status, text = "running_in_background", BACKGROUND_TEXT
                 result = ToolResult(
                     tool_use_id=p.call.id,
-                    content=CUT_OFF_TEXT if status == "cut_off" else STOPPED_TEXT,
+                    content=text,
                     is_error=True,
                     metadata={"status": status},
                 )

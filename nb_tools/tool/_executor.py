@@ -51,11 +51,27 @@ def _thread_pool() -> ThreadPoolExecutor:
 
 async def run_in_thread(fn: Callable[..., T], *args: Any) -> T:
     """Run a blocking ``fn(*args)`` on nb_tools' tool thread pool, in a copy of the current
-    context (so ``progress()`` inside it reaches the caller's sink)."""
+    context (so ``progress()`` inside it reaches the caller's sink). Cancelling the await
+    interrupts the thread (``_interrupt``): ``fn`` raises ``ToolInterrupted`` at its next
+    bytecode; a thread still running after ``INTERRUPT_WAIT_SECONDS`` is recorded for
+    ``still_running(call_id)``."""
     import asyncio
 
+    from nb_tools.tool._interrupt import Slot, wait_stopped
+
     ctx = contextvars.copy_context()
-    return await asyncio.get_running_loop().run_in_executor(_thread_pool(), ctx.run, fn, *args)
+    slot = Slot(_call_id.get())
+    work = _thread_pool().submit(ctx.run, slot.run, fn, *args)
+    try:
+        return await asyncio.wrap_future(work)
+    except asyncio.CancelledError:
+        # Stop, Interrupt or a timeout: stop the thread too (at its next bytecode), and
+        # wait a little for it; one blocked in C runs on and is reported as such.
+        if not work.cancel():  # it started
+            slot.interrupt()
+            if not await wait_stopped(slot):
+                slot.mark_background()
+        raise
 
 
 # -- approval and read-only votes ------------------------------------------------------
