@@ -126,9 +126,6 @@ class TranscriptRecorder:
             tb = event.result.metadata.get("traceback") if event.result.metadata else None
             if isinstance(tb, str) and tb:
                 item["traceback"] = _clip(tb, RESULT_MAX_CHARS)
-            background = event.result.metadata.get("background") if event.result.metadata else None
-            if background:
-                item["background"] = True
         elif isinstance(event, UsageUpdated):
             self.usage = self._base_usage + event.total
             self.turns = max(self.turns, self._base_turns + event.turn)

@@ -29,6 +29,7 @@ _STATUS_COLOUR = {
     "denied": "var(--jp-error-color1,#cf222e)",
     "cut_off": "var(--jp-warn-color1,#9a6700)",
     "stopped": "var(--jp-warn-color1,#9a6700)",
+    "running_in_background": "var(--jp-warn-color1,#9a6700)",
     "pending": "var(--jp-info-color1,#0969da)",
     "running": "var(--jp-info-color1,#0969da)",
     "waiting": "var(--jp-warn-color1,#9a6700)",
@@ -164,7 +165,8 @@ def tool_item_html(
     live = item.get("status") in (None, "pending")
     duration = format_duration(item.get("duration"))
     took = f' <span style="{_MUTED}">{duration}</span>' if duration else ""
-    label = "still running in the background" if item.get("background") else status
+    background = item.get("background") or status == "running_in_background"
+    label = "still running in the background" if background else status
     pieces = [
         f'<div class="nbtools-card" style="{_CARD}">',
         f"<div><b>{escape(str(item.get('name')))}</b> · {status_html(label, status)}{took}</div>",
@@ -185,7 +187,9 @@ def tool_item_html(
     if result:
         pieces.append(
             result_html(
-                str(result), error=item.get("status") in ("error", "denied", "cut_off", "stopped")
+                str(result),
+                error=item.get("status")
+                in ("error", "denied", "cut_off", "stopped", "running_in_background"),
             )
         )
     if item.get("traceback"):

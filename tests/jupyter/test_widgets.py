@@ -249,3 +249,38 @@ async def test_continue_prompt_resumes_the_cell_and_adds_up_the_usage() -> None:
     assert ran == ["a", "b"] and d["turns"] == 2 and d["stop_reason"] == "max_turns"
     # The footer adds the two runs up (the second run's own usage is less).
     assert d["usage"]["input_tokens"] > agent.last_result.usage.input_tokens > 0
+
+
+async def test_stop_interrupts_a_running_sync_tool(tmp_path) -> None:
+    import time
+
+    log = tmp_path / "log.txt"
+
+    @tool(read_only=True)
+    def writer() -> str:
+        """Writes a line every 50 ms, for a long time."""
+        for i in range(400):
+            with log.open("a") as f:
+                f.write(f"{i}\n")
+            time.sleep(0.05)
+        return "finished"
+
+    model = ScriptedModel([reply("", call("writer"))])
+    view = RunView(TranscriptRecorder("go"), loop=asyncio.get_running_loop())
+    task = asyncio.ensure_future(
+        Agent(model, tools=Registry(writer)).run("go", on_event=view.on_event)
+    )
+    view._on_stop = task.cancel
+    while not log.exists() or log.read_text().count("\n") < 3:
+        await asyncio.sleep(0.02)
+    card = next(iter(view._cards.values()))
+    assert "running" in card.html.value and "cut off" not in card.html.value
+    view.stop_button.click()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    size = log.stat().st_size
+    await asyncio.sleep(0.3)
+    assert log.stat().st_size == size  # the thread stopped with the run
+    # A read-only call that was stopped is "stopped" (it changed nothing to cut off).
+    assert view.recorder.to_dict()["items"][-1]["status"] == "stopped"
+    assert "stopped" in card.html.value and "running" not in card.html.value
