@@ -61,9 +61,13 @@ class ApprovalCard:
             layout=layout,
             tooltip="Refuse this call; the model is told it was denied (with your message)",
         )
-        # The narrowest rule that would have allowed this call (the approval pipeline
-        # names it, e.g. "bash(git log:*)"); the tool's name when it does not.
-        self.rule: str | None = getattr(request, "always_allow_rule", None) or None
+        # The narrowest rule that covers this call, named by the approval pipeline
+        # (``request.rule``, e.g. "bash(git log:*)"); a request that has the field but no
+        # rule offers no "Always allow" (it could not cover the call without covering more).
+        has_rule_field = hasattr(request, "rule") or hasattr(request, "always_allow_rule")
+        self.rule: str | None = (
+            getattr(request, "rule", None) or getattr(request, "always_allow_rule", None) or None
+        )
         shown_rule = self.rule or request.call.name
         self.always = widgets.Button(
             description=f"Always allow {shown_rule}",
@@ -72,6 +76,7 @@ class ApprovalCard:
             layout=widgets.Layout(width="auto"),
             tooltip=f"Allow {shown_rule} without asking for the rest of this session",
         )
+        offered = self.rule is not None or not has_rule_field
         # continuous_update=False: typed text reaches the kernel whole (a cell awaiting
         # delivers only the first key of a continuously updated Text); Enter denies.
         self.message = widgets.Text(
@@ -85,9 +90,10 @@ class ApprovalCard:
         self.always.on_click(
             lambda _b: self.decide(Decision(approved=True, by="user", remember=True))
         )
-        self.buttons = widgets.HBox(
-            [self.approve, self.deny, self.always, self.message], layout=layout
-        )
+        row = [self.approve, self.deny, self.always, self.message]
+        if not offered:
+            row.remove(self.always)
+        self.buttons = widgets.HBox(row, layout=layout)
         self.widget = widgets.VBox([self.prompt, self.buttons], layout=layout)
 
     def _on_message_msg(

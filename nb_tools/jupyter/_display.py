@@ -18,7 +18,7 @@ from nb_tools.agent._transcript import (
     who_text,
 )
 from nb_tools.jupyter._diff import PRE_STYLE, diff_html
-from nb_tools.jupyter._markdown import code_block_html, markdown_html
+from nb_tools.jupyter._markdown import TOKEN_CSS, code_block_html, markdown_html
 
 RESULT_PREVIEW_CHARS = 1_500
 FULL_RESULT_CHARS = 20_000
@@ -235,8 +235,9 @@ def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
         else ""
     )
     return (
-        f'<div class="nbtools-footer" style="{_MUTED};font-size:var(--jp-ui-font-size1,13px);'
-        f'margin-top:4px">{busy}{" · ".join(bits)}</div>{err}{end}'
+        f'{TOKEN_CSS}<div class="nbtools-footer" style="{_MUTED};'
+        f'font-size:var(--jp-ui-font-size1,13px);margin-top:4px">{busy}{" · ".join(bits)}</div>'
+        f"{err}{end}"
     )
 
 

@@ -19,28 +19,36 @@ import mistune
 
 from nb_tools.jupyter._diff import PRE_STYLE
 
-# pygments token type (its first name, e.g. "Keyword") -> JupyterLab editor colour.
-_TOKEN_COLOURS = {
-    "Keyword": "var(--jp-mirror-editor-keyword-color,#008000);font-weight:bold",
-    "Name.Builtin": "var(--jp-mirror-editor-builtin-color,#008000)",
-    "Name.Function": "var(--jp-mirror-editor-def-color,#0000ff)",
-    "Name.Class": "var(--jp-mirror-editor-def-color,#0000ff)",
-    "Name.Decorator": "var(--jp-mirror-editor-meta-color,#aa22ff)",
-    "Literal.String": "var(--jp-mirror-editor-string-color,#ba2121)",
-    "Literal.Number": "var(--jp-mirror-editor-number-color,#080)",
-    "Comment": "var(--jp-mirror-editor-comment-color,#408080);font-style:italic",
-    "Operator": "var(--jp-mirror-editor-operator-color,#aa22ff)",
-    "Operator.Word": "var(--jp-mirror-editor-keyword-color,#008000);font-weight:bold",
+# pygments token type -> (short class, JupyterLab editor colour). Classes keep a streamed
+# code block small; TOKEN_CSS (shown once per view) colours them by the theme's variables.
+_TOKENS = {
+    "Keyword": ("k", "var(--jp-mirror-editor-keyword-color,#008000);font-weight:bold"),
+    "Operator.Word": ("k", ""),
+    "Name.Builtin": ("b", "var(--jp-mirror-editor-builtin-color,#008000)"),
+    "Name.Function": ("f", "var(--jp-mirror-editor-def-color,#0000ff)"),
+    "Name.Class": ("f", ""),
+    "Name.Decorator": ("m", "var(--jp-mirror-editor-meta-color,#aa22ff)"),
+    "Literal.String": ("s", "var(--jp-mirror-editor-string-color,#ba2121)"),
+    "Literal.Number": ("n", "var(--jp-mirror-editor-number-color,#080)"),
+    "Comment": ("c", "var(--jp-mirror-editor-comment-color,#408080);font-style:italic"),
 }
-_CODE_STYLE = f"{PRE_STYLE};white-space:pre-wrap"
+TOKEN_CSS = (
+    f"<style>.nbtools-code{{{PRE_STYLE};white-space:pre-wrap}}"
+    + "".join(
+        f".nbtools-code .t{cls}{{color:{colour}}}" for cls, colour in _TOKENS.values() if colour
+    )
+    + "</style>"
+)
+"""Code blocks' look and token colours, as a ``<style>`` element that the live view and
+the HTML fallback hold once (not on every block: a streamed piece stays small)."""
 _LANGUAGE = re.compile(r"^[\w+#.-]{1,40}$")
 
 
-def _colour(token: Any) -> str | None:
+def _token_class(token: Any) -> str | None:
     while token is not None and len(token) > 0:
-        name = ".".join(token)
-        if name in _TOKEN_COLOURS:
-            return _TOKEN_COLOURS[name]
+        found = _TOKENS.get(".".join(token))
+        if found is not None:
+            return found[0]
         token = token.parent
     return None
 
@@ -66,19 +74,15 @@ def highlight(code: str, language: str | None) -> str:
 
     out = []
     for token, text in lex(code, lexer):
-        colour = _colour(token)
-        out.append(
-            f'<span style="color:{colour}">{escape(text)}</span>' if colour else escape(text)
-        )
+        cls = _token_class(token)
+        out.append(f'<span class="t{cls}">{escape(text)}</span>' if cls else escape(text))
     return "".join(out)
 
 
 def code_block_html(code: str, language: str | None = None) -> str:
     """A highlighted ``<pre>`` (also used for the command or code on an approval card)."""
     lang = f' data-language="{escape(language)}"' if language else ""
-    return (
-        f'<pre class="nbtools-code" style="{_CODE_STYLE}"{lang}>{highlight(code, language)}</pre>'
-    )
+    return f'<pre class="nbtools-code"{lang}>{highlight(code, language)}</pre>'
 
 
 class _Renderer(mistune.HTMLRenderer):
@@ -110,34 +114,46 @@ def markdown_html(text: str) -> str:
 
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+FORCE_FACTOR = 3
+"""A piece with no clean place to cut is cut anyway at a line end once it is this many
+times the wanted size (a long code block or list), so no piece grows without bound."""
 
 
-def safe_split(text: str, start: int, min_size: int) -> int | None:
-    """A place at or after ``start + min_size`` where ``text`` can be cut into two pieces
-    that render as Markdown the same as the whole: the end of a blank line outside any
-    code fence or ``$$`` block. ``None`` when there is none (yet)."""
-    fences = 0
+def safe_split(text: str, start: int, min_size: int, fence: str = "") -> tuple[int, str] | None:
+    """Where to cut ``text[start:]`` for the live view: ``(end, reopen)``, or ``None``.
+
+    Preferably the end of a blank line outside any code fence or ``$$`` block, before a
+    new paragraph or heading, at least ``min_size`` characters in: the two pieces then
+    render as the whole would. Failing that, once the piece is ``FORCE_FACTOR`` times
+    ``min_size``, the last line end: ``reopen`` is then the code fence's opening line when
+    the cut falls inside one (the next piece is rendered after it, so it is still code).
+    ``fence``: the opening line of the code fence ``text[start:]`` starts inside, if any."""
     dollars = 0
     pos = start
     best: int | None = None
+    last_line_end: tuple[int, str] | None = None
     for line in text[start:].splitlines(keepends=True):
         end = pos + len(line)
+        if not line.endswith("\n"):
+            break  # the line is still being written
         if _FENCE.match(line):
-            fences ^= 1
+            fence = "" if fence else line
         elif line.strip() == "$$":
             dollars ^= 1
-        elif (
-            not line.strip()
-            and fences == 0
-            and dollars == 0
-            and end - start >= min_size
-            and end < len(text)
-            and line.endswith("\n")
-        ):
+        elif not line.strip() and not fence and not dollars and end - start >= min_size:
             nxt = text[end:].lstrip("\n")
-            # A list or an indented block may go on after the blank line: cut before
-            # a line that starts a new top-level paragraph or heading only.
-            if nxt and not nxt[0].isspace() and not re.match(r"^([-*+]|\d+[.)])\s", nxt):
+            # Cut before a new top-level paragraph or heading only: a list or an indented
+            # block may go on after the blank line.
+            if len(nxt) >= 3 and not nxt[0].isspace() and not _LIST.match(nxt):
                 best = end
+        if end - start >= min_size and not dollars:
+            last_line_end = (end, fence)
         pos = end
-    return best
+    if best is not None:
+        return best, ""
+    if last_line_end is not None and len(text) - start >= FORCE_FACTOR * min_size:
+        return last_line_end
+    return None
+
+
+_LIST = re.compile(r"^([-*+]|\d+[.)])\s")

@@ -6,12 +6,12 @@ import asyncio
 import time
 from collections.abc import Callable
 
-BASE_INTERVAL = 0.1
-"""About 10 updates a second while a stream is young."""
+BASE_INTERVAL = 0.08
+"""About 12 updates a second: at least 10 even when the loop is late."""
 
 
 def stream_interval(age: float) -> float:
-    """The wait between updates of a stream (``age`` seconds old): 0.1 s all along. An
+    """The wait between updates of a stream (``age`` seconds old): the same all along. An
     update re-sends only the last bounded piece of the text (see ``_view.TEXT_CHUNK``),
     so a long answer costs no more per update than a short one."""
     return BASE_INTERVAL

@@ -42,6 +42,11 @@ from nb_tools.jupyter._rich import rich_bundle
 from nb_tools.jupyter._throttle import Throttle
 
 PROGRESS_INTERVAL = 0.25
+LIVE_MIME = "application/vnd.nbtools.live+json"
+LOST_RUN_TEXT = (
+    "nb_tools: this run did not finish here (its kernel stopped or restarted before the "
+    "end, so there is no transcript). Run the cell again to start it over."
+)
 
 
 def close_tree(*roots: Any) -> None:
@@ -102,37 +107,91 @@ class _Card:
         return out
 
 
-TEXT_CHUNK = 800
-"""Streamed text is shown in widgets of about this many characters: each update re-sends
-only the last one, so the bytes sent grow linearly with the text (it is cut between
-Markdown blocks, so the pieces render as the whole would)."""
+TEXT_CHUNK = 200
+"""Streamed text grows in a small "active" widget of about this many characters; each
+update re-sends only that widget, at most a few hundred characters."""
+FANOUT = 4
+"""When the active piece is full it joins the level-1 widget; a level that has taken
+this many pieces joins the next level up. So a segment uses 1 + log4(pieces) widgets and
+each character is sent O(log n) times (log base 4): bytes grow as n log n, not n squared."""
+
+
+class _Slot:
+    """One widget of a text segment, showing ``text[start:end]`` (after ``reopen``, the
+    code fence that a piece starting inside a code block needs)."""
+
+    def __init__(self, widget: widgets.HTMLMath) -> None:
+        self.widget = widget
+        self.start: int | None = None
+        self.end = 0
+        self.reopen = ""
+        self.count = 0
+
+    def take(self, start: int, end: int, reopen: str) -> None:
+        if self.start is None:
+            self.start, self.reopen = start, reopen
+        self.end = end
+        self.count += 1
+
+    def clear(self) -> None:
+        self.start, self.end, self.reopen, self.count = None, 0, "", 0
+
+    def render(self, text: str) -> None:
+        value = "" if self.start is None else text_html(self.reopen + text[self.start : self.end])
+        if self.widget.value != value:
+            self.widget.value = value
 
 
 class _TextStream:
-    """One assistant text segment: Markdown in ``HTMLMath`` widgets (math typeset), the
-    last one growing, the earlier ones frozen."""
+    """One assistant text segment as Markdown in ``HTMLMath`` widgets (math typeset):
+    levels of frozen text (the oldest and largest first) and the growing active piece,
+    cut between Markdown blocks so the pieces render as the whole would."""
 
     def __init__(self, view: RunView, item: dict[str, Any]) -> None:
         self.view = view
         self.item = item
-        self.frozen = 0
-        self.parts: list[widgets.HTMLMath] = [self._new()]
+        self.levels: list[_Slot] = []  # levels[0]: the most recent frozen text
+        self.active = _Slot(self._new())
+        self.active.start = 0
 
     def _new(self) -> widgets.HTMLMath:
         return widgets.HTMLMath(layout=self.view.layout, style=self.view.math_style)
 
     def render(self) -> None:
         text = str(self.item.get("text", ""))
-        cut = safe_split(text, self.frozen, TEXT_CHUNK)
-        if cut is not None and cut > self.frozen:
-            self.parts[-1].value = text_html(text[self.frozen : cut])
-            self.frozen = cut
-            self.parts.append(self._new())
-            self.view.refresh()
-        self.parts[-1].value = text_html(text[self.frozen :])
+        start = self.active.start or 0
+        split = safe_split(text, start, TEXT_CHUNK, self.active.reopen)
+        if split is not None and split[0] > start:
+            cut, reopen = split
+            self._freeze(text, start, cut, reopen)
+        self.active.end = len(text)
+        self.active.render(text)
+
+    def _freeze(self, text: str, start: int, cut: int, reopen: str) -> None:
+        changed: set[int] = set()
+        if not self.levels:
+            self.levels.append(_Slot(self._new()))
+        self.levels[0].take(start, cut, self.active.reopen)
+        changed.add(0)
+        level = 0
+        while self.levels[level].count >= FANOUT:
+            if level + 1 == len(self.levels):
+                self.levels.append(_Slot(self._new()))
+            lower = self.levels[level]
+            self.levels[level + 1].take(lower.start or 0, lower.end, lower.reopen)
+            lower.clear()
+            changed.add(level + 1)
+            level += 1
+        for i in sorted(changed, reverse=True):  # the higher level first: no text twice
+            self.levels[i].render(text)
+        for slot in self.levels:
+            if slot.start is None:
+                slot.render(text)
+        self.active.start, self.active.reopen = cut, reopen
+        self.view.refresh()  # sends the children only when a level was added
 
     def widgets(self) -> list[widgets.Widget]:
-        return list(self.parts)
+        return [s.widget for s in reversed(self.levels)] + [self.active.widget]
 
 
 class RunView:
@@ -149,7 +208,7 @@ class RunView:
         self.loop = loop
         self.layout = widgets.Layout()
         self.html_style = HTMLStyle()
-        self.math_style = HTMLMathStyle()
+        self._math_style: HTMLMathStyle | None = None
         self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
         self.stop_button = widgets.Button(
             description="Stop",
@@ -174,10 +233,24 @@ class RunView:
         self._render_footer()
         self.refresh()
 
+    @property
+    def math_style(self) -> HTMLMathStyle:
+        """One style model for every text widget, made when the first text comes."""
+        if self._math_style is None:
+            self._math_style = HTMLMathStyle()
+        return self._math_style
+
     # -- showing ---------------------------------------------------------------------
 
     def show(self) -> None:
-        self.handle = display(self.box, display_id=True)
+        """Display the live view. Its bundle also carries :data:`LIVE_MIME` (the
+        labextension replaces the view by a note when its kernel goes away, so a saved
+        notebook never shows a dead view) and a readable ``text/plain`` in place of the
+        widget's repr."""
+        data = dict(self.box._repr_mimebundle_() or {})
+        data["text/plain"] = LOST_RUN_TEXT
+        data[LIVE_MIME] = {"version": 1}
+        self.handle = display(data, raw=True, display_id=True)
 
     def refresh(self) -> None:
         children: list[widgets.Widget] = []

@@ -8,7 +8,7 @@ from nb_tools.jupyter._throttle import Throttle, stream_interval
 
 
 def test_stream_interval_stays_at_ten_a_second() -> None:
-    assert [stream_interval(a) for a in (0.0, 0.5, 2.0, 5.0, 60.0)] == [0.1] * 5
+    assert [stream_interval(a) for a in (0.0, 0.5, 2.0, 5.0, 60.0)] == [0.08] * 5
 
 
 async def test_pokes_coalesce_and_the_last_change_is_always_shown() -> None:

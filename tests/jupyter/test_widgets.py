@@ -133,7 +133,7 @@ async def test_streamed_text_is_throttled_and_flushed_at_the_end() -> None:
     updates: list[str] = []
     view.on_event(TextDelta(text="tok "))
     assert view._text is not None
-    view._text.parts[-1].observe(lambda ch: updates.append(ch["new"]), names="value")
+    view._text.active.widget.observe(lambda ch: updates.append(ch["new"]), names="value")
     for _ in range(499):
         view.on_event(TextDelta(text="tok "))
     view.on_event(
@@ -284,3 +284,45 @@ async def test_stop_interrupts_a_running_sync_tool(tmp_path) -> None:
     # A read-only call that was stopped is "stopped" (it changed nothing to cut off).
     assert view.recorder.to_dict()["items"][-1]["status"] == "stopped"
     assert "stopped" in card.html.value and "running" not in card.html.value
+
+
+def test_streamed_markdown_pieces_render_the_whole_text_and_stay_small() -> None:
+    import re
+
+    from nb_tools.agent._events import TextDelta
+    from nb_tools.jupyter._markdown import FORCE_FACTOR
+    from nb_tools.jupyter._view import TEXT_CHUNK
+
+    view = RunView(TranscriptRecorder("hi"))  # no loop: every delta renders at once
+    paragraphs = [f"Paragraph {i} " + "word " * 30 + "\n\n" for i in range(30)]
+    code = "```python\n" + "".join(f"x{i} = {i}\n" for i in range(200)) + "```\n\nThe end."
+    text = "".join(paragraphs) + code
+    sizes: list[int] = []
+    for i in range(0, len(text), 7):
+        view.on_event(TextDelta(text=text[i : i + 7]))
+        sizes.append(min(i + 7, len(text)) - (view._text.active.start or 0))
+    stream = view._text
+    pieces = stream.widgets()
+    assert 2 <= len(pieces) <= 5  # log-many widgets, not one per piece
+    assert all(w in view.box.children for w in pieces)
+    # The active piece stays bounded however long the answer grows.
+    assert max(sizes) <= FORCE_FACTOR * TEXT_CHUNK + 200
+    html = "".join(w.value for w in pieces)
+    # Every paragraph and every code line is shown exactly once, code as code.
+    for i in range(30):
+        assert html.count(f"Paragraph {i} ") == 1
+    assert len(re.findall(r'<span class="tn">\d+</span>', html)) == 200
+    assert html.count("The end.") == 1 and "```" not in html
+
+
+def test_markdown_is_rendered_escaped_and_links_are_safe() -> None:
+    from nb_tools.jupyter._markdown import markdown_html
+
+    html = markdown_html(
+        "**bold** <img src=x onerror=alert(1)> [x](javascript:alert(1)) ![i](http://e/x.png)"
+        "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n$x^2$"
+    )
+    assert "<strong>bold</strong>" in html and "<table>" in html
+    assert "<img" not in html and "&lt;img" in html
+    assert "javascript:" not in html and 'href="http://e/x.png"' in html
+    assert "\\(x^2\\)" in html
