@@ -303,7 +303,11 @@ export function renderTranscript(
   }
   for (const item of t.items ?? []) {
     if (item.kind === 'user') {
-      root.appendChild(renderUser(item.text ?? ''));
+      // The prompt is the cell's own source, just above; a transcript shown elsewhere
+      // (a continued run) may still hold one after the start.
+      if (root.childElementCount > 0) {
+        root.appendChild(renderUser(item.text ?? ''));
+      }
     } else if (item.kind === 'assistant') {
       root.appendChild(renderMarkdownText(item.text ?? '', 'jp-nbtools-assistant', tools, pending));
     } else if (item.kind === 'thinking') {

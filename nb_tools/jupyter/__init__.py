@@ -28,9 +28,6 @@ def load_ipython_extension(ipython: Any) -> None:
     cleanup = ipython.input_transformers_cleanup
     if agent_cell_transformer not in cleanup:
         cleanup.append(agent_cell_transformer)
-    from nb_tools.jupyter._errors import install
-
-    install(ipython)
     get_session()
 
 

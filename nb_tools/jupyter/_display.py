@@ -167,9 +167,18 @@ def tool_item_html(
     took = f' <span style="{_MUTED}">{duration}</span>' if duration else ""
     background = item.get("background") or status == "running_in_background"
     label = "still running in the background" if background else status
+    # The same shape as the labextension's card: a <details> whose summary holds the
+    # name, a status badge and the duration; open while the call is live, then open only
+    # for what needs a look (not ok, or a diff), so the end of the run changes nothing.
+    is_open = live or status != "ok" or bool(item.get("diffs"))
+    colour = _STATUS_COLOUR.get(status, _STATUS_COLOUR["pending"])
+    name = escape(str(item.get("name")))
     pieces = [
-        f'<div class="nbtools-card" style="{_CARD}">',
-        f"<div><b>{escape(str(item.get('name')))}</b> · {status_html(label, status)}{took}</div>",
+        f'<details class="nbtools-card" data-status="{escape(status)}"'
+        f'{" open" if is_open else ""} style="{_CARD};border-left-color:{colour}">',
+        f'<summary style="cursor:pointer;padding:2px 0"><span style="font-family:'
+        f'var(--jp-code-font-family,monospace);font-weight:600">{name}</span> '
+        f"{badge_html(label, status)}{took}</summary>",
         args_html(str(item.get("name")), str(item.get("arguments", "")), expanded=live),
         approval_html(item.get("approval")),
     ]
@@ -195,17 +204,38 @@ def tool_item_html(
     if item.get("traceback"):
         pieces.append(traceback_html(str(item["traceback"])))
     pieces.append(parts_html(item.get("parts") or []))
-    pieces.append("</div>")
+    pieces.append("</details>")
     return "".join(pieces)
 
 
-def text_html(text: str, *, who: str = "assistant") -> str:
+def badge_html(label: str, status: str | None = None) -> str:
+    """The status as a pill, as the labextension shows it."""
+    colour = _STATUS_COLOUR.get(status or label, _STATUS_COLOUR["pending"])
+    return (
+        f'<span class="nbtools-badge" style="padding:0 6px;border-radius:8px;font-size:'
+        f"var(--jp-ui-font-size0,11px);font-weight:600;text-transform:uppercase;color:"
+        f'var(--jp-ui-inverse-font-color1,#fff);background:{colour}">'
+        f"{escape(label.replace('_', ' '))}</span>"
+    )
+
+
+_LABEL = (
+    "display:block;font-size:var(--jp-ui-font-size0,11px);font-weight:600;"
+    "color:var(--jp-ui-font-color2,#57606a);text-transform:uppercase"
+)
+_TEXT_BOX = "padding:0 8px;border-left:3px solid var(--jp-border-color2,#d0d7de)"
+
+
+def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:
+    """The assistant's Markdown in the labextension's look (a bar on the left, the
+    "Assistant" label on a segment's first piece)."""
     if who == "user":
         return (
             f'<div class="nbtools-user" style="margin:4px 0"><b>You:</b> '
             f'<span style="white-space:pre-wrap">{escape(text)}</span></div>'
         )
-    return f'<div class="nbtools-assistant" style="margin:4px 0">{markdown_html(text)}</div>'
+    head = f'<span style="{_LABEL}">Assistant</span>' if label else ""
+    return f'<div class="nbtools-assistant" style="{_TEXT_BOX}">{head}{markdown_html(text)}</div>'
 
 
 def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
@@ -246,8 +276,8 @@ def transcript_html(d: Mapping[str, Any]) -> str:
     body = []
     for item in d.get("items", []):
         kind = item.get("kind")
-        if kind in ("user", "assistant"):
-            body.append(text_html(str(item.get("text", "")), who=kind))
+        if kind == "assistant":  # the prompt is the cell's own source, just above
+            body.append(text_html(str(item.get("text", ""))))
         elif kind == "thinking":
             body.append(thinking_html(str(item.get("text", ""))))
         elif kind == "tool":

@@ -137,7 +137,11 @@ class _Slot:
         self.start, self.end, self.reopen, self.count = None, 0, "", 0
 
     def render(self, text: str) -> None:
-        value = "" if self.start is None else text_html(self.reopen + text[self.start : self.end])
+        if self.start is None:
+            value = ""
+        else:
+            piece = self.reopen + text[self.start : self.end]
+            value = text_html(piece, label=self.start == 0)
         if self.widget.value != value:
             self.widget.value = value
 
