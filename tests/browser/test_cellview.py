@@ -66,7 +66,11 @@ MARKDOWN = (
 
 def make_notebook(server: Any, name: str, *agent_cells: str) -> str:
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.cells = [nbformat.v4.new_code_cell(SETUP)] + [
         nbformat.v4.new_code_cell(f"%%agent\n{c}") for c in agent_cells
     ]
