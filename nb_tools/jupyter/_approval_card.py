@@ -73,7 +73,7 @@ class ApprovalCard:
             description=f"Always allow {shown_rule}",
             button_style="info",
             style=style,
-            layout=widgets.Layout(width="auto"),
+            layout=widgets.Layout(width="auto", flex="0 0 auto"),
             tooltip=f"Allow {shown_rule} without asking for the rest of this session",
         )
         offered = self.rule is not None or not has_rule_field
@@ -82,7 +82,7 @@ class ApprovalCard:
         self.message = widgets.Text(
             placeholder="Optional message to the model; Enter denies with it",
             continuous_update=False,
-            layout=widgets.Layout(width="60%"),
+            layout=widgets.Layout(flex="1 1 auto", min_width="12em"),
         )
         self.message.on_msg(self._on_message_msg)
         self.approve.on_click(lambda _b: self.decide(Decision(approved=True, by="user")))
