@@ -119,6 +119,27 @@ export interface IMarkdownTools {
   markdownParser: IRenderMime.IMarkdownParser | null;
 }
 
+/**
+ * The tags a model's Markdown may produce: text, lists, tables, code, links. No images,
+ * media or forms: an image in a model's text would make the browser fetch a URL the
+ * model chose (a way to send data out).
+ */
+const MODEL_TAGS = [
+  'a', 'abbr', 'b', 'blockquote', 'br', 'code', 'del', 'details', 'div', 'em', 'h1', 'h2',
+  'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'kbd', 'li', 'ol', 'p', 'pre', 's', 'span', 'strong',
+  'sub', 'summary', 'sup', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul'
+];
+
+/** JupyterLab's sanitizer, with the tags narrowed to MODEL_TAGS. */
+function modelSanitizer(base: IRenderMime.ISanitizer): IRenderMime.ISanitizer {
+  return {
+    getAutolink: () => (base.getAutolink ? base.getAutolink() : true),
+    allowNamedProperties: base.allowNamedProperties,
+    sanitize: (dirty: string, options?: IRenderMime.ISanitizerOptions) =>
+      base.sanitize(dirty, { ...(options ?? {}), allowedTags: MODEL_TAGS })
+  };
+}
+
 /** The user's prompt: plain text, as typed. */
 function renderUser(text: string): HTMLElement {
   const box = el('div', 'jp-nbtools-user');
@@ -145,7 +166,7 @@ function renderMarkdownText(
       host,
       source: text,
       trusted: false,
-      sanitizer: tools.sanitizer,
+      sanitizer: modelSanitizer(tools.sanitizer),
       resolver: tools.resolver,
       linkHandler: tools.linkHandler,
       shouldTypeset: true,

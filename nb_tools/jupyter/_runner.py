@@ -179,11 +179,6 @@ async def run_agent(
     if budget is not None and budget <= 0:
         raise ValueError(f"--budget must be more than 0 USD, got {budget}")
     budget = budget if budget is not None else default_budget()
-    if not prompt.strip() and not continue_run:
-        raise ValueError(
-            "%%agent: the cell has no request; write one under %%agent, or use "
-            "%%agent --continue to go on from where the last run stopped"
-        )
     if isinstance(model, str) or model is None:
         agent = agent_for(session, model)
     else:
@@ -204,6 +199,8 @@ async def run_agent(
     show = in_kernel() if show is None else show
     if continue_run and new:
         raise ValueError("%%agent: --continue and --new cannot go together")
+    if continue_run:
+        prompt = ""  # an empty request continues the conversation as it is
     recorder = TranscriptRecorder(prompt or None, model=agent.provider.model)
     session.running = recorder
     try:
