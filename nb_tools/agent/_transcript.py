@@ -273,7 +273,7 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
             out.append(f"[tool] {item.get('name')}({item.get('arguments', '')})")
             approval = item.get("approval")
             if approval:
-                verb = "Approved" if approval.get("approved") else "Denied"
+                verb = "approved" if approval.get("approved") else "denied"
                 note = f": {approval['message']}" if approval.get("message") else ""
                 out.append(f"  {verb} by {who_text(approval.get('by'))}{note}")
             for diff in item.get("diffs") or []:

@@ -147,6 +147,23 @@ def args_html(name: str, raw: str, *, expanded: bool) -> str:
     )
 
 
+def display_html(shown: Mapping[str, Any] | None) -> str:
+    """A tool's rich value (its own HTML, e.g. a DataFrame, or a PNG) inside its card."""
+    if not shown:
+        return ""
+    html = shown.get("text/html")
+    if isinstance(html, str):
+        return f'<div class="nbtools-display" style="overflow:auto;max-height:30em">{html}</div>'
+    for mime in ("image/png", "image/jpeg"):
+        data = shown.get(mime)
+        if isinstance(data, str):
+            return (
+                f'<img class="nbtools-display" src="data:{mime};base64,{escape(data)}" '
+                'style="max-width:100%;max-height:400px;display:block;margin:2px 0"/>'
+            )
+    return ""
+
+
 def traceback_html(tb: str) -> str:
     """A failing tool's traceback for its developer (the model got the one-line message)."""
     return (
@@ -170,7 +187,7 @@ def tool_item_html(
     # The same shape as the labextension's card: a <details> whose summary holds the
     # name, a status badge and the duration; open while the call is live, then open only
     # for what needs a look (not ok, or a diff), so the end of the run changes nothing.
-    is_open = live or status != "ok" or bool(item.get("diffs"))
+    is_open = live or status != "ok" or bool(item.get("diffs")) or bool(item.get("display"))
     colour = _STATUS_COLOUR.get(status, _STATUS_COLOUR["pending"])
     name = escape(str(item.get("name")))
     pieces = [
@@ -203,6 +220,7 @@ def tool_item_html(
         )
     if item.get("traceback"):
         pieces.append(traceback_html(str(item["traceback"])))
+    pieces.append(display_html(item.get("display")))
     pieces.append(parts_html(item.get("parts") or []))
     pieces.append("</details>")
     return "".join(pieces)

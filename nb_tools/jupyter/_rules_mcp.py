@@ -249,5 +249,3 @@ def mcp_list_text() -> str:
         lines.append(f"{name}: {state}, {where}, {len(handle.tools)} tool(s)")
         lines += [f"  {t}" for t in handle.tools]
     return "\n".join(lines)
-
-

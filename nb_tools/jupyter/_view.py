@@ -38,7 +38,7 @@ from nb_tools.jupyter._display import (
     transcript_bundle,
 )
 from nb_tools.jupyter._markdown import safe_split
-from nb_tools.jupyter._rich import rich_bundle
+from nb_tools.jupyter._rich import card_display
 from nb_tools.jupyter._throttle import Throttle
 
 PROGRESS_INTERVAL = 0.25
@@ -231,7 +231,6 @@ class RunView:
         self._continue: ContinuePrompt | None = None
         self._text_throttle = Throttle(self._render_text, loop=loop)
         self.handle: DisplayHandle | None = None
-        self._rich: list[tuple[DisplayHandle, dict[str, Any]]] = []
         self.stopped_by_button = False
         self.closed = False
         self._render_footer()
@@ -328,23 +327,15 @@ class RunView:
                 card.throttle.cancel()
                 if card.bar is not None and event.status == "ok":
                     card.fraction = 1.0
+                if event.status == "ok":
+                    shown = card_display(event.result)
+                    if shown:
+                        card.item["display"] = shown  # the transcript holds it too
                 card.render()
-            if event.status == "ok":
-                self._show_rich(event.result)
         elif isinstance(event, UsageUpdated | ModelFailed):
             self._render_footer()
         elif isinstance(event, RunFinished):
             self._text_throttle.flush()  # the footer is replaced by the transcript's
-
-    def _show_rich(self, result: Any) -> None:
-        """Show a tool's rich value (figure, DataFrame, …) as an output of the cell."""
-        bundle = rich_bundle(result)
-        if bundle is None:
-            return
-        data, metadata = bundle
-        handle = display(data, metadata=metadata, raw=True, display_id=True)
-        if handle is not None:
-            self._rich.append((handle, {"data": data, "metadata": metadata}))
 
     # -- approval --------------------------------------------------------------------
 
@@ -392,16 +383,11 @@ class RunView:
                 card.approval.cancel()
         if self._continue is not None:
             self._continue.answer(False)
-        # The transcript goes last: the outputs shown during the run (the live view, then
-        # rich values) each move up one place and the transcript takes the last one.
-        shown = [{"data": transcript_bundle(transcript), "metadata": {}}]
+        bundle = transcript_bundle(transcript)
         if self.handle is None:
-            display(shown[0]["data"], raw=True)
+            display(bundle, raw=True)
         else:
-            slots = [self.handle] + [h for h, _ in self._rich]
-            contents = [b for _, b in self._rich] + shown
-            for slot, content in zip(slots, contents, strict=True):
-                slot.update(content["data"], metadata=content["metadata"], raw=True)
+            self.handle.update(bundle, raw=True)
         with contextlib.suppress(Exception):
             close_tree(self.box)
 
