@@ -54,6 +54,8 @@ interface IItem {
   progress?: string | null;
   approval?: IApproval | null;
   traceback?: string | null;
+  display?: { [mime: string]: string } | null;
+  model_saw?: { bytes?: number; of?: number } | null;
 }
 interface IUsage {
   input_tokens?: number;
@@ -225,11 +227,30 @@ function section(label: string, body: HTMLElement): HTMLElement {
   return box;
 }
 
-function renderTool(item: IItem): HTMLElement {
+/** A tool's rich value (its HTML, sanitized, or an image) inside its card. */
+function renderDisplay(shown: { [mime: string]: string }, tools: IMarkdownTools | null): HTMLElement | null {
+  const html = shown['text/html'];
+  if (typeof html === 'string' && tools) {
+    const box = el('div', 'jp-nbtools-display jp-RenderedHTMLCommon');
+    box.innerHTML = tools.sanitizer.sanitize(html);
+    return box;
+  }
+  for (const mime of ['image/png', 'image/jpeg']) {
+    const data = shown[mime];
+    if (typeof data === 'string' && /^[A-Za-z0-9+/=\s]*$/.test(data)) {
+      const img = el('img', 'jp-nbtools-image jp-nbtools-display');
+      img.src = `data:${mime};base64,${data}`;
+      return img;
+    }
+  }
+  return null;
+}
+
+function renderTool(item: IItem, tools: IMarkdownTools | null = null): HTMLElement {
   const status = STATUSES.includes(item.status ?? '') ? (item.status as string) : 'pending';
   const card = el('details', `jp-nbtools-tool jp-nbtools-status-${status}`);
   card.dataset.status = status;
-  card.open = status !== 'ok' || (item.diffs?.length ?? 0) > 0;
+  card.open = status !== 'ok' || (item.diffs?.length ?? 0) > 0 || !!item.display;
   const summary = el('summary', 'jp-nbtools-tool-summary');
   summary.appendChild(el('span', 'jp-nbtools-tool-name', item.name ?? '(unnamed tool)'));
   summary.appendChild(el('span', 'jp-nbtools-badge', STATUS_LABELS[status] ?? status));
@@ -255,6 +276,16 @@ function renderTool(item: IItem): HTMLElement {
   if (item.progress) {
     card.appendChild(section('Progress', el('pre', 'jp-nbtools-progress', item.progress)));
   }
+  if (item.model_saw) {
+    const saw = item.model_saw;
+    card.appendChild(
+      el(
+        'div',
+        'jp-nbtools-model-saw',
+        `The model saw the start and the end: ${formatCount(saw.bytes)} of ${formatCount(saw.of)} bytes (--result-limit)`
+      )
+    );
+  }
   if (item.result) {
     card.appendChild(section('Result', el('pre', 'jp-nbtools-result', item.result)));
   }
@@ -264,6 +295,12 @@ function renderTool(item: IItem): HTMLElement {
     tb.appendChild(el('summary', 'jp-nbtools-label', 'Traceback'));
     tb.appendChild(el('pre', 'jp-nbtools-traceback-body', item.traceback));
     card.appendChild(tb);
+  }
+  if (item.display) {
+    const shown = renderDisplay(item.display, tools);
+    if (shown) {
+      card.appendChild(shown);
+    }
   }
   for (const part of item.parts ?? []) {
     const type = part.media_type ?? '';
@@ -334,7 +371,7 @@ export function renderTranscript(
     } else if (item.kind === 'thinking') {
       root.appendChild(renderThinking(item.text ?? '', tools, pending));
     } else if (item.kind === 'tool') {
-      root.appendChild(renderTool(item));
+      root.appendChild(renderTool(item, tools));
     }
   }
   if (t.error) {

@@ -120,7 +120,13 @@ class TranscriptRecorder:
             self._text_open = False
             item = self._tool_item(event.call.id, event.call.name, event.call.arguments)
             item["status"] = event.status
-            item["result"] = _clip(event.result.content, RESULT_MAX_CHARS)
+            meta = event.result.metadata or {}
+            full = meta.get("full_content")
+            content = full if isinstance(full, str) else event.result.content
+            item["result"] = _clip(content, RESULT_MAX_CHARS)
+            saw = meta.get("model_saw")
+            if isinstance(saw, list | tuple) and len(saw) == 2:
+                item["model_saw"] = {"bytes": int(saw[0]), "of": int(saw[1])}
             item["parts"] = [part_dict(p) for p in event.result.parts]
             item["duration"] = round(event.duration, 6)
             tb = event.result.metadata.get("traceback") if event.result.metadata else None

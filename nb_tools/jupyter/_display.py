@@ -209,6 +209,12 @@ def tool_item_html(
     if shown_progress and item.get("result") is None:
         tail = "\n".join(str(shown_progress).splitlines()[-12:])
         pieces.append(_pre(tail, _MUTED))
+    saw = item.get("model_saw")
+    if isinstance(saw, Mapping):
+        pieces.append(
+            f'<div class="nbtools-model-saw" style="{_MUTED}">The model saw the start and the '
+            f"end: {saw.get('bytes', 0):,} of {saw.get('of', 0):,} bytes (--result-limit)</div>"
+        )
     result = item.get("result")
     if result:
         pieces.append(

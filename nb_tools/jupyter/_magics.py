@@ -52,6 +52,13 @@ class AgentMagics(Magics):
         action="store_true",
         help="go on from where the last run stopped (turn limit, budget); no request needed",
     )
+    @argument(
+        "--result-limit",
+        type=int,
+        default=None,
+        help="bytes of each tool result the model gets, head and tail (default: "
+        "$NB_TOOLS_RESULT_LIMIT, else 30000); the card shows the whole result",
+    )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--system", default=None, help="system prompt (kept for later runs)")
     @argument(
@@ -130,6 +137,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 builtins=args.builtins,
                 budget=args.budget,
                 continue_run=args.continue_run,
+                result_limit=args.result_limit,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None

@@ -154,6 +154,7 @@ async def run_agent(
     show: bool | None = None,
     budget: float | None = None,
     continue_run: bool = False,
+    result_limit: int | None = None,
 ) -> RunResult:
     """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
     live widgets and ending with the transcript. ``await nb_tools.run_agent("...")``.
@@ -194,6 +195,11 @@ async def run_agent(
     agent.approval = policy
     agent.max_turns = max_turns or DEFAULT_MAX_TURNS  # per run, like --approval
     agent.budget_usd = budget
+    from nb_tools.jupyter._trim import default_result_limit, trim_for_model
+
+    if result_limit is not None and result_limit < 200:
+        raise ValueError(f"--result-limit must be at least 200 bytes, got {result_limit}")
+    agent.middlewares = (trim_for_model(result_limit or default_result_limit()),)
     if system is not None:
         agent.system = system
     show = in_kernel() if show is None else show

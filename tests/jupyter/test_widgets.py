@@ -326,3 +326,26 @@ def test_markdown_is_rendered_escaped_and_links_are_safe() -> None:
     assert "<img" not in html and "&lt;img" in html
     assert "javascript:" not in html and 'href="http://e/x.png"' in html
     assert "\\(x^2\\)" in html
+
+
+async def test_a_long_result_is_trimmed_for_the_model_and_the_card_says_so() -> None:
+    from nb_tools.jupyter._trim import trim_for_model
+
+    @tool(read_only=True)
+    def dump() -> str:
+        """A lot of text."""
+        return "".join(f"line {i}\n" for i in range(20_000))
+
+    model = ScriptedModel([reply("", call("dump")), reply("ok")])
+    view = RunView(TranscriptRecorder("go"), loop=asyncio.get_running_loop())
+    agent = Agent(model, tools=Registry(dump), middlewares=(trim_for_model(1_000),))
+    await agent.run("go", on_event=view.on_event)
+    sent = model.requests[-1].messages[-1].content[0].result.content
+    assert len(sent.encode()) <= 1_000
+    assert sent.startswith("line 0\n") and sent.endswith("line 19999\n")
+    [item] = [i for i in view.recorder.to_dict()["items"] if i["kind"] == "tool"]
+    total = len("".join(f"line {i}\n" for i in range(20_000)))
+    assert item["model_saw"] == {"bytes": len(sent.encode()), "of": total}
+    assert item["result"].startswith("line 0\nline 1\n") and len(item["result"]) > 10_000
+    card = next(iter(view._cards.values()))
+    assert f"of {total:,} bytes" in card.html.value
