@@ -12,6 +12,7 @@ from typing import Any
 import nbformat
 import pytest
 from browser_ui import (
+    KNOWN_NOTEBOOK7_ERROR,
     OUTPUTS,
     SLOW,
     TRANSCRIPT,
@@ -132,6 +133,11 @@ def test_markdown_renders_live_and_after_reopening(
     open_notebook(page, lab, name)
     run_cells(page, 0, 1)
     agent = cell(page, 1)
+    # The %%agent cell is edited as Markdown (the labextension sets its editor mode).
+    mime = page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.widgets[1].model.mimeType"
+    )
+    assert mime == "text/x-ipythongfm"
     live = agent.locator(f"{OUTPUTS} .nbtools-assistant")
     # Live (the widgets, before the run ends): bold, list, table, highlighted code.
     expect(live.locator("table td").first).to_have_text("Paris", timeout=SLOW)
@@ -317,4 +323,32 @@ def test_diff_and_text_contrast_meets_wcag_aa_in_both_themes(
     }
     assert low == {}, results
     print(results)
+    assert page.console.unexpected() == []
+
+
+def test_notebook7_deny_typed_and_markdown(
+    notebook7: Any, page: Any, script: Any, fake_model: Any
+) -> None:
+    page.console.allowed = (KNOWN_NOTEBOOK7_ERROR,)
+    message = "Too expensive, pick a bistro"
+    script.push(
+        reply("I'll book it.", call("book_table", restaurant="Chez Panisse", people=4)),
+        reply(MARKDOWN),
+    )
+    name = make_notebook(notebook7, "nb7_cellview.ipynb", "Book a table")
+    open_notebook(page, notebook7, name)
+    seen = len(fake_model.requests)
+    run_cells(page, 0, 1)
+    agent = cell(page, 1)
+    deny = enabled_button(agent, "Deny")
+    deny.wait_for(timeout=SLOW)
+    agent.locator(f"{OUTPUTS} input[type='text']").click()
+    page.keyboard.type(message, delay=25)
+    deny.click()
+    transcript = agent.locator(TRANSCRIPT)
+    transcript.wait_for(timeout=SLOW)
+    check_markdown(transcript)
+    [result] = tool_results(fake_model, seen)
+    assert json.dumps(result["content"]).count(message) == 1, result
+    shot(page, "cellview-notebook7", agent)
     assert page.console.unexpected() == []
