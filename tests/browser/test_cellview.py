@@ -163,7 +163,7 @@ def test_markdown_renders_live_and_after_reopening(
 
 
 def check_markdown(root: Any) -> None:
-    md = root.locator(".jp-nbtools-assistant")
+    md = root.locator(".jp-nbtools-assistant").last
     expect(md.locator("strong")).to_have_text("bold")
     expect(md.locator("code").first).to_have_text("inline code")
     expect(md.locator("li")).to_have_count(2)
