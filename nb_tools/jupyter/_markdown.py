@@ -34,6 +34,8 @@ _TOKENS = {
 }
 TOKEN_CSS = (
     f"<style>.nbtools-code{{{PRE_STYLE};white-space:pre-wrap}}"
+    ".nbtools-busy{animation:nbtools-pulse .8s ease-in-out infinite alternate}"
+    "@keyframes nbtools-pulse{from{opacity:1}to{opacity:.25}}"
     + "".join(
         f".nbtools-code .t{cls}{{color:{colour}}}" for cls, colour in _TOKENS.values() if colour
     )

@@ -349,3 +349,21 @@ async def test_a_long_result_is_trimmed_for_the_model_and_the_card_says_so() -> 
     assert item["result"].startswith("line 0\nline 1\n") and len(item["result"]) > 10_000
     card = next(iter(view._cards.values()))
     assert f"of {total:,} bytes" in card.html.value
+
+
+async def test_a_tool_that_raises_shows_its_traceback_collapsed_the_model_the_message() -> None:
+    @tool(read_only=True)
+    def boom(key: str) -> str:
+        """Looks a key up."""
+        return {}[key]
+
+    model = ScriptedModel([reply("", call("boom", key="1")), reply("It failed.")])
+    view = RunView(TranscriptRecorder("go"), loop=asyncio.get_running_loop())
+    await Agent(model, tools=Registry(boom)).run("go", on_event=view.on_event)
+    sent = model.requests[-1].messages[-1].content[0].result
+    assert sent.is_error and "Traceback" not in sent.content and "KeyError" in sent.content
+    [item] = [i for i in view.recorder.to_dict()["items"] if i["kind"] == "tool"]
+    assert item["traceback"].startswith("Traceback (most recent call last)")
+    assert "return {}[key]" in item["traceback"]
+    html = next(iter(view._cards.values())).html.value
+    assert '<details class="nbtools-traceback">' in html and "return {}[key]" in html
