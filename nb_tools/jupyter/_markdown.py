@@ -153,8 +153,15 @@ def safe_split(text: str, start: int, min_size: int, fence: str = "") -> tuple[i
         pos = end
     if best is not None:
         return best, ""
-    if last_line_end is not None and len(text) - start >= FORCE_FACTOR * min_size:
+    if len(text) - start < FORCE_FACTOR * min_size:
+        return None
+    if last_line_end is not None:
         return last_line_end
+    # One long line (a paragraph without line breaks): cut after a space; the two
+    # pieces show as two paragraphs, which beats re-sending an ever longer one.
+    space = text.rfind(" ", start + min_size, len(text) - 1)
+    if space > 0 and not fence and not dollars and "`" not in text[start:space]:
+        return space + 1, ""
     return None
 
 
