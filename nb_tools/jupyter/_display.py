@@ -259,7 +259,12 @@ def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:
             f'<span style="white-space:pre-wrap">{escape(text)}</span></div>'
         )
     head = f'<span style="{_LABEL}">Assistant</span>' if label else ""
-    return f'<div class="nbtools-assistant" style="{_TEXT_BOX}">{head}{markdown_html(text)}</div>'
+    # jp-RenderedHTMLCommon: inside JupyterLab, the live text gets the look of its rendered
+    # Markdown (tables, lists, code), as the final transcript has.
+    return (
+        f'<div class="nbtools-assistant jp-RenderedHTMLCommon" style="{_TEXT_BOX}">'
+        f"{head}{markdown_html(text)}</div>"
+    )
 
 
 def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
