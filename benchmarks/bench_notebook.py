@@ -3,12 +3,14 @@
 1. ``%load_ext nb_tools`` in a warm kernel (target < 150 ms), next to ``import anthropic``
    (what loading would cost if the extension imported the SDK).
 2. Streaming 2,000 tokens into a cell with ``%%agent``: iopub display/comm messages and
-   bytes (target < 40 messages, < 300 KB), next to the naive way (set an ``HTML`` widget's
-   value per token).
+   bytes (target < 300 KB), next to the naive way (set an ``HTML`` widget's value per token).
+3. ``streaming_section``: 2,000 Markdown tokens at 10 ms a token, as Claude streams: updates
+   in the slowest full second (>= 10), bytes (< 300 KB), widget messages that carry no
+   text (< 30). ``--only-streaming`` runs just this.
 
-3. ``list_variables`` over 500 user variables (20 DataFrames of 1M rows among them), in the
+4. ``list_variables`` over 500 user variables (20 DataFrames of 1M rows among them), in the
    kernel (targets < 50 ms, < 4,000 tokens at 4 characters a token), next to ``%whos``.
-4. The open notebook's snapshot (300 cells with outputs) reaching the kernel over the
+5. The open notebook's snapshot (300 cells with outputs) reaching the kernel over the
    ``nb_tools.notebook`` comm from JupyterLab in Chromium (target < 200 ms), when Chromium
    and the built extension are there (``--no-browser`` skips it).
 
@@ -144,18 +146,110 @@ def timed(k: Kernel, statement: str) -> float:
     )
 
 
+MARKDOWN_STREAMER = '''
+import asyncio
+from nb_tools.model import Message, ResponseEvent, TextBlock, TextDeltaEvent, Usage
+
+class MarkdownStreamer:
+    """N tokens of Markdown-like text (paragraphs, a list, a long code block), one every
+    ``delay`` seconds: what a real answer looks like to the live view."""
+
+    def __init__(self, n, delay):
+        self.n, self.delay = n, delay
+
+    @property
+    def model(self):
+        return "bench-markdown"
+
+    def token(self, i):
+        if i == self.n // 3:
+            return "\\n\\n```python\\n"
+        if i == self.n // 3 + 300:
+            return "\\n```\\n\\n"
+        if self.n // 3 < i < self.n // 3 + 300:
+            return f"x{i} = {i}\\n" if i % 3 == 0 else f"y{i} "
+        if i % 60 == 0:
+            return "\\n\\n- item\\n- **bold** item\\n\\nNext "
+        return f"word{i % 10} "
+
+    async def stream(self, request):
+        parts = []
+        for i in range(self.n):
+            tok = self.token(i)
+            parts.append(tok)
+            yield TextDeltaEvent(text=tok)
+            if self.delay:
+                await asyncio.sleep(self.delay)
+        yield ResponseEvent(
+            message=Message(role="assistant", content=(TextBlock(text="".join(parts)),)),
+            stop_reason="end_turn", usage=Usage(input_tokens=10, output_tokens=self.n))
+'''
+
+
+def _is_text_update(msg: dict) -> bool:
+    """A comm update that sets a streamed text widget's value (nothing else)."""
+    if msg["msg_type"] != "comm_msg":
+        return False
+    data = msg["content"].get("data", {})
+    state = data.get("state", {})
+    return data.get("method") == "update" and set(state) == {"value"}
+
+
+def streaming_section(k: Kernel, tokens: int = 2000, delay: float = 0.01) -> dict[str, float]:
+    """The live view while an answer streams (issue 12): updates per second over every
+    full second of the stream, bytes on the wire, and the widget messages that do not
+    carry text (opening, closing, layout), which should not grow with the answer."""
+    k.run(
+        MARKDOWN_STREAMER + "\nfrom nb_tools.jupyter import use_model\n"
+        f"use_model(MarkdownStreamer({tokens}, {delay}))"
+    )
+    k.run("%%agent --new\nwarm up")
+    started = time.perf_counter()
+    msgs = k.run("%%agent --new\nstream some Markdown")
+    took = time.perf_counter() - started
+    n, size, _kinds = traffic(msgs)
+    updates = [m for m in msgs if _is_text_update(m)]
+    fixed = n - len(updates)
+    times = sorted(m["header"]["date"].timestamp() for m in updates)
+    per_second: list[int] = []
+    if times:
+        t = times[0]
+        while t + 1.0 <= times[-1]:
+            per_second.append(sum(1 for x in times if t <= x < t + 1.0))
+            t += 1.0
+    slowest = min(per_second) if per_second else 0
+    print(
+        f"streaming {tokens} Markdown tokens at {delay * 1000:.0f} ms/token ({took:.1f} s): "
+        f"{len(updates)} text updates, slowest full second {slowest}/s "
+        f"(target >= 10), {size / 1000:.1f} KB in all (target < 300 KB), "
+        f"{fixed} fixed-cost messages (target < 30)"
+    )
+    return {"slowest_per_s": slowest, "kb": size / 1000, "fixed": fixed}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--delay", type=float, default=0.001)
     parser.add_argument("--no-browser", action="store_true", help="skip the snapshot benchmark")
     parser.add_argument("--snapshot-only", action="store_true", help="only the snapshot one")
+    parser.add_argument("--stream-delay", type=float, default=0.01)
+    parser.add_argument(
+        "--only-streaming", action="store_true", help="run only the live streaming section"
+    )
     args = parser.parse_args(argv)
     if args.snapshot_only:
         bench_snapshot()
         return 0
 
     k = Kernel()
+    if args.only_streaming:
+        try:
+            k.run("%load_ext nb_tools")
+            streaming_section(k, args.tokens, args.stream_delay)
+        finally:
+            k.close()
+        return 0
     try:
         k.run("import IPython, nb_tools.model  # warm: the kernel's own imports done")
         load = timed(k, "get_ipython().run_line_magic('load_ext', 'nb_tools')")
@@ -179,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         n, size, kinds = traffic(msgs)
         print(
             f"%%agent streaming {args.tokens} tokens ({took:.1f} s): {n} messages, "
-            f"{size / 1000:.1f} KB (targets < 40, < 300 KB)"
+            f"{size / 1000:.1f} KB (target < 300 KB; about 12 updates a second, see below)"
         )
         print(f"  by type: {kinds}")
 
@@ -190,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{nn / n:.0f}x messages, {nsize / size:.0f}x bytes"
         )
         bench_list_variables(k)
+        streaming_section(k, args.tokens, args.stream_delay)
     finally:
         k.close()
     if not args.no_browser:

@@ -43,6 +43,7 @@ from nb_tools.agent._driver import (
     server_tool_used,
     user_message_blocks,
 )
+from nb_tools.agent._budget import over_budget
 from nb_tools.agent._events import (
     ApprovalRequested,
     Event,
@@ -165,6 +166,7 @@ class Agent:
         compaction: bool = True,
         clear_tool_results: bool = True,
         sandbox: SandboxMode | SandboxPolicy | None = None,
+        budget_usd: float | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -195,6 +197,9 @@ class Agent:
         """Allow / ask / deny rules (:mod:`nb_tools.permissions`), checked before the tool's
         own approval setting and the policy; "Always allow" adds a session rule here."""
         self.max_turns = max_turns
+        self.budget_usd = budget_usd
+        """A run pauses (stop_reason "budget") before a turn whose estimated cost would take
+        the run past this many USD (``nb_tools.agent._budget``); ``run("")`` goes on."""
         self.max_tokens = max_tokens
         self.middlewares: tuple[Middleware, ...] = tuple(middlewares)
         self.on_event = on_event
@@ -491,13 +496,18 @@ class _Run:
         _append_user_text(agent._messages, self.prompt, self.attachments, agent.last_result)
         driver = TurnDriver(agent, provider)
         again_tokens: int | None = None
+        last: Usage | None = None
         while True:
-            self.turns += 1
-            await self.emit(TurnStarted(turn=self.turns))
             try:
                 request, notes = await driver.request(registry, again_tokens)
             except ModelError as exc:
                 return await self._failed(str(exc), exc.status)
+            if agent.budget_usd is not None and over_budget(
+                agent.budget_usd, self.usage, provider.model, request, last
+            ):
+                return self._result("budget")
+            self.turns += 1
+            await self.emit(TurnStarted(turn=self.turns))
             for note in notes:
                 await self.emit(note)
             try:
@@ -522,6 +532,7 @@ class _Run:
             calls = message.tool_calls if verdict.keep and verdict.run else ()
             self.pending = [plan(registry, c) for c in calls]
             self.usage = self.usage + response.usage
+            last = response.usage
             agent._usage = agent._usage + response.usage
             for note in notes:
                 await self.emit(note)

@@ -93,6 +93,8 @@ class TranscriptRecorder:
         self._tools: dict[str, dict[str, Any]] = {}
         self._text_open = False
         self.conversation: dict[str, Any] | None = None
+        self._base_usage: Usage = Usage()  # earlier runs of this cell (Continue)
+        self._base_turns = 0
         if prompt:
             self.items.append({"kind": "user", "text": prompt})
 
@@ -106,7 +108,7 @@ class TranscriptRecorder:
                 self._text_open = True
             self.items[-1]["text"] += event.text
         elif isinstance(event, TurnStarted):
-            self.turns = max(self.turns, event.turn)
+            self.turns = max(self.turns, self._base_turns + event.turn)
             self._text_open = False
         elif isinstance(event, ToolCallStarted):
             self._text_open = False
@@ -135,12 +137,21 @@ class TranscriptRecorder:
             self._text_open = False
             item = self._tool_item(event.call.id, event.call.name, event.call.arguments)
             item["status"] = event.status
-            item["result"] = _clip(event.result.content, RESULT_MAX_CHARS)
+            meta = event.result.metadata or {}
+            full = meta.get("full_content")
+            content = full if isinstance(full, str) else event.result.content
+            item["result"] = _clip(content, RESULT_MAX_CHARS)
+            saw = meta.get("model_saw")
+            if isinstance(saw, list | tuple) and len(saw) == 2:
+                item["model_saw"] = {"bytes": int(saw[0]), "of": int(saw[1])}
             item["parts"] = [part_dict(p) for p in event.result.parts]
             item["duration"] = round(event.duration, 6)
+            tb = event.result.metadata.get("traceback") if event.result.metadata else None
+            if isinstance(tb, str) and tb:
+                item["traceback"] = _clip(tb, RESULT_MAX_CHARS)
         elif isinstance(event, UsageUpdated):
-            self.usage = event.total
-            self.turns = max(self.turns, event.turn)
+            self.usage = self._base_usage + event.total
+            self.turns = max(self.turns, self._base_turns + event.turn)
         elif isinstance(event, ModelFailed):
             self.error = event.message
         elif isinstance(event, _MESSAGES_EVENTS):
@@ -155,10 +166,10 @@ class TranscriptRecorder:
             self.stop_reason = getattr(result, "stop_reason", None) or self.stop_reason
             usage = getattr(result, "usage", None)
             if isinstance(usage, Usage):
-                self.usage = usage
+                self.usage = self._base_usage + usage
             turns = getattr(result, "turns", None)
             if isinstance(turns, int):
-                self.turns = max(self.turns, turns)
+                self.turns = max(self.turns, self._base_turns + turns)
             error = getattr(result, "error", None)
             if error and not self.error:
                 self.error = str(error)
@@ -190,6 +201,13 @@ class TranscriptRecorder:
             self._tools[call_id] = item
             self.items.append(item)
         return item
+
+    def resume(self) -> None:
+        """The cell goes on with another run (Continue): its turns and usage add up."""
+        self._base_usage = self.usage
+        self._base_turns = self.turns
+        self.stop_reason = None
+        self._text_open = False
 
     def finish(self, stop_reason: str, error: str | None = None) -> None:
         """Close a run that ended without a ``RunFinished`` (e.g. an internal error)."""
@@ -250,9 +268,43 @@ def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:
     return " · ".join(bits)
 
 
+def format_duration(seconds: object) -> str:
+    """``12 ms``, ``1.5 s``, ``2 min 5 s`` (the labextension's formatDuration says the same)."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds != seconds:
+        return ""
+    if seconds < 1:
+        return f"{round(seconds * 1000)} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {round(seconds % 60)} s"
+
+
+def who_text(by: object) -> str:
+    """Who decided, as a card says it: "you" for the person at the notebook."""
+    return "you" if by in (None, "user") else str(by)
+
+
+ENDINGS = {
+    "max_turns": "Paused at the turn limit ({turns} turns).",
+    "budget": "Paused: the next turn would pass this run's budget.",
+    "stopped": "Stopped.",
+}
+CONTINUE_HINT = "Run `%%agent --continue` to go on."
+
+
+def ending_text(d: Mapping[str, Any]) -> str:
+    """What a run's end means and what to do next ("" for an ordinary end)."""
+    reason = d.get("stop_reason")
+    template = ENDINGS.get(str(reason))
+    if template is None:
+        return ""
+    text = template.format(turns=d.get("turns"))
+    return f"{text} {CONTINUE_HINT}" if reason in ("max_turns", "budget") else text
+
+
 def tool_status_line(item: Mapping[str, Any]) -> str:
-    duration = item.get("duration")
-    took = f" ({duration:.2f} s)" if isinstance(duration, int | float) else ""
+    duration = format_duration(item.get("duration"))
+    took = f" ({duration})" if duration else ""
     return f"{item.get('name')} → {item.get('status')}{took}"
 
 
@@ -279,11 +331,11 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
             if approval:
                 verb = "approved" if approval.get("approved") else "denied"
                 note = f": {approval['message']}" if approval.get("message") else ""
-                out.append(f"  {verb} by {approval.get('by')}{note}")
+                out.append(f"  {verb} by {who_text(approval.get('by'))}{note}")
             for diff in item.get("diffs") or []:
                 out.extend("  " + line for line in diff.get("diff", "").splitlines())
-            took = item.get("duration")
-            took_text = f" in {took:.2f} s" if isinstance(took, int | float) else ""
+            took = format_duration(item.get("duration"))
+            took_text = f" in {took}" if took else ""
             out.append(f"  → {item.get('status')}{took_text}")
             result = item.get("result") or ""
             lines = result.splitlines()
@@ -300,5 +352,8 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
     )
     if d.get("error"):
         footer += f"\nError: {d['error']}"
+    ending = ending_text(d)
+    if ending:
+        footer += f"\n{ending}"
     out.append(footer)
     return "\n".join(out)

@@ -16,6 +16,8 @@ from nb_tools.agent._approval import ApprovalRequest, Decision
 
 WAKE_SECONDS = 0.25
 """The wait wakes this often so an Interrupt stops it within a second."""
+SUBMIT_SETTLE = 0.15
+"""After Enter in the message box, how long to wait for the text's own update."""
 
 _MUTED = "color:var(--jp-content-font-color2,#57606a)"
 
@@ -59,34 +61,54 @@ class ApprovalCard:
             layout=layout,
             tooltip="Refuse this call; the model is told it was denied (with your message)",
         )
-        rule = request.always_allow_rule  # the narrowest rule covering this call; None: not offered
+        # The narrowest rule that covers this call, named by the approval pipeline
+        # (``request.rule``, e.g. "bash(git log:*)"); a request that has the field but no
+        # rule offers no "Always allow" (it could not cover the call without covering more).
+        has_rule_field = hasattr(request, "rule") or hasattr(request, "always_allow_rule")
+        self.rule: str | None = (
+            getattr(request, "rule", None) or getattr(request, "always_allow_rule", None) or None
+        )
+        shown_rule = self.rule or request.call.name
         self.always = widgets.Button(
-            description=f"Always allow {rule}" if rule else "Always allow",
+            description=f"Always allow {shown_rule}",
             button_style="info",
             style=style,
-            layout=layout,
-            tooltip=f"Add the session rule allow {rule}: calls it covers run without asking"
-            if rule
-            else "Not offered for this call: no rule covers it without covering more",
-            disabled=rule is None,
+            layout=widgets.Layout(width="auto", flex="0 0 auto"),
+            tooltip=f"Allow {shown_rule} without asking for the rest of this session",
         )
+        offered = self.rule is not None or not has_rule_field
+        # continuous_update=False: typed text reaches the kernel whole (a cell awaiting
+        # delivers only the first key of a continuously updated Text); Enter denies.
         self.message = widgets.Text(
-            placeholder="Optional message to the model (sent with a denial)",
-            layout=widgets.Layout(width="60%"),
+            placeholder="Optional message to the model; Enter denies with it",
+            continuous_update=False,
+            layout=widgets.Layout(flex="1 1 auto", min_width="12em"),
         )
+        self.message.on_msg(self._on_message_msg)
         self.approve.on_click(lambda _b: self.decide(Decision(approved=True, by="user")))
-        self.deny.on_click(
-            lambda _b: self.decide(
-                Decision(approved=False, by="user", message=self.message.value.strip() or None)
-            )
-        )
+        self.deny.on_click(lambda _b: self._deny_with_message())
         self.always.on_click(
             lambda _b: self.decide(Decision(approved=True, by="user", remember=True))
         )
-        self.buttons = widgets.HBox(
-            [self.approve, self.deny, self.always, self.message], layout=layout
-        )
+        row = [self.approve, self.deny, self.always, self.message]
+        if not offered:
+            row.remove(self.always)
+        self.buttons = widgets.HBox(row, layout=layout)
         self.widget = widgets.VBox([self.prompt, self.buttons], layout=layout)
+
+    def _on_message_msg(
+        self, _widget: object, content: dict[str, object], _buffers: object
+    ) -> None:
+        """Enter in the message box (the Text view's "submit" event): deny with the text.
+        The typed value is synced just before the event (continuous_update=False syncs on
+        Enter); wait a moment for a value sent after it."""
+        if isinstance(content, dict) and content.get("event") == "submit":
+            self._loop.call_soon_threadsafe(
+                lambda: self._loop.call_later(SUBMIT_SETTLE, self._deny_with_message)
+            )
+
+    def _deny_with_message(self) -> None:
+        self.decide(Decision(approved=False, by="user", message=self.message.value.strip() or None))
 
     @property
     def decided(self) -> bool:
@@ -109,11 +131,12 @@ class ApprovalCard:
     def _decided_html(self, d: Decision) -> str:
         name = escape(self.request.call.name)
         who = "you" if d.by == "user" else escape(d.by)
-        rule = self.request.always_allow_rule
-        if d.approved and d.remember and rule:
+        if d.approved and d.remember:
+            rule = escape(self.rule or self.request.call.name)
             what = (
-                f"Always allowed by {who}: session rule <code>allow {escape(rule)}</code> "
-                f"(<code>%nbtools forget {escape(rule)}</code> undoes it)"
+                f"Always allowed by {who}: {rule} runs without asking for this session "
+                f"(session rule <code>allow {rule}</code>; <code>%nbtools forget {rule}</code> "
+                "undoes it)"
             )
         elif d.approved:
             what = f"Approved by {who}"

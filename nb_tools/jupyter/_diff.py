@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from html import escape
 
-_ADD = "color:var(--jp-success-color0,#1a7f37);background:var(--jp-success-color3,#e6ffec)"
-_DEL = "color:var(--jp-error-color0,#cf222e);background:var(--jp-error-color3,#ffebe9)"
-_HUNK = "color:var(--jp-info-color0,#0969da)"
+# Text in the theme's own colour on a tint of green or red: 4.5:1 or more in light and
+# dark themes (coloured text on a coloured background was 3:1 in the dark theme).
+_ADD = (
+    "color:var(--jp-content-font-color1,#1f2328);background:#e6ffec;"
+    "background:color-mix(in srgb,var(--jp-success-color1,#1a7f37) 22%,transparent)"
+)
+_DEL = (
+    "color:var(--jp-content-font-color1,#1f2328);background:#ffebe9;"
+    "background:color-mix(in srgb,var(--jp-error-color1,#cf222e) 22%,transparent)"
+)
+_HUNK = "color:var(--jp-content-font-color2,#57606a);font-style:italic"
 _HEAD = "color:var(--jp-content-font-color2,#57606a);font-weight:bold"
 _CTX = "color:var(--jp-content-font-color1,#1f2328)"
 PRE_STYLE = (

@@ -10,12 +10,16 @@ from typing import Any
 
 from nb_tools.agent._transcript import (
     TRANSCRIPT_MIME,
+    ending_text,
+    format_duration,
     pretty_arguments,
     transcript_text,
     usage_line,
+    who_text,
 )
 from nb_tools.jupyter._diff import PRE_STYLE, diff_html
 from nb_tools.jupyter._display_blocks import messages_item_html
+from nb_tools.jupyter._markdown import TOKEN_CSS, code_block_html, markdown_html
 
 RESULT_PREVIEW_CHARS = 1_500
 FULL_RESULT_CHARS = 20_000
@@ -26,6 +30,7 @@ _STATUS_COLOUR = {
     "denied": "var(--jp-error-color1,#cf222e)",
     "cut_off": "var(--jp-warn-color1,#9a6700)",
     "stopped": "var(--jp-warn-color1,#9a6700)",
+    "running_in_background": "var(--jp-warn-color1,#9a6700)",
     "pending": "var(--jp-info-color1,#0969da)",
     "running": "var(--jp-info-color1,#0969da)",
     "waiting": "var(--jp-warn-color1,#9a6700)",
@@ -47,9 +52,10 @@ def _pre(text: str, style: str = "") -> str:
     return f'<pre style="{PRE_STYLE};white-space:pre-wrap;{style}">{escape(text)}</pre>'
 
 
-def status_html(status: str) -> str:
-    colour = _STATUS_COLOUR.get(status, _STATUS_COLOUR["pending"])
-    return f'<span style="color:{colour};font-weight:bold">{escape(status)}</span>'
+def status_html(label: str, status: str | None = None) -> str:
+    colour = _STATUS_COLOUR.get(status or label, _STATUS_COLOUR["pending"])
+    shown = label.replace("_", " ")
+    return f'<span style="color:{colour};font-weight:bold">{escape(shown)}</span>'
 
 
 def result_html(text: str, *, error: bool = False) -> str:
@@ -90,32 +96,108 @@ def approval_html(approval: Mapping[str, Any] | None) -> str:
     if not approval:
         return ""
     approved = approval.get("approved")
-    who = approval.get("by") or "?"
-    who = "you" if who == "user" else who
     verb = "Approved" if approved else "Denied"
     colour = _STATUS_COLOUR["ok" if approved else "denied"]
     message = approval.get("message")
     note = f": {escape(str(message))}" if message else ""
-    return f'<div style="color:{colour}">{verb} by {escape(str(who))}{note}</div>'
+    who = escape(who_text(approval.get("by")))
+    return f'<div class="nbtools-approval" style="color:{colour}">{verb} by {who}{note}</div>'
+
+
+# Argument names shown as code (with the language to highlight them in) or as a path.
+_CODE_ARGS = {"command": "bash", "cmd": "bash", "script": "bash", "code": "python"}
+_PATH_ARGS = ("path", "file_path", "notebook_path", "filename", "directory", "cwd", "url")
+_SHELL_TOOLS = ("bash", "shell", "run_shell", "sh")
+
+
+def args_html(name: str, raw: str, *, expanded: bool) -> str:
+    """A call's arguments: a command or code as a highlighted block, paths on a line of
+    their own, the rest as indented JSON. ``expanded``: shown open (a call waiting for
+    approval or running); else inside a "▸ arguments" toggle."""
+    try:
+        parsed = json.loads(raw)
+    except (ValueError, TypeError):
+        parsed = None
+    pieces: list[str] = []
+    rest: dict[str, Any] = {}
+    if isinstance(parsed, dict):
+        for key, value in parsed.items():
+            language = _CODE_ARGS.get(key)
+            if key == "code" and name in _SHELL_TOOLS:
+                language = "bash"
+            if language and isinstance(value, str):
+                pieces.append(code_block_html(value, language))
+            elif key in _PATH_ARGS and isinstance(value, str):
+                pieces.append(
+                    f'<div><span style="{_MUTED}">{escape(key)}</span> '
+                    f'<code style="font-family:var(--jp-code-font-family,monospace)">'
+                    f"{escape(value)}</code></div>"
+                )
+            else:
+                rest[key] = value
+        if rest:
+            pieces.append(_pre(json.dumps(rest, indent=2, ensure_ascii=False)))
+    else:
+        pieces.append(_pre(pretty_arguments(raw)))
+    body = "".join(pieces)
+    if expanded:
+        return f'<div class="nbtools-args">{body}</div>'
+    return (
+        f'<details class="nbtools-args"><summary style="cursor:pointer;{_MUTED}">'
+        f"arguments</summary>{body}</details>"
+    )
+
+
+def display_html(shown: Mapping[str, Any] | None) -> str:
+    """A tool's rich value (its own HTML, e.g. a DataFrame, or a PNG) inside its card."""
+    if not shown:
+        return ""
+    html = shown.get("text/html")
+    if isinstance(html, str):
+        return f'<div class="nbtools-display" style="overflow:auto;max-height:30em">{html}</div>'
+    for mime in ("image/png", "image/jpeg"):
+        data = shown.get(mime)
+        if isinstance(data, str):
+            return (
+                f'<img class="nbtools-display" src="data:{mime};base64,{escape(data)}" '
+                'style="max-width:100%;max-height:400px;display:block;margin:2px 0"/>'
+            )
+    return ""
+
+
+def traceback_html(tb: str) -> str:
+    """A failing tool's traceback for its developer (the model got the one-line message)."""
+    return (
+        f'<details class="nbtools-traceback"><summary style="cursor:pointer;{_MUTED}">'
+        f"traceback</summary>{_pre(tb, _ERROR_TEXT)}</details>"
+    )
 
 
 def tool_item_html(
     item: Mapping[str, Any], *, status: str | None = None, progress: str | None = None
 ) -> str:
-    """One tool call as a card: name, status, duration, arguments (collapsed), approval,
-    diff preview, progress, result (truncated, errors in red), images."""
+    """One tool call as a card: name, status, duration, arguments (open while the call
+    waits or runs), approval, diff preview, progress, result (truncated, errors in red),
+    the traceback of a tool that raised (collapsed), images."""
     status = status or str(item.get("status", "pending"))
-    duration = item.get("duration")
-    took = (
-        f' <span style="{_MUTED}">{duration:.2f} s</span>'
-        if isinstance(duration, int | float)
-        else ""
-    )
+    live = item.get("status") in (None, "pending")
+    duration = format_duration(item.get("duration"))
+    took = f' <span style="{_MUTED}">{duration}</span>' if duration else ""
+    background = item.get("background") or status == "running_in_background"
+    label = "still running in the background" if background else status
+    # The same shape as the labextension's card: a <details> whose summary holds the
+    # name, a status badge and the duration; open while the call is live, then open only
+    # for what needs a look (not ok, or a diff), so the end of the run changes nothing.
+    is_open = live or status != "ok" or bool(item.get("diffs")) or bool(item.get("display"))
+    colour = _STATUS_COLOUR.get(status, _STATUS_COLOUR["pending"])
+    name = escape(str(item.get("name")))
     pieces = [
-        f'<div style="{_CARD}">',
-        f"<div><b>{escape(str(item.get('name')))}</b> · {status_html(status)}{took}</div>",
-        f'<details><summary style="cursor:pointer;{_MUTED}">arguments</summary>'
-        f"{_pre(pretty_arguments(str(item.get('arguments', ''))))}</details>",
+        f'<details class="nbtools-card" data-status="{escape(status)}"'
+        f'{" open" if is_open else ""} style="{_CARD};border-left-color:{colour}">',
+        f'<summary style="cursor:pointer;padding:2px 0"><span style="font-family:'
+        f'var(--jp-code-font-family,monospace);font-weight:600">{name}</span> '
+        f"{badge_html(label, status)}{took}</summary>",
+        args_html(str(item.get("name")), str(item.get("arguments", "")), expanded=live),
         approval_html(item.get("approval")),
     ]
     for diff in item.get("diffs") or []:
@@ -128,38 +210,94 @@ def tool_item_html(
     if shown_progress and item.get("result") is None:
         tail = "\n".join(str(shown_progress).splitlines()[-12:])
         pieces.append(_pre(tail, _MUTED))
+    saw = item.get("model_saw")
+    if isinstance(saw, Mapping):
+        pieces.append(
+            f'<div class="nbtools-model-saw" style="{_MUTED}">The model saw the start and the '
+            f"end: {saw.get('bytes', 0):,} of {saw.get('of', 0):,} bytes (--result-limit)</div>"
+        )
     result = item.get("result")
     if result:
         pieces.append(
             result_html(
-                str(result), error=item.get("status") in ("error", "denied", "cut_off", "stopped")
+                str(result),
+                error=item.get("status")
+                in ("error", "denied", "cut_off", "stopped", "running_in_background"),
             )
         )
+    if item.get("traceback"):
+        pieces.append(traceback_html(str(item["traceback"])))
+    pieces.append(display_html(item.get("display")))
     pieces.append(parts_html(item.get("parts") or []))
-    pieces.append("</div>")
+    pieces.append("</details>")
     return "".join(pieces)
 
 
-def text_html(text: str, *, who: str = "assistant") -> str:
+def badge_html(label: str, status: str | None = None) -> str:
+    """The status as a pill, as the labextension shows it."""
+    colour = _STATUS_COLOUR.get(status or label, _STATUS_COLOUR["pending"])
+    return (
+        f'<span class="nbtools-badge" style="padding:0 6px;border-radius:8px;font-size:'
+        f"var(--jp-ui-font-size0,11px);font-weight:600;text-transform:uppercase;color:"
+        f'var(--jp-ui-inverse-font-color1,#fff);background:{colour}">'
+        f"{escape(label.replace('_', ' '))}</span>"
+    )
+
+
+_LABEL = (
+    "display:block;font-size:var(--jp-ui-font-size0,11px);font-weight:600;"
+    "color:var(--jp-ui-font-color2,#57606a);text-transform:uppercase"
+)
+_TEXT_BOX = "padding:0 8px;border-left:3px solid var(--jp-border-color2,#d0d7de)"
+
+
+def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:
+    """The assistant's Markdown in the labextension's look (a bar on the left, the
+    "Assistant" label on a segment's first piece)."""
     if who == "user":
         return (
-            f'<div style="margin:4px 0"><b>You:</b> '
+            f'<div class="nbtools-user" style="margin:4px 0"><b>You:</b> '
             f'<span style="white-space:pre-wrap">{escape(text)}</span></div>'
         )
-    return f'<div style="white-space:pre-wrap;margin:4px 0">{escape(text)}</div>'
+    head = f'<span style="{_LABEL}">Assistant</span>' if label else ""
+    # jp-RenderedHTMLCommon: inside JupyterLab, the live text gets the look of its rendered
+    # Markdown (tables, lists, code), as the final transcript has.
+    return (
+        f'<div class="nbtools-assistant jp-RenderedHTMLCommon" style="{_TEXT_BOX}">'
+        f"{head}{markdown_html(text)}</div>"
+    )
 
 
 def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
+    """``model · 3 turns · 1,204 in / 310 out tokens · 800 cached · $0.0061 · end_turn``,
+    the same figures the labextension's footer shows; live, with a busy spinner."""
     stop = d.get("stop_reason")
-    state = "running…" if live and not stop else (stop or "")
     line = usage_line(d.get("usage", {}), d.get("turns"))
     error = d.get("error")
     err = f'<div style="{_ERROR_TEXT}">Error: {escape(str(error))}</div>' if error else ""
     model = d.get("model")
-    model_text = f"{escape(str(model))} · " if model else ""
+    bits = [escape(str(model))] if model else []
+    bits.append(escape(line))
+    if stop:
+        bits.append(escape(str(stop)))
+    busy = ""
+    if live and not stop:
+        busy = (
+            '<span class="nbtools-busy" role="status" aria-label="running" style="display:'
+            "inline-block;width:8px;height:8px;margin-right:6px;border-radius:50%;"
+            'background:var(--jp-brand-color1,#0969da);vertical-align:middle"></span>'
+            "<b>running</b> · "
+        )
+    ending = ending_text(d)
+    end = (
+        f'<div class="nbtools-ending" style="margin-top:2px">{escape(ending)}</div>'
+        if ending
+        else ""
+    )
     return (
-        f'<div style="{_MUTED};font-size:var(--jp-ui-font-size0,11px);margin-top:4px">'
-        f"{model_text}{escape(state)} · {escape(line)}</div>{err}"
+        f'{TOKEN_CSS}<div class="nbtools-footer" style="{_MUTED};'
+        f'font-size:var(--jp-ui-font-size1,13px);margin-top:4px">{busy}{" · ".join(bits)}</div>'
+        f"{err}{end}"
     )
 
 
@@ -168,14 +306,24 @@ def transcript_html(d: Mapping[str, Any]) -> str:
     body = []
     for item in d.get("items", []):
         kind = item.get("kind")
-        if kind in ("user", "assistant"):
-            body.append(text_html(str(item.get("text", "")), who=kind))
+        if kind == "assistant":  # the prompt is the cell's own source, just above
+            body.append(text_html(str(item.get("text", ""))))
+        elif kind == "thinking":
+            body.append(thinking_html(str(item.get("text", ""))))
         elif kind == "tool":
             body.append(tool_item_html(item))
-        else:
+        elif kind != "user":
             body.append(messages_item_html(item))
     body.append(footer_html(d))
     return f'<div class="nbtools-transcript" style="{_ROOT}">{"".join(body)}</div>'
+
+
+def thinking_html(text: str) -> str:
+    """The model's thinking, collapsed."""
+    return (
+        f'<details class="nbtools-thinking"><summary style="cursor:pointer;{_MUTED}">'
+        f'thinking</summary><div style="{_MUTED}">{markdown_html(text)}</div></details>'
+    )
 
 
 def transcript_bundle(d: Mapping[str, Any]) -> dict[str, Any]:

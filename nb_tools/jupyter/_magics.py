@@ -46,6 +46,26 @@ class AgentMagics(Magics):
         default=None,
         help="the server of an OpenAI-compatible model (with --model openai-compatible:NAME)",
     )
+    @argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="USD per run: pause before a turn that would pass it and ask to continue "
+        "(default: $NB_TOOLS_BUDGET_USD, else none)",
+    )
+    @argument(
+        "--continue",
+        dest="continue_run",
+        action="store_true",
+        help="go on from where the last run stopped (turn limit, budget); no request needed",
+    )
+    @argument(
+        "--result-limit",
+        type=int,
+        default=None,
+        help="bytes of each tool result the model gets, head and tail (default: "
+        "$NB_TOOLS_RESULT_LIMIT, else 30000); the card shows the whole result",
+    )
     @argument("--new", action="store_true", help="start a new conversation")
     @argument(
         "--system",
@@ -168,6 +188,9 @@ def run_magic(line: str, cell: str | None) -> Any:
                 attachments=attachments,
                 base_url=args.base_url,
                 python=not args.no_python,
+                budget=args.budget,
+                continue_run=args.continue_run,
+                result_limit=args.result_limit,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None

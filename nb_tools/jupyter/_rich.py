@@ -1,5 +1,5 @@
 """Show a tool's rich return value (a matplotlib figure, a PIL image, a DataFrame, anything
-with ``_repr_*_``) in the cell. The model got its converted form (an image part or a text
+with ``_repr_*_``) in its call's card. The model got its converted form (an image part or a text
 table, see ``nb_tools.tool._results``); the original object is in ``metadata["value"]``."""
 
 from __future__ import annotations
@@ -59,3 +59,32 @@ def rich_bundle(result: ToolResult) -> tuple[dict[str, Any], dict[str, Any]] | N
         return None
     data, metadata = shell.display_formatter.format(value)
     return (data, metadata) if data else None
+
+
+CARD_MIMES = ("text/html", "image/png", "image/jpeg")
+CARD_MAX_BYTES = 400_000
+"""A rich value's display larger than this stays out of the card (and the notebook)."""
+
+
+def card_display(result: ToolResult) -> dict[str, str] | None:
+    """The display of a tool's rich value (a DataFrame's HTML table, a PNG) to show inside
+    its call's card, live and in the transcript; ``None`` when there is none beyond what
+    the card already shows (a figure is already the image part the model got)."""
+    value = result.metadata.get("value") if result.metadata else None
+    if is_figure(value):
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:  # else the inline backend shows it again at the cell's end
+            with contextlib.suppress(Exception):
+                pyplot.close(value)
+        return None
+    if not is_rich(value):
+        return None
+    bundle = rich_bundle(result)
+    if bundle is None:
+        return None
+    data, _metadata = bundle
+    for mime in CARD_MIMES:
+        shown = data.get(mime)
+        if isinstance(shown, str) and len(shown) <= CARD_MAX_BYTES:
+            return {mime: shown}
+    return None

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from nb_tools.agent import Agent, RunResult
 
 APPROVAL_ENV = "NB_TOOLS_APPROVAL"
+BUDGET_ENV = "NB_TOOLS_BUDGET_USD"
+PAUSES = ("max_turns", "budget")
+"""Stop reasons after which the cell asks "Continue?" (when a person approves calls)."""
 DEFAULT_MAX_TURNS = 25
 WAKE_SECONDS = 0.25
 SETTLE_SECONDS = 10.0
@@ -40,6 +43,33 @@ class RunInterrupted(KeyboardInterrupt):
 
 def default_approval() -> str:
     return os.environ.get(APPROVAL_ENV, "").strip() or "ask"
+
+
+def default_budget() -> float | None:
+    """``$NB_TOOLS_BUDGET_USD`` as a number (USD per run), or None."""
+    raw = os.environ.get(BUDGET_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw.lstrip("$"))
+    except ValueError:
+        raise ValueError(
+            f"{BUDGET_ENV}={raw!r} is not a number of US dollars; set it to e.g. 0.50 or unset it"
+        ) from None
+    if value <= 0:
+        raise ValueError(f"{BUDGET_ENV} must be more than 0, got {raw!r}")
+    return value
+
+
+def pause_text(agent: Agent, recorder: TranscriptRecorder, reason: str | None) -> str:
+    """What the Continue prompt says."""
+    if reason == "budget":
+        return (
+            f"Paused: the next turn would take this run past its budget of "
+            f"${agent.budget_usd or 0:.2f} (spent so far in this cell: "
+            f"${recorder.usage.cost_usd:.4f}). Continue for another ${agent.budget_usd or 0:.2f}?"
+        )
+    return f"Paused at the turn limit ({agent.max_turns} turns). Continue for as many more?"
 
 
 def resolve_model(
@@ -141,6 +171,9 @@ async def run_agent(
     attachments: Sequence[object] = (),
     base_url: str | None = None,
     python: bool = True,
+    budget: float | None = None,
+    continue_run: bool = False,
+    result_limit: int | None = None,
 ) -> RunResult:
     """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
     live widgets and ending with the transcript. ``await nb_tools.run_agent("...")``.
@@ -157,6 +190,9 @@ async def run_agent(
     prompt.
     ``python``: offer the ``python`` tool (the kernel's ``list_variables``/``describe``,
     and the live notebook tools when the open notebook is connected, are always there).
+    ``budget``: USD per run (default ``$NB_TOOLS_BUDGET_USD``): the run pauses before a turn
+    that would pass it. ``continue_run``: go on from where the last run stopped (after the
+    turn limit or a budget), ``prompt`` may then be empty.
     """
     session = get_session()
     if session.running is not None:
@@ -167,6 +203,9 @@ async def run_agent(
     policy = check_policy(approval or default_approval())
     if max_turns is not None and max_turns < 1:
         raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
+    if budget is not None and budget <= 0:
+        raise ValueError(f"--budget must be more than 0 USD, got {budget}")
+    budget = budget if budget is not None else default_budget()
     if isinstance(model, str) or model is None:
         agent = agent_for(session, model, base_url)
     else:
@@ -185,13 +224,23 @@ async def run_agent(
         session.reset()
     agent.approval = policy
     agent.max_turns = max_turns or DEFAULT_MAX_TURNS  # per run, like --approval
+    agent.budget_usd = budget
+    from nb_tools.jupyter._trim import default_result_limit, trim_for_model
+
+    if result_limit is not None and result_limit < 200:
+        raise ValueError(f"--result-limit must be at least 200 bytes, got {result_limit}")
+    agent.middlewares = (trim_for_model(result_limit or default_result_limit()),)
     if system is not None:
         agent.system = system
     configure_request(agent, thinking=thinking, server_tools=server_tools)
     attached = attachment_parts(attachments)
     show = in_kernel() if show is None else show
+    if continue_run and new:
+        raise ValueError("%%agent: --continue and --new cannot go together")
+    if continue_run:
+        prompt = ""  # an empty request continues the conversation as it is
     recorder = TranscriptRecorder(
-        prompt, model=agent.provider.model, provider=provider_name(agent.provider)
+        prompt or None, model=agent.provider.model, provider=provider_name(agent.provider)
     )
     session.running = recorder
     try:
@@ -253,8 +302,18 @@ async def _run_shown(
         view.show()
         task = asyncio.ensure_future(agent.run(prompt, on_event=handler, attachments=attachments))
         try:
-            while not task.done():
-                await asyncio.wait({task}, timeout=WAKE_SECONDS)
+            while True:
+                while not task.done():
+                    await asyncio.wait({task}, timeout=WAKE_SECONDS)
+                reason = recorder.stop_reason
+                if task.cancelled() or task.exception() is not None:
+                    break
+                if reason not in PAUSES or agent.approval != "ask":
+                    break
+                if not await view.ask_continue(pause_text(agent, recorder, reason)):
+                    break
+                recorder.resume()
+                task = asyncio.ensure_future(agent.run("", on_event=handler))
         except (asyncio.CancelledError, KeyboardInterrupt):
             # Interrupt: stop the run cleanly (it answers its calls and emits RunFinished),
             # show the transcript, then end the cell with a one-line RunInterrupted so

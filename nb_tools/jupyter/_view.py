@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from html import escape
 from typing import Any
 
 import ipywidgets as widgets
 from IPython.display import DisplayHandle, display
-from ipywidgets.widgets.widget_string import HTMLStyle
+from ipywidgets.widgets.widget_string import HTMLMathStyle, HTMLStyle
 
 from nb_tools.agent._approval import ApprovalRequest, Decision
 from nb_tools.agent._events import (
@@ -30,17 +31,23 @@ from nb_tools.agent._events import (
     UsageUpdated,
 )
 from nb_tools.agent._transcript import TranscriptRecorder
-from nb_tools.jupyter._approval_card import ApprovalCard
+from nb_tools.jupyter._approval_card import WAKE_SECONDS, ApprovalCard
 from nb_tools.jupyter._display import (
     footer_html,
     text_html,
     tool_item_html,
     transcript_bundle,
 )
-from nb_tools.jupyter._rich import rich_bundle
+from nb_tools.jupyter._markdown import safe_split
+from nb_tools.jupyter._rich import card_display
 from nb_tools.jupyter._throttle import Throttle
 
 PROGRESS_INTERVAL = 0.25
+LIVE_MIME = "application/vnd.nbtools.live+json"
+LOST_RUN_TEXT = (
+    "nb_tools: this run did not finish here (its kernel stopped or restarted before the "
+    "end, so there is no transcript). Run the cell again to start it over."
+)
 
 
 def close_tree(*roots: Any) -> None:
@@ -101,6 +108,97 @@ class _Card:
         return out
 
 
+TEXT_CHUNK = 200
+"""Streamed text grows in a small "active" widget of about this many characters; each
+update re-sends only that widget, at most a few hundred characters."""
+FANOUT = 4
+"""When the active piece is full it joins the level-1 widget; a level that has taken
+this many pieces joins the next level up. So a segment uses 1 + log4(pieces) widgets and
+each character is sent O(log n) times (log base 4): bytes grow as n log n, not n squared."""
+
+
+class _Slot:
+    """One widget of a text segment, showing ``text[start:end]`` (after ``reopen``, the
+    code fence that a piece starting inside a code block needs)."""
+
+    def __init__(self, widget: widgets.HTMLMath) -> None:
+        self.widget = widget
+        self.start: int | None = None
+        self.end = 0
+        self.reopen = ""
+        self.count = 0
+
+    def take(self, start: int, end: int, reopen: str) -> None:
+        if self.start is None:
+            self.start, self.reopen = start, reopen
+        self.end = end
+        self.count += 1
+
+    def clear(self) -> None:
+        self.start, self.end, self.reopen, self.count = None, 0, "", 0
+
+    def render(self, text: str) -> None:
+        if self.start is None:
+            value = ""
+        else:
+            piece = self.reopen + text[self.start : self.end]
+            value = text_html(piece, label=self.start == 0)
+        if self.widget.value != value:
+            self.widget.value = value
+
+
+class _TextStream:
+    """One assistant text segment as Markdown in ``HTMLMath`` widgets (math typeset):
+    levels of frozen text (the oldest and largest first) and the growing active piece,
+    cut between Markdown blocks so the pieces render as the whole would."""
+
+    def __init__(self, view: RunView, item: dict[str, Any]) -> None:
+        self.view = view
+        self.item = item
+        self.levels: list[_Slot] = []  # levels[0]: the most recent frozen text
+        self.active = _Slot(self._new())
+        self.active.start = 0
+
+    def _new(self) -> widgets.HTMLMath:
+        return widgets.HTMLMath(layout=self.view.layout, style=self.view.math_style)
+
+    def render(self) -> None:
+        text = str(self.item.get("text", ""))
+        start = self.active.start or 0
+        split = safe_split(text, start, TEXT_CHUNK, self.active.reopen)
+        if split is not None and split[0] > start:
+            cut, reopen = split
+            self._freeze(text, start, cut, reopen)
+        self.active.end = len(text)
+        self.active.render(text)
+
+    def _freeze(self, text: str, start: int, cut: int, reopen: str) -> None:
+        changed: set[int] = set()
+        if not self.levels:
+            self.levels.append(_Slot(self._new()))
+        self.levels[0].take(start, cut, self.active.reopen)
+        changed.add(0)
+        level = 0
+        while self.levels[level].count >= FANOUT:
+            if level + 1 == len(self.levels):
+                self.levels.append(_Slot(self._new()))
+            lower = self.levels[level]
+            self.levels[level + 1].take(lower.start or 0, lower.end, lower.reopen)
+            lower.clear()
+            changed.add(level + 1)
+            level += 1
+        for i in sorted(changed, reverse=True):  # the higher level first: no text twice
+            self.levels[i].render(text)
+        for slot in self.levels:
+            if slot.start is None:
+                slot.render(text)
+        self.active.start, self.active.reopen = cut, reopen
+        self.view.refresh()  # sends the children only when a level was added
+
+    def widgets(self) -> list[widgets.Widget]:
+        return [s.widget for s in reversed(self.levels)] + [self.active.widget]
+
+
 class RunView:
     """Widgets for one run, driven by its events (:meth:`on_event`)."""
 
@@ -115,6 +213,7 @@ class RunView:
         self.loop = loop
         self.layout = widgets.Layout()
         self.html_style = HTMLStyle()
+        self._math_style: HTMLMathStyle | None = None
         self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
         self.stop_button = widgets.Button(
             description="Stop",
@@ -128,32 +227,49 @@ class RunView:
         self.box = widgets.VBox([self.footer, self.stop_button], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
-        self._text: widgets.HTML | None = None
+        self._text: _TextStream | None = None
         self._text_item: dict[str, Any] | None = None
+        self._continue: ContinuePrompt | None = None
         self._text_throttle = Throttle(self._render_text, loop=loop)
         self.handle: DisplayHandle | None = None
-        self._rich: list[tuple[DisplayHandle, dict[str, Any]]] = []
         self.stopped_by_button = False
         self.closed = False
         self._render_footer()
         self.refresh()
 
+    @property
+    def math_style(self) -> HTMLMathStyle:
+        """One style model for every text widget, made when the first text comes."""
+        if self._math_style is None:
+            self._math_style = HTMLMathStyle()
+        return self._math_style
+
     # -- showing ---------------------------------------------------------------------
 
     def show(self) -> None:
-        self.handle = display(self.box, display_id=True)
+        """Display the live view. Its bundle also carries :data:`LIVE_MIME` (the
+        labextension replaces the view by a note when its kernel goes away, so a saved
+        notebook never shows a dead view) and a readable ``text/plain`` in place of the
+        widget's repr."""
+        data = dict(self.box._repr_mimebundle_() or {})
+        data["text/plain"] = LOST_RUN_TEXT
+        data[LIVE_MIME] = {"version": 1}
+        self.handle = display(data, raw=True, display_id=True)
 
     def refresh(self) -> None:
         children: list[widgets.Widget] = []
         for entry in self._entries:
-            children.extend(entry.widgets() if isinstance(entry, _Card | _Standalone) else [entry])
-        children += [self.footer, self.stop_button]
+            children.extend(entry.widgets())
+        children.append(self.footer)
+        if self._continue is not None:
+            children.append(self._continue.widget)
+        children.append(self.stop_button)
         if tuple(children) != tuple(self.box.children):
             self.box.children = children
 
     def _render_text(self) -> None:
-        if self._text is not None and self._text_item is not None:
-            self._text.value = text_html(self._text_item["text"])
+        if self._text is not None:
+            self._text.render()
 
     def _render_footer(self) -> None:
         self.footer.value = footer_html(self.recorder.summary(), live=True)
@@ -163,6 +279,8 @@ class RunView:
         self.stopped_by_button = True
         self.stop_button.disabled = True
         self.stop_button.description = "Stopping…"
+        if self._continue is not None:
+            self._continue.answer(False)
         if self._on_stop is not None:
             self._on_stop()
 
@@ -176,7 +294,7 @@ class RunView:
             if item is not self._text_item:
                 self._text_throttle.flush()
                 self._text_item = item
-                self._text = widgets.HTML(layout=self.layout, style=self.html_style)
+                self._text = _TextStream(self, item)
                 self._entries.append(self._text)
                 self.refresh()
             self._text_throttle.poke()
@@ -210,9 +328,11 @@ class RunView:
                 card.throttle.cancel()
                 if card.bar is not None and event.status == "ok":
                     card.fraction = 1.0
+                if event.status == "ok":
+                    shown = card_display(event.result)
+                    if shown:
+                        card.item["display"] = shown  # the transcript holds it too
                 card.render()
-            if event.status == "ok":
-                self._show_rich(event.result)
         elif isinstance(event, UsageUpdated | ModelFailed):
             self._render_footer()
         elif isinstance(event, ModelRetrying):  # until the next footer update
@@ -224,16 +344,6 @@ class RunView:
             self.footer.value += f"<div>{escape(retry_text(event))}</div>"
         elif isinstance(event, RunFinished):
             self._text_throttle.flush()  # the footer is replaced by the transcript's
-
-    def _show_rich(self, result: Any) -> None:
-        """Show a tool's rich value (figure, DataFrame, …) as an output of the cell."""
-        bundle = rich_bundle(result)
-        if bundle is None:
-            return
-        data, metadata = bundle
-        handle = display(data, metadata=metadata, raw=True, display_id=True)
-        if handle is not None:
-            self._rich.append((handle, {"data": data, "metadata": metadata}))
 
     # -- approval --------------------------------------------------------------------
 
@@ -250,6 +360,20 @@ class RunView:
         self.refresh()
         return await card.wait()
 
+    async def ask_continue(self, why: str) -> bool:
+        """At the turn limit or a budget: ask whether to go on (Continue / Stop here)."""
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        prompt = ContinuePrompt(why, loop=self.loop)
+        self._continue = prompt
+        self.refresh()
+        try:
+            return await prompt.wait()
+        finally:
+            self._continue = None
+            self.refresh()
+            close_tree(prompt.widget)
+
     def approval_cards(self) -> list[ApprovalCard]:
         return [c.approval for c in self._cards.values() if c.approval is not None]
 
@@ -265,18 +389,42 @@ class RunView:
             card.throttle.cancel()
             if card.approval is not None:
                 card.approval.cancel()
-        # The transcript goes last: the outputs shown during the run (the live view, then
-        # rich values) each move up one place and the transcript takes the last one.
-        shown = [{"data": transcript_bundle(transcript), "metadata": {}}]
+        if self._continue is not None:
+            self._continue.answer(False)
+        bundle = transcript_bundle(transcript)
         if self.handle is None:
-            display(shown[0]["data"], raw=True)
+            display(bundle, raw=True)
         else:
-            slots = [self.handle] + [h for h, _ in self._rich]
-            contents = [b for _, b in self._rich] + shown
-            for slot, content in zip(slots, contents, strict=True):
-                slot.update(content["data"], metadata=content["metadata"], raw=True)
+            self.handle.update(bundle, raw=True)
         with contextlib.suppress(Exception):
             close_tree(self.box)
+
+
+class ContinuePrompt:
+    """ "Paused at the turn limit." with Continue / Stop here buttons."""
+
+    def __init__(self, why: str, *, loop: asyncio.AbstractEventLoop) -> None:
+        # Its own layouts: closing the prompt must not close the view's shared one.
+        self._loop = loop
+        self.future: asyncio.Future[bool] = loop.create_future()
+        self.label = widgets.HTML(f"<b>{escape(why)}</b>")
+        self.go_on = widgets.Button(description="Continue", button_style="primary", icon="play")
+        self.stop_here = widgets.Button(description="Stop here")
+        self.go_on.on_click(lambda _b: self.answer(True))
+        self.stop_here.on_click(lambda _b: self.answer(False))
+        self.widget = widgets.VBox([self.label, widgets.HBox([self.go_on, self.stop_here])])
+
+    def answer(self, go_on: bool) -> None:
+        self.go_on.disabled = self.stop_here.disabled = True
+        self._loop.call_soon_threadsafe(
+            lambda: None if self.future.done() else self.future.set_result(go_on)
+        )
+
+    async def wait(self) -> bool:
+        while True:
+            done, _ = await asyncio.wait({self.future}, timeout=WAKE_SECONDS)
+            if done:
+                return self.future.result()
 
 
 class _Standalone:

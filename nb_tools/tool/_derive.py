@@ -41,6 +41,13 @@ class SignatureError(TypeError):
             message += f" ({_SUPPORTED})"
         super().__init__(message)
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback: the problems and the user's own
+        line, not the nb_tools frames the error went through."""
+        from nb_tools.tool._errors_text import signature_error_lines
+
+        return signature_error_lines(self)
+
 
 _SUPPORTED = (
     "supported: str, int, float, bool, None, Any, Literal, Enum, list/set/tuple, "

@@ -372,9 +372,11 @@ def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     log = ConsoleLog()
     pg.on(
         "console",
-        lambda m: log.errors.append(f"{m.text} [{m.location.get('url', '')}]")
-        if m.type == "error"
-        else None,
+        lambda m: (
+            log.errors.append(f"{m.text} [{m.location.get('url', '')}]")
+            if m.type == "error"
+            else None
+        ),
     )
     pg.on("pageerror", lambda e: log.errors.append(f"pageerror: {e}"))
     pg.console = log

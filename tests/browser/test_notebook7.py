@@ -49,7 +49,7 @@ def test_quickstart_in_notebook7(notebook7: Any, page: Any, script: Any) -> None
     transcript.wait_for(timeout=SLOW)
     card = transcript.locator("details.jp-nbtools-tool")
     expect(card).to_have_attribute("data-status", "ok")
-    expect(card.locator(".jp-nbtools-approval")).to_have_text("Approved by user")
+    expect(card.locator(".jp-nbtools-approval")).to_have_text("Approved by you")
     expect(transcript.locator(".jp-nbtools-assistant").last).to_have_text(
         "Booked: Chez Panisse, 4 people, 19:30."
     )

@@ -51,7 +51,7 @@ class Execution:
             m["content"]["comm_id"]
             for m in self.of_type("comm_open")
             if m["content"]["data"]["state"].get("_model_name") == "ButtonModel"
-            and m["content"]["data"]["state"].get("description") == description
+            and _labelled(m["content"]["data"]["state"].get("description"), description)
         ]
 
 
@@ -146,6 +146,11 @@ class Kernel:
         return ex
 
 
+def _labelled(label: object, wanted: str) -> bool:
+    """A button's label is ``wanted`` ("Always allow" also names its rule after it)."""
+    return isinstance(label, str) and (label == wanted or label.startswith(wanted + " "))
+
+
 def clicker(description: str, *, then: Callable[[Kernel, str], None] | None = None):
     """An ``on_message`` that clicks the first button labelled ``description``."""
     done: list[str] = []
@@ -154,7 +159,9 @@ def clicker(description: str, *, then: Callable[[Kernel, str], None] | None = No
         if done or msg["msg_type"] != "comm_open":
             return
         state = msg["content"]["data"]["state"]
-        if state.get("_model_name") == "ButtonModel" and state.get("description") == description:
+        if state.get("_model_name") == "ButtonModel" and _labelled(
+            state.get("description"), description
+        ):
             done.append(msg["content"]["comm_id"])
             if then is not None:
                 then(k, msg["content"]["comm_id"])

@@ -269,7 +269,7 @@ def test_bad_options_are_usage_errors(ready: Kernel) -> None:
     assert ex.displays == []
 
 
-def test_rich_result_shows_in_the_cell(ready: Kernel, server) -> None:
+def test_rich_result_shows_in_its_card(ready: Kernel, server) -> None:
     pytest.importorskip("pandas")
     ready.ok(
         "import pandas as pd\n"
@@ -281,12 +281,11 @@ def test_rich_result_shows_in_the_cell(ready: Kernel, server) -> None:
     server.push(reply("", call("sales")), reply("Feb sold more."))
     ex = ready.ok("%%agent --approval auto\nsales?")
     final_state(ex)
-    tables = [
-        o
-        for o in ex.displays
-        if "<table" in o["data"].get("text/html", "") and TRANSCRIPT not in o["data"]
-    ]
-    assert len(tables) == 1
+    # Inside the call's card, live and in the transcript; not an output of its own.
+    assert [o for o in ex.displays if TRANSCRIPT not in o["data"]] == []
+    [item] = [i for i in ex.displays[-1]["data"][TRANSCRIPT]["items"] if i["kind"] == "tool"]
+    assert "<table" in item["display"]["text/html"]
+    assert "<table" in ex.displays[-1]["data"]["text/html"]
     [block] = tool_results(server)
     assert "units" in result_text(block) and "feb" in result_text(block)
 
@@ -363,8 +362,8 @@ def test_interrupt_while_waiting_for_approval(ready: Kernel, server) -> None:
     def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
         if msg["msg_type"] == "comm_open" and "sent" not in state:
             s = msg["content"]["data"]["state"]
-            always = s.get("description") == "Always allow launch"
-            if s.get("_model_name") == "ButtonModel" and always:
+            label = str(s.get("description"))
+            if s.get("_model_name") == "ButtonModel" and label.startswith("Always allow"):
                 state["sent"] = True
                 k.km.interrupt_kernel()
 
@@ -383,3 +382,14 @@ def test_interrupt_while_waiting_for_approval(ready: Kernel, server) -> None:
         if b.get("type") == "tool_result"
     ]
     assert "stopped" in result_text(answer)
+
+
+def test_signature_error_shows_its_problems_without_our_stack(ready: Kernel) -> None:
+    ex = ready.run("@tool\ndef bad(y: complex) -> str:\n    '''Bad.'''\n    return ''\n")
+    assert [e["ename"] for e in ex.errors] == ["SignatureError"]
+    lines = ex.errors[0]["traceback"]
+    assert lines[:2] == [
+        "SignatureError: bad cannot be described to the model:",
+        "  - parameter 'y': unsupported type complex",
+    ]
+    assert len(lines) <= 4 and "nb_tools/" not in "\n".join(lines)

@@ -143,7 +143,7 @@ async def _call(reg: Registry) -> str:
 def test_diff_html_colours_lines_with_theme_variables() -> None:
     html = diff_html("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old <b>\n+new\n ctx\n")
     assert html.count("<span") == 6
-    assert "var(--jp-error-color0" in html and "var(--jp-success-color0" in html
+    assert "var(--jp-error-color1" in html and "var(--jp-success-color1" in html
     assert "-old &lt;b&gt;" in html
 
 
@@ -155,6 +155,7 @@ TRANSCRIPT = {
     "turns": 1,
     "items": [
         {"kind": "user", "text": "<script>alert(1)</script>"},
+        {"kind": "assistant", "text": "**Sure** <script>alert(2)</script>"},
         {
             "kind": "tool",
             "id": "t",
@@ -181,7 +182,10 @@ TRANSCRIPT = {
 
 def test_transcript_html_escapes_and_truncates_with_show_all() -> None:
     html = transcript_html(TRANSCRIPT)
-    assert "<script>" not in html and "&lt;script&gt;" in html
+    # The prompt is the cell's source (not repeated); the model's Markdown is rendered
+    # and its HTML shown as text.
+    assert "alert(1)" not in html and "<strong>Sure</strong>" in html
+    assert "<script>" not in html and "&lt;script&gt;alert(2)" in html
     assert "show all (5,000 characters)" in html
     assert "var(--jp-error-color1" in html
     bundle = transcript_bundle(TRANSCRIPT)

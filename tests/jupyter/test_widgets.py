@@ -133,14 +133,15 @@ async def test_streamed_text_is_throttled_and_flushed_at_the_end() -> None:
     updates: list[str] = []
     view.on_event(TextDelta(text="tok "))
     assert view._text is not None
-    view._text.observe(lambda ch: updates.append(ch["new"]), names="value")
+    view._text.active.widget.observe(lambda ch: updates.append(ch["new"]), names="value")
     for _ in range(499):
         view.on_event(TextDelta(text="tok "))
     view.on_event(
         RunFinished(result=RunResult(text="", messages=(), usage=Usage(), stop_reason="end_turn"))
     )
     assert 1 <= len(updates) <= 10  # 500 deltas, a handful of widget updates
-    assert updates[-1].count("tok") == 500
+    # One long line is cut after a space once the piece is long: every token shows once.
+    assert "".join(w.value for w in view._text.widgets()).count("tok") == 500
 
 
 def test_finish_replaces_the_view_by_the_transcript_and_closes_widgets(capsys) -> None:
@@ -204,3 +205,166 @@ async def test_stop_while_an_approval_waits_closes_the_question() -> None:
     assert agent.last_result is not None and agent.last_result.stop_reason == "stopped"
     item = view.recorder.to_dict()["items"][-1]
     assert (item["status"], item["approval"]) == ("stopped", None)
+
+
+async def test_budget_pauses_the_run_and_continue_goes_on() -> None:
+    from nb_tools.model import Usage
+
+    ran: list = []
+    priced = Usage(input_tokens=1000, output_tokens=100, cost_usd=0.009)
+    model = ScriptedModel(
+        [
+            reply("", call("launch", target="a"), usage=priced),
+            reply("Second turn.", usage=priced),
+        ],
+        model="claude-sonnet-4-5",
+    )
+    agent = Agent(model, tools=make_tools(ran), approval="auto", budget_usd=0.01)
+    first = await agent.run("go")
+    # The first turn cost $0.009; the second would pass $0.01: paused before it is sent.
+    assert first.stop_reason == "budget"
+    assert ran == ["a"] and len(model.requests) == 1
+    second = await agent.run("")
+    assert second.stop_reason == "end_turn" and second.text == "Second turn."
+
+
+async def test_continue_prompt_resumes_the_cell_and_adds_up_the_usage() -> None:
+    ran: list = []
+    model = ScriptedModel(
+        [reply("", call("launch", target="a")), reply("", call("launch", target="b")), reply("ok")]
+    )
+    agent = Agent(model, tools=make_tools(ran), approval="auto", max_turns=1)
+    recorder = TranscriptRecorder("go", model=model.model)
+    view = RunView(recorder, loop=asyncio.get_running_loop())
+    await agent.run("go", on_event=view.on_event)
+    assert recorder.stop_reason == "max_turns"
+    asking = asyncio.ensure_future(view.ask_continue("Paused at the turn limit (1 turns)."))
+    await asyncio.sleep(0.05)
+    assert view._continue is not None and view._continue.widget in view.box.children
+    view._continue.go_on.click()
+    assert await asking is True
+    assert view._continue is None
+    recorder.resume()
+    await agent.run("", on_event=view.on_event)
+    d = recorder.to_dict()
+    assert ran == ["a", "b"] and d["turns"] == 2 and d["stop_reason"] == "max_turns"
+    # The footer adds the two runs up (the second run's own usage is less).
+    assert d["usage"]["input_tokens"] > agent.last_result.usage.input_tokens > 0
+
+
+async def test_stop_interrupts_a_running_sync_tool(tmp_path) -> None:
+    import time
+
+    log = tmp_path / "log.txt"
+
+    @tool(read_only=True)
+    def writer() -> str:
+        """Writes a line every 50 ms, for a long time."""
+        for i in range(400):
+            with log.open("a") as f:
+                f.write(f"{i}\n")
+            time.sleep(0.05)
+        return "finished"
+
+    model = ScriptedModel([reply("", call("writer"))])
+    view = RunView(TranscriptRecorder("go"), loop=asyncio.get_running_loop())
+    task = asyncio.ensure_future(
+        Agent(model, tools=Registry(writer)).run("go", on_event=view.on_event)
+    )
+    view._on_stop = task.cancel
+    while not log.exists() or log.read_text().count("\n") < 3:
+        await asyncio.sleep(0.02)
+    card = next(iter(view._cards.values()))
+    assert "running" in card.html.value and "cut off" not in card.html.value
+    view.stop_button.click()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    size = log.stat().st_size
+    await asyncio.sleep(0.3)
+    assert log.stat().st_size == size  # the thread stopped with the run
+    # A read-only call that was stopped is "stopped" (it changed nothing to cut off).
+    assert view.recorder.to_dict()["items"][-1]["status"] == "stopped"
+    assert "stopped" in card.html.value and "running" not in card.html.value
+
+
+def test_streamed_markdown_pieces_render_the_whole_text_and_stay_small() -> None:
+    import re
+
+    from nb_tools.agent._events import TextDelta
+    from nb_tools.jupyter._markdown import FORCE_FACTOR
+    from nb_tools.jupyter._view import TEXT_CHUNK
+
+    view = RunView(TranscriptRecorder("hi"))  # no loop: every delta renders at once
+    paragraphs = [f"Paragraph {i} " + "word " * 30 + "\n\n" for i in range(30)]
+    code = "```python\n" + "".join(f"x{i} = {i}\n" for i in range(200)) + "```\n\nThe end."
+    text = "".join(paragraphs) + code
+    sizes: list[int] = []
+    for i in range(0, len(text), 7):
+        view.on_event(TextDelta(text=text[i : i + 7]))
+        sizes.append(min(i + 7, len(text)) - (view._text.active.start or 0))
+    stream = view._text
+    pieces = stream.widgets()
+    assert 2 <= len(pieces) <= 5  # log-many widgets, not one per piece
+    assert all(w in view.box.children for w in pieces)
+    # The active piece stays bounded however long the answer grows.
+    assert max(sizes) <= FORCE_FACTOR * TEXT_CHUNK + 200
+    html = "".join(w.value for w in pieces)
+    # Every paragraph and every code line is shown exactly once, code as code.
+    for i in range(30):
+        assert html.count(f"Paragraph {i} ") == 1
+    assert len(re.findall(r'<span class="tn">\d+</span>', html)) == 200
+    assert html.count("The end.") == 1 and "```" not in html
+
+
+def test_markdown_is_rendered_escaped_and_links_are_safe() -> None:
+    from nb_tools.jupyter._markdown import markdown_html
+
+    html = markdown_html(
+        "**bold** <img src=x onerror=alert(1)> [x](javascript:alert(1)) ![i](http://e/x.png)"
+        "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n$x^2$"
+    )
+    assert "<strong>bold</strong>" in html and "<table>" in html
+    assert "<img" not in html and "&lt;img" in html
+    assert "javascript:" not in html and 'href="http://e/x.png"' in html
+    assert "\\(x^2\\)" in html
+
+
+async def test_a_long_result_is_trimmed_for_the_model_and_the_card_says_so() -> None:
+    from nb_tools.jupyter._trim import trim_for_model
+
+    @tool(read_only=True)
+    def dump() -> str:
+        """A lot of text."""
+        return "".join(f"line {i}\n" for i in range(20_000))
+
+    model = ScriptedModel([reply("", call("dump")), reply("ok")])
+    view = RunView(TranscriptRecorder("go"), loop=asyncio.get_running_loop())
+    agent = Agent(model, tools=Registry(dump), middlewares=(trim_for_model(1_000),))
+    await agent.run("go", on_event=view.on_event)
+    sent = model.requests[-1].messages[-1].content[0].result.content
+    assert len(sent.encode()) <= 1_000
+    assert sent.startswith("line 0\n") and sent.endswith("line 19999\n")
+    [item] = [i for i in view.recorder.to_dict()["items"] if i["kind"] == "tool"]
+    total = len("".join(f"line {i}\n" for i in range(20_000)))
+    assert item["model_saw"] == {"bytes": len(sent.encode()), "of": total}
+    assert item["result"].startswith("line 0\nline 1\n") and len(item["result"]) > 10_000
+    card = next(iter(view._cards.values()))
+    assert f"of {total:,} bytes" in card.html.value
+
+
+async def test_a_tool_that_raises_shows_its_traceback_collapsed_the_model_the_message() -> None:
+    @tool(read_only=True)
+    def boom(key: str) -> str:
+        """Looks a key up."""
+        return {}[key]
+
+    model = ScriptedModel([reply("", call("boom", key="1")), reply("It failed.")])
+    view = RunView(TranscriptRecorder("go"), loop=asyncio.get_running_loop())
+    await Agent(model, tools=Registry(boom)).run("go", on_event=view.on_event)
+    sent = model.requests[-1].messages[-1].content[0].result
+    assert sent.is_error and "Traceback" not in sent.content and "KeyError" in sent.content
+    [item] = [i for i in view.recorder.to_dict()["items"] if i["kind"] == "tool"]
+    assert item["traceback"].startswith("Traceback (most recent call last)")
+    assert "return {}[key]" in item["traceback"]
+    html = next(iter(view._cards.values())).html.value
+    assert '<details class="nbtools-traceback">' in html and "return {}[key]" in html
