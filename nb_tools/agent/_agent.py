@@ -77,6 +77,7 @@ from nb_tools.tool import Executor, Middleware, Registry, Tool, default_registry
 from nb_tools.tool._interrupt import still_running
 from nb_tools.tool._progress import Progress
 from nb_tools.tool._sync import run_blocking
+from nb_tools.tool._tasks import cancel_and_drain
 
 if TYPE_CHECKING:
     from nb_tools.permissions import PermissionRules
@@ -327,9 +328,7 @@ class Agent:
                     break
             await task
         finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+            await cancel_and_drain([task])
 
     def run_sync(self, prompt: str, *, on_event: EventHandler | None = None) -> RunResult:
         """``run`` from synchronous code. Inside a running event loop (a Jupyter cell) the

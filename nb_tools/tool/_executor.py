@@ -336,16 +336,9 @@ class Executor:
         return results
 
     async def _gather(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        import asyncio
+        from nb_tools.tool._tasks import gather_or_cancel  # asyncio: not at import time
 
-        tasks = [asyncio.ensure_future(self.execute(c)) for c in calls]
-        try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.wait(tasks)
-            raise
+        return await gather_or_cancel(self.execute(c) for c in calls)
 
     # -- from sync code ---------------------------------------------------------------------
 
