@@ -21,6 +21,7 @@ from nb_tools.model import (
     ToolUseBlock,
     Usage,
 )
+from nb_tools.model._openai_convert import freeform_input
 from nb_tools.testing._script import Reply
 
 JSON = dict[str, Any]
@@ -253,7 +254,7 @@ def response_events(
         index = len(output)
         item_id = f"fc_{response_id}_{index}"
         if call.name in custom_tools:
-            text = _freeform_text(call.argument_text)
+            text = freeform_input(call.argument_text)  # call(t, input=...) or raw=...
             item = {
                 "type": "custom_tool_call",
                 "id": item_id,
@@ -317,17 +318,6 @@ def _responses_usage(usage: Usage) -> JSON:
         "output_tokens_details": {"reasoning_tokens": usage.thinking_tokens},
         "total_tokens": prompt + usage.output_tokens,
     }
-
-
-def _freeform_text(argument_text: str) -> str:
-    """A scripted call of a freeform tool: ``call("t", input="...")`` or ``raw="..."``."""
-    try:
-        value = json.loads(argument_text)
-    except ValueError:
-        return argument_text
-    if isinstance(value, dict) and isinstance(value.get("input"), str):
-        return value["input"]
-    return argument_text
 
 
 def encode_response_event(data: Mapping[str, Any]) -> bytes:
