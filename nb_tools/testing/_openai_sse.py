@@ -23,6 +23,7 @@ from nb_tools.model import (
 )
 from nb_tools.model._openai_convert import freeform_input
 from nb_tools.testing._script import Reply
+from nb_tools.testing._sse import usage_for as messages_usage_for
 
 JSON = dict[str, Any]
 
@@ -49,11 +50,8 @@ def openai_error(status: int, message: str) -> JSON:
 
 
 def usage_for(reply: Reply, body: Mapping[str, Any]) -> Usage:
-    if reply.usage is not None:
-        return reply.usage
-    prompt = json.dumps([body.get("messages"), body.get("input"), body.get("tools")])
-    produced = len(reply.text) + sum(len(c.argument_text) for c in reply.calls)
-    return Usage(input_tokens=max(1, len(prompt) // 4), output_tokens=max(1, produced // 4))
+    """``reply.usage``, else rough counts of a Chat Completions or Responses request."""
+    return messages_usage_for(reply, body, ("messages", "input", "tools"))
 
 
 def _pieces(text: str) -> list[str]:
