@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nb_tools._lazy import lazy_exports
 from nb_tools.tool import (
     MCP_NAME_PREFIX,
     ApprovalByArguments,
@@ -53,20 +54,14 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_LAZY = {
-    "Agent": "nb_tools.agent",
-    "RunResult": "nb_tools.agent",
-    "run_agent": "nb_tools.jupyter",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'nb_tools' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "Agent": "nb_tools.agent",
+        "RunResult": "nb_tools.agent",
+        "run_agent": "nb_tools.jupyter",
+    },
+)
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -36,7 +36,7 @@ from nb_tools.agent._approval import (
     denial_text,
     source_label,
 )
-from nb_tools.agent._deciders import Decider, decide, is_protected_call
+from nb_tools.agent._deciders import Decider, decide
 from nb_tools.agent._events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -59,6 +59,7 @@ from nb_tools.agent._notices import (
     ThinkingDelta,
 )
 from nb_tools.agent._turns import RequestOptions
+from nb_tools.tool._votes import is_protected_call
 
 __all__ = [
     "BACKGROUND_TEXT",

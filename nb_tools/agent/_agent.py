@@ -5,7 +5,6 @@ stops it. The conversation is kept; the next run continues it."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import os
 import threading
@@ -78,6 +77,8 @@ from nb_tools.sandbox._policy import check_mode
 from nb_tools.tool import Executor, Middleware, Registry, Tool, default_registry, progress_sink
 from nb_tools.tool._interrupt import still_running
 from nb_tools.tool._progress import Progress
+from nb_tools.tool._sync import run_blocking
+from nb_tools.tool._tasks import cancel_and_drain
 
 if TYPE_CHECKING:
     from nb_tools.permissions import PermissionRules
@@ -332,54 +333,13 @@ class Agent:
                     break
             await task
         finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+            await cancel_and_drain([task])
 
     def run_sync(self, prompt: str, *, on_event: EventHandler | None = None) -> RunResult:
         """``run`` from synchronous code. Inside a running event loop (a Jupyter cell) the
         run goes on a fresh loop in a worker thread (event handlers and the approver are
         then called on that thread); KeyboardInterrupt stops it."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.run(prompt, on_event=on_event))
-        box: dict[str, Any] = {}
-        ready, done = threading.Event(), threading.Event()
-
-        def worker() -> None:
-            loop = asyncio.new_event_loop()
-            try:
-                task = loop.create_task(self.run(prompt, on_event=on_event))
-                box["loop"], box["task"] = loop, task
-                ready.set()
-                box["result"] = loop.run_until_complete(task)
-            except BaseException as exc:  # handed to the waiting thread
-                box["error"] = exc
-            finally:
-                ready.set()
-                loop.close()
-                done.set()
-
-        thread = threading.Thread(target=worker, name="nb_tools-agent-run", daemon=True)
-        # Wait on an Event, not Thread.join: on Python 3.11 a join interrupted by Ctrl-C
-        # can mark a live thread as finished (the bpo-45274 fix), and the stop would then
-        # not wait for the run to answer its calls. Ctrl-C may even land inside start().
-        try:
-            thread.start()
-            while not done.wait(0.1):
-                pass
-        except KeyboardInterrupt:
-            if ready.wait(5.0):  # else the thread never started
-                if "task" in box:
-                    with contextlib.suppress(RuntimeError):  # the loop already closed
-                        box["loop"].call_soon_threadsafe(box["task"].cancel)
-                done.wait()
-            raise
-        if "error" in box:
-            raise box["error"]
-        result: RunResult = box["result"]
-        return result
+        return run_blocking(self.run(prompt, on_event=on_event), name="nb_tools-agent-run")
 
 
 class _Run:

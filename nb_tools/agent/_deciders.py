@@ -38,7 +38,7 @@ from nb_tools.agent._approval import (
 from nb_tools.agent._events import ApprovalDecided
 from nb_tools.agent._schedule import CallPlan
 from nb_tools.permissions._narrow import narrowest_rule
-from nb_tools.tool._types import ProtectedCall, Tool
+from nb_tools.tool._votes import is_protected_call
 
 if TYPE_CHECKING:
     from nb_tools.model import ToolCall
@@ -108,17 +108,6 @@ class Protection:
         if p.tool is not None and is_protected_call(p.tool, p.raw):
             return Ask(source=ProtectionSource())
         return None
-
-
-def is_protected_call(tool: Tool, args: str | bytes) -> bool:
-    """Whether ``tool`` (a :class:`~nb_tools.tool.ProtectedCall`) says this call touches
-    something protected; a check that raises counts as protected (fail closed)."""
-    if not isinstance(tool, ProtectedCall):
-        return False
-    try:
-        return bool(tool.is_protected_call(args))
-    except Exception:
-        return True
 
 
 @dataclass(frozen=True)

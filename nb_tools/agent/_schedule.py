@@ -8,7 +8,6 @@ finishes and a stop knows precisely which calls had started.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,6 +18,7 @@ from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval,
 from nb_tools.tool._executor import parallel_groups
 from nb_tools.tool._grant import Grant, grant_from, granted
 from nb_tools.tool._json import loads_ijson
+from nb_tools.tool._tasks import gather_or_cancel
 from nb_tools.tool._types import Change, Info, Tool, ValidationError
 
 
@@ -163,11 +163,4 @@ async def run_approved(
         if len(group) == 1:
             await one(group[0])
             continue
-        tasks = [asyncio.ensure_future(one(p)) for p in group]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.wait(tasks)
-            raise
+        await gather_or_cancel(one(p) for p in group)

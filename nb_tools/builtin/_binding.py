@@ -20,7 +20,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from nb_tools.builtin._common import Args
 
 __all__ = ["Bindings", "Target", "call_key", "verify"]
 
@@ -37,7 +38,7 @@ class Target:
     protected: bool
 
 
-def call_key(args: str | bytes | Mapping[str, Any]) -> str:
+def call_key(args: Args) -> str:
     """The arguments in one canonical spelling (key order and whitespace do not matter)."""
     if isinstance(args, Mapping):
         return json.dumps(args, sort_keys=True, ensure_ascii=False)

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from nb_tools.builtin._atomic import WriteFailed
 from nb_tools.tool import Result, Schema, ValidationError
 
-__all__ = ["ToolError", "guarded", "parse_args"]
+__all__ = ["Args", "ToolError", "guarded", "parse_args"]
+
+Args: TypeAlias = str | bytes | Mapping[str, Any]
+"""A call's arguments: raw JSON from the model, or a mapping for a direct call."""
 
 
 class ToolError(ValueError):
     """A call the tool refuses or cannot do; the message is for the model."""
 
 
-def parse_args(name: str, schema: Schema, args: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+def parse_args(name: str, schema: Schema, args: Args) -> dict[str, Any]:
     """Validate raw JSON arguments (a mapping is accepted for direct calls) and drop the
     properties that are null (the strict form sends null for "not given")."""
     raw = json.dumps(args) if isinstance(args, Mapping) else args

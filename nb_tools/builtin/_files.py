@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._atomic import atomic_write
 from nb_tools.builtin._binding import Bindings, Target, call_key, verify
-from nb_tools.builtin._common import ToolError, guarded, parse_args
+from nb_tools.builtin._common import Args, ToolError, guarded, parse_args
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, load_text, split_lines
 from nb_tools.builtin._workspace import Workspace
@@ -24,7 +24,6 @@ from nb_tools.tool import Change, Info, Result, Schema
 
 __all__ = ["EditFileTool", "ReadFileTool", "WriteFileTool", "format_lines"]
 
-Args = str | bytes | Mapping[str, Any]
 
 MAX_LINE_CHARS = 2000
 DEFAULT_LIMIT = 2000

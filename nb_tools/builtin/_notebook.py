@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nb_tools.builtin._common import ToolError
+from nb_tools.builtin._common import Args, ToolError
 from nb_tools.builtin._files import _FileTool, _Plan, _Writer
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFileError, load_text
@@ -31,7 +31,6 @@ from nb_tools.tool import Change, Info, Result, Schema
 
 __all__ = ["NotebookEditTool", "NotebookReadTool"]
 
-Args = str | bytes | Mapping[str, Any]
 
 MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
 MAX_OUTPUT_CHARS = 2000

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._atomic import write_files
 from nb_tools.builtin._binding import Bindings, Target, verify
-from nb_tools.builtin._common import ToolError, guarded, parse_args
+from nb_tools.builtin._common import Args, ToolError, guarded, parse_args
 from nb_tools.builtin._patch_parse import (
     AddFile,
     DeleteFile,
@@ -48,7 +47,6 @@ from nb_tools.tool import Change, Info, Result, Schema
 
 __all__ = ["ApplyPatchTool"]
 
-Args = str | bytes | Mapping[str, Any]
 
 # Codex's freeform grammar for apply_patch (tool_apply_patch.lark), for providers that take one.
 GRAMMAR = r"""start: begin_patch hunk+ end_patch

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.builtin._binding import Target, verify
-from nb_tools.builtin._common import ToolError, guarded
+from nb_tools.builtin._common import Args, ToolError, guarded
 from nb_tools.builtin._files import (
     EditFileTool,
     ReadFileTool,
@@ -32,7 +31,6 @@ from nb_tools.tool import Change, Info, Result, Schema
 
 __all__ = ["TextEditorTool"]
 
-Args = str | bytes | Mapping[str, Any]
 
 _MAX_LISTING = 1000
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__"})

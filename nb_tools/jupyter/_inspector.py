@@ -97,8 +97,7 @@ def server_header_html(server: str, count: int) -> str:
     if handle is None:
         state = "not attached"
     else:
-        conn = handle.connection
-        where = f"url {conn.url}" if conn.url else "command " + " ".join(conn.command or [])
+        where = handle.connection.params.where
         state = ("connected" if handle.connected else "NOT connected") + f" · {where}"
     return (
         f'<div style="margin-top:8px;padding:2px 4px;background:var(--jp-layout-color2,'

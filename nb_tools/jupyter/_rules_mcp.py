@@ -283,8 +283,7 @@ def mcp_list_text() -> str:
         return "no MCP servers attached; %mcp add NAME -- COMMAND ARGS... adds one"
     lines = []
     for name, handle in sorted(servers.items()):
-        conn = handle.connection
-        where = f"url {conn.url}" if conn.url else "command " + " ".join(conn.command or [])
+        where = handle.connection.params.where
         state = "connected" if handle.connected else "NOT connected"
         lines.append(f"{name}: {state}, {where}, {len(handle.tools)} tool(s)")
         lines += [f"  {t}" for t in handle.tools]

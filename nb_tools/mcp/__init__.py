@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nb_tools.mcp._connection import Connection, ConnectionClosed
+from nb_tools.mcp._connection import Connection, ConnectionClosed, ServerParams
 from nb_tools.mcp._tools import MCPTool, convert_result, server_slug, tool_name
 from nb_tools.tool._names import MCP_NAME_PREFIX
 from nb_tools.tool._registry import Registry, default_registry
@@ -24,6 +24,7 @@ __all__ = [
     "ConnectionClosed",
     "MCPServerHandle",
     "MCPTool",
+    "ServerParams",
     "attach",
     "attached",
     "convert_result",
@@ -113,9 +114,16 @@ async def attach(
     old = _ATTACHED.get(slug)
     if old is not None:
         await old.close()
-    connection = Connection(
-        name=slug, command=command, env=env, cwd=cwd, url=url, timeout=timeout, sandbox=sandbox
+    params = ServerParams(
+        name=slug,
+        command=tuple(command) if command is not None else None,
+        env=env,
+        cwd=cwd,
+        url=url,
+        timeout=timeout,
+        sandbox=sandbox,
     )
+    connection = Connection(params)
     await connection.open()
     handle = MCPServerHandle(name=slug, connection=connection, registry=registry)
     try:

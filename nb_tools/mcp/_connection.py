@@ -15,7 +15,8 @@ import concurrent.futures
 import os
 import tempfile
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -30,35 +31,48 @@ class ConnectionClosed(RuntimeError):
     """The MCP server is not connected (it exited, or the handle was closed)."""
 
 
+@dataclass(frozen=True)
+class ServerParams:
+    """How to start or reach one MCP server: a stdio process (``command``, with ``env``,
+    ``cwd`` and ``sandbox``) or a streamable HTTP endpoint (``url``); exactly one of
+    ``command`` and ``url``. ``timeout``: seconds to connect."""
+
+    name: str
+    command: tuple[str, ...] | None = None
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    timeout: float = 30.0
+    sandbox: SandboxMode | SandboxPolicy | None = None
+    """``None`` or "off": the stdio server runs as a plain process (the default);
+    "read-only" / "workspace-write" / a ``SandboxPolicy``: inside the OS sandbox
+    (:mod:`nb_tools.sandbox`), with ``cwd`` as its workspace, no network, and the
+    allow-listed environment plus ``env``."""
+
+    @property
+    def where(self) -> str:
+        """``url URL`` or ``command ARGV...``: where the server is, for listings."""
+        return f"url {self.url}" if self.url else "command " + " ".join(self.command or ())
+
+    def __post_init__(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                f"MCP server {self.name!r}: give either command=[...] or url=..., not both"
+            )
+        if self.command is not None and not self.command:
+            raise ValueError(f"MCP server {self.name!r}: command is empty")
+        if self.command is not None:
+            object.__setattr__(self, "command", tuple(self.command))
+        if self.env is not None:
+            object.__setattr__(self, "env", dict(self.env))
+
+
 class Connection:
     """A live session with one MCP server: stdio (``command``) or streamable HTTP (``url``)."""
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        command: Sequence[str] | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-        url: str | None = None,
-        timeout: float = 30.0,
-        sandbox: SandboxMode | SandboxPolicy | None = None,
-    ) -> None:
-        if (command is None) == (url is None):
-            raise ValueError(f"MCP server {name!r}: give either command=[...] or url=..., not both")
-        if command is not None and not command:
-            raise ValueError(f"MCP server {name!r}: command is empty")
-        self.name = name
-        self.command = list(command) if command is not None else None
-        self.env = dict(env) if env is not None else None
-        self.cwd = cwd
-        self.url = url
-        self.timeout = timeout
-        self.sandbox = sandbox
-        """``None`` or "off": the stdio server runs as a plain process (the default);
-        "read-only" / "workspace-write" / a ``SandboxPolicy``: inside the OS sandbox
-        (:mod:`nb_tools.sandbox`), with ``cwd`` as its workspace, no network, and the
-        allow-listed environment plus ``env``."""
+    def __init__(self, params: ServerParams) -> None:
+        self.params = params
+        self.name = params.name
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._client: Any = None
@@ -85,7 +99,7 @@ class Connection:
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._done = asyncio.run_coroutine_threadsafe(self._serve(ready), loop)
         try:
-            await asyncio.wait_for(asyncio.wrap_future(ready), self.timeout)
+            await asyncio.wait_for(asyncio.wrap_future(ready), self.params.timeout)
         except BaseException:
             await self.close()
             raise
@@ -93,14 +107,15 @@ class Connection:
     async def _serve(self, ready: concurrent.futures.Future[None]) -> None:
         from mcp import Client, StdioServerParameters
 
-        if self.command is not None:
+        p = self.params
+        if p.command is not None:
             from mcp.client.stdio import get_default_environment, stdio_client
 
             env = get_default_environment()
-            if self.env:
-                env.update(self.env)
-            argv, cwd = self.command, self.cwd
-            if self.sandbox is not None and self.sandbox != "off":
+            if p.env:
+                env.update(p.env)
+            argv, cwd = list(p.command), p.cwd
+            if p.sandbox is not None and p.sandbox != "off":
                 argv, env, cwd = self._sandboxed()
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             # The server's stderr goes to a file of ours: a kernel's sys.stderr may have no
@@ -110,7 +125,7 @@ class Connection:
             )
             target: Any = stdio_client(params, errlog=self._stderr)
         else:
-            target = self.url
+            target = p.url
         self._stop = asyncio.Event()
         try:
             async with Client(target) as client:
@@ -136,18 +151,17 @@ class Connection:
         ``env`` given for the server passes whole (it is the user's explicit choice)."""
         from nb_tools.sandbox import SandboxPolicy, prepare
 
-        if self.command is None:  # pragma: no cover - only stdio servers get here
+        p = self.params
+        if p.command is None:  # pragma: no cover - only stdio servers get here
             raise ValueError("a sandbox applies only to a stdio MCP server")
-        workspace = self.cwd or os.getcwd()
+        workspace = p.cwd or os.getcwd()
         policy = (
-            self.sandbox
-            if isinstance(self.sandbox, SandboxPolicy)
-            else SandboxPolicy(mode=self.sandbox)  # type: ignore[arg-type]
+            p.sandbox if isinstance(p.sandbox, SandboxPolicy) else SandboxPolicy(mode=p.sandbox)  # type: ignore[arg-type]
         )
         if policy.workspace is None:
             policy = policy.with_workspace(workspace)
-        launch = prepare(self.command, policy, cwd=workspace)
-        return launch.argv, {**launch.env, **(self.env or {})}, launch.cwd
+        launch = prepare(p.command, policy, cwd=workspace)
+        return launch.argv, {**launch.env, **(p.env or {})}, launch.cwd
 
     async def request(self, make: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
         """Run ``make(client)`` on the connection's loop; fail fast if the connection ends."""

@@ -244,7 +244,7 @@ def _response_items(message: Message, freeform_ids: set[str]) -> Iterator[dict[s
                         "type": "custom_tool_call",
                         "call_id": block.id,
                         "name": block.name,
-                        "input": _freeform_input(block.arguments),
+                        "input": freeform_input(block.arguments),
                     }
                 else:
                     yield {
@@ -280,7 +280,9 @@ def _tool_output(result: ToolResult, freeform_ids: set[str]) -> dict[str, Any]:
     return {"type": kind, "call_id": call_id, "output": output}
 
 
-def _freeform_input(arguments: str) -> str:
+def freeform_input(arguments: str) -> str:
+    """A freeform (custom) tool's text from the arguments kept for it: ``{"input": ...}``
+    gives its string; other text is the input itself."""
     try:
         value = json.loads(arguments)
     except ValueError:

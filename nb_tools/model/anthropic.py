@@ -50,6 +50,7 @@ from nb_tools.model._provider import (
     ToolArgumentsDeltaEvent,
     ToolUseStartEvent,
 )
+from nb_tools.model._retry_handover import RetryHandover
 from nb_tools.model._sse_parse import SSEDecoder
 from nb_tools.model._types import (
     Block,
@@ -85,7 +86,7 @@ _TURN_EVENTS = frozenset(
 )
 
 
-class AnthropicProvider:
+class AnthropicProvider(RetryHandover):
     """Claude via ``anthropic.AsyncAnthropic``: streams one turn per :meth:`stream`.
 
     ``model`` defaults to :func:`nb_tools.model._defaults.default_model` ($NB_TOOLS_MODEL or
@@ -121,16 +122,6 @@ class AnthropicProvider:
         self._warn_deprecated = True
         self._encoder = RequestEncoder(self._model)
         self._options: dict[str, Any] | None = None
-        self._caller_retries = False
-
-    def take_over_retries(self) -> int:
-        """For a caller that retries itself and shows each retry (the agent): the SDK
-        client is then made with no retries, and this returns how many the caller should
-        make (``max_retries``); 0 when a client exists already (it keeps its own)."""
-        if self._client is not None and not self._caller_retries:
-            return 0
-        self._caller_retries = True
-        return self.max_retries
 
     @property
     def model(self) -> str:
@@ -156,7 +147,7 @@ class AnthropicProvider:
             self._client = anthropic.AsyncAnthropic(
                 api_key=api_key,
                 base_url=self._base_url,
-                max_retries=0 if self._caller_retries else self.max_retries,
+                max_retries=self.sdk_retries(),
                 timeout=self._timeout,
             )
         return self._client

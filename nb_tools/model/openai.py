@@ -34,6 +34,7 @@ from nb_tools.model._provider import (
     ToolArgumentsDeltaEvent,
     ToolUseStartEvent,
 )
+from nb_tools.model._retry_handover import RetryHandover
 from nb_tools.model._types import Block, Message, OtherBlock, TextBlock, ToolUseBlock, Usage
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ _WAY_OUT = {
 }
 
 
-class OpenAIProvider:
+class OpenAIProvider(RetryHandover):
     """A model behind the OpenAI SDK's ``AsyncOpenAI`` client.
 
     ``model``: the model name. ``api``: ``"chat"`` (Chat Completions, any OpenAI-compatible
@@ -99,16 +100,6 @@ class OpenAIProvider:
         self.max_retries = max_retries
         self.timeout = timeout
         self._client = client
-        self._caller_retries = False
-
-    def take_over_retries(self) -> int:
-        """For a caller that retries itself and shows each retry (the agent): the SDK
-        client is then made with no retries, and this returns how many the caller should
-        make; 0 when a client exists already (it keeps its own)."""
-        if self._client is not None and not self._caller_retries:
-            return 0
-        self._caller_retries = True
-        return self.max_retries
 
     @property
     def model(self) -> str:
@@ -141,7 +132,7 @@ class OpenAIProvider:
                     status=401,
                 )
         client_class = _sdk().AsyncOpenAI
-        retries = 0 if self._caller_retries else self.max_retries
+        retries = self.sdk_retries()
         return client_class(
             api_key=key, base_url=base_url, max_retries=retries, timeout=self.timeout
         )

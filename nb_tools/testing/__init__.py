@@ -7,8 +7,9 @@ script format (``reply``, ``call``, ``Fault``), plus
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from nb_tools._lazy import lazy_exports
 from nb_tools.testing._script import Fault, Reply, Responder, ScriptedCall, Step, call, reply
 from nb_tools.testing._scripted import ScriptedModel, conversation_problems
 
@@ -19,20 +20,14 @@ if TYPE_CHECKING:
 
 # Imported on first use: the server pulls in an HTTP stack, and both live in modules of
 # their own.
-_LAZY = {
-    "FakeMessagesServer": "nb_tools.testing.server",
-    "FakeOpenAIServer": "nb_tools.testing.openai_server",
-    "block_real_models": "nb_tools.testing._guard",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'nb_tools.testing' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "FakeMessagesServer": "nb_tools.testing.server",
+        "FakeOpenAIServer": "nb_tools.testing.openai_server",
+        "block_real_models": "nb_tools.testing._guard",
+    },
+)
 
 
 __all__ = [

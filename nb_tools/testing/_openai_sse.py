@@ -21,7 +21,9 @@ from nb_tools.model import (
     ToolUseBlock,
     Usage,
 )
+from nb_tools.model._openai_convert import freeform_input
 from nb_tools.testing._script import Reply
+from nb_tools.testing._sse import usage_for as messages_usage_for
 
 JSON = dict[str, Any]
 
@@ -48,11 +50,8 @@ def openai_error(status: int, message: str) -> JSON:
 
 
 def usage_for(reply: Reply, body: Mapping[str, Any]) -> Usage:
-    if reply.usage is not None:
-        return reply.usage
-    prompt = json.dumps([body.get("messages"), body.get("input"), body.get("tools")])
-    produced = len(reply.text) + sum(len(c.argument_text) for c in reply.calls)
-    return Usage(input_tokens=max(1, len(prompt) // 4), output_tokens=max(1, produced // 4))
+    """``reply.usage``, else rough counts of a Chat Completions or Responses request."""
+    return messages_usage_for(reply, body, ("messages", "input", "tools"))
 
 
 def _pieces(text: str) -> list[str]:
@@ -253,7 +252,7 @@ def response_events(
         index = len(output)
         item_id = f"fc_{response_id}_{index}"
         if call.name in custom_tools:
-            text = _freeform_text(call.argument_text)
+            text = freeform_input(call.argument_text)  # call(t, input=...) or raw=...
             item = {
                 "type": "custom_tool_call",
                 "id": item_id,
@@ -317,17 +316,6 @@ def _responses_usage(usage: Usage) -> JSON:
         "output_tokens_details": {"reasoning_tokens": usage.thinking_tokens},
         "total_tokens": prompt + usage.output_tokens,
     }
-
-
-def _freeform_text(argument_text: str) -> str:
-    """A scripted call of a freeform tool: ``call("t", input="...")`` or ``raw="..."``."""
-    try:
-        value = json.loads(argument_text)
-    except ValueError:
-        return argument_text
-    if isinstance(value, dict) and isinstance(value.get("input"), str):
-        return value["input"]
-    return argument_text
 
 
 def encode_response_event(data: Mapping[str, Any]) -> bytes:

@@ -48,11 +48,16 @@ def error_body(status: int, message: str) -> JSON:
     }
 
 
-def usage_for(reply: Reply, body: Mapping[str, Any]) -> Usage:
-    """``reply.usage``, else rough counts: a token per four characters."""
+def usage_for(
+    reply: Reply,
+    body: Mapping[str, Any],
+    prompt_keys: Sequence[str] = ("system", "messages", "tools"),
+) -> Usage:
+    """``reply.usage``, else rough counts: a token per four characters of the reply and
+    of the request's ``prompt_keys`` (the Messages API's by default)."""
     if reply.usage is not None:
         return reply.usage
-    prompt = json.dumps([body.get("system"), body.get("messages"), body.get("tools")])
+    prompt = json.dumps([body.get(key) for key in prompt_keys])
     produced = len(reply.text) + sum(len(c.argument_text) for c in reply.calls)
     return Usage(input_tokens=max(1, len(prompt) // 4), output_tokens=max(1, produced // 4))
 

@@ -17,8 +17,7 @@ a tool the request declares as a freeform (custom) tool is sent as a
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -76,6 +75,7 @@ class FakeOpenAIServer(FakeMessagesServer):
 
 class _OpenAIHandler(_Handler):
     server: Any
+    STREAM_HEADERS: Mapping[str, str] = {}
 
     def do_POST(self) -> None:
         fake: FakeOpenAIServer = self.server.fake
@@ -152,23 +152,3 @@ class _OpenAIHandler(_Handler):
                 self._send_json(200, events[-1]["response"], cut=cut is not None)
         except OSError:
             self.close_connection = True
-
-    def _stream_payloads(self, payloads: Iterable[bytes], delay: float, cut: int | None) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        pending: list[bytes] = []
-        for n, payload in enumerate(payloads):
-            if cut is not None and n >= cut:
-                self.wfile.write(b"".join(pending))
-                self._cut()
-                return
-            if delay and n:
-                self.wfile.write(b"".join(pending))
-                pending.clear()
-                time.sleep(delay)
-            pending.append(b"%x\r\n%s\r\n" % (len(payload), payload))
-        pending.append(b"0\r\n\r\n")
-        self.wfile.write(b"".join(pending))

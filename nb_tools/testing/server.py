@@ -337,17 +337,26 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(
         self, events: Iterable[tuple[str, Mapping[str, Any]]], delay: float, cut: int | None
     ) -> None:
+        self._stream_payloads((encode_event(name, data) for name, data in events), delay, cut)
+
+    STREAM_HEADERS: Mapping[str, str] = {"request-id": "req_fake"}
+    """Headers of a streamed response besides the SSE ones (the API's request id)."""
+
+    def _stream_payloads(self, payloads: Iterable[bytes], delay: float, cut: int | None) -> None:
+        """Send encoded SSE events as a chunked ``text/event-stream``, each its own HTTP
+        chunk (as the APIs frame them), ``delay`` seconds apart; ``cut``: break the
+        connection before that event."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", "req_fake")
+        for key, value in self.STREAM_HEADERS.items():
+            self.send_header(key, value)
         self.end_headers()
         # Events due at the same moment go out in one write (a send per event cost client
-        # and server a wake-up each); ``chunk_delay`` still spaces them out. Each event
-        # stays its own HTTP chunk, as the API frames them.
+        # and server a wake-up each); ``delay`` still spaces them out.
         pending: list[bytes] = []
-        for n, (name, data) in enumerate(events):
+        for n, payload in enumerate(payloads):
             if cut is not None and n >= cut:
                 self.wfile.write(b"".join(pending))
                 self._cut()
@@ -356,8 +365,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"".join(pending))
                 pending.clear()
                 time.sleep(delay)
-            chunk = encode_event(name, data)
-            pending.append(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            pending.append(b"%x\r\n%s\r\n" % (len(payload), payload))
         pending.append(b"0\r\n\r\n")
         self.wfile.write(b"".join(pending))
 

@@ -7,7 +7,7 @@ from nb_tools.model import ToolGrammar
 from nb_tools.tool._collect import tools_from
 from nb_tools.tool._decorator import FunctionTool, tool
 from nb_tools.tool._derive import schema_of
-from nb_tools.tool._executor import Executor, is_read_only_call, needs_approval
+from nb_tools.tool._executor import Executor
 from nb_tools.tool._middleware import Middleware, Next, allow, chain, truncate_output
 from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name, validate_name
 from nb_tools.tool._progress import Progress, ProgressSink, progress, progress_sink
@@ -27,8 +27,8 @@ from nb_tools.tool._types import (
     Tool,
     ToolPanic,
     ValidationError,
-    preview_changes,
 )
+from nb_tools.tool._votes import is_read_only_call, needs_approval, preview_changes
 
 __all__ = [
     "MCP_NAME_PREFIX",

@@ -106,7 +106,7 @@ class FunctionTool:
         self._timeout = timeout
         self._method = self._binds_class or _is_method(fn)
         self._attr: str | None = None  # the attribute name in the class body
-        self._direct = (
+        self._direct: tuple[Callable[[Any], dict[str, Any]], Callable[..., Any]] | None = (
             (self._kwargs, fn) if self._is_async and timeout is None and not self._method else None
         )
         self._approver = approver
@@ -179,13 +179,19 @@ class FunctionTool:
     def info(self) -> Info:
         return self._info
 
+    @property
+    def direct_call(self) -> tuple[Callable[[Any], dict[str, Any]], Callable[..., Any]] | None:
+        """``(prepare, fn)`` for an async function without a timeout: the executor awaits
+        ``fn(**prepare(parsed))`` itself; ``None`` for the others (``ValidatedCall``)."""
+        return self._direct
+
     async def call(self, args: str | bytes) -> Result:
         """Validate the raw JSON arguments, convert them, run the function and turn what
         it returns into a ``Result``. Raises ``ValidationError`` for invalid arguments and
         lets the function's exceptions through (the executor reports both to the model)."""
-        return to_result(await self._call_validated(self._validate(args or "{}")))
+        return to_result(await self.call_validated(self._validate(args or "{}")))
 
-    async def _call_validated(self, parsed: Any) -> Any:
+    async def call_validated(self, parsed: Any) -> Any:
         """The call from arguments already validated (the executor's fast path): returns
         what the function returned, or for a sync function the ``Result`` made of it in
         the worker thread (saving a figure as PNG takes a while)."""

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool._middleware import Middleware, Next, chain
-from nb_tools.tool._progress import _call_id
+from nb_tools.tool._progress import call_id_var
 from nb_tools.tool._registry import Entry, Registry, make_entry
 from nb_tools.tool._results import to_result
-from nb_tools.tool._types import Call, Result, Tool, ToolPanic, ValidationError
+from nb_tools.tool._types import Call, Result, ToolPanic, ValidationError
+from nb_tools.tool._votes import is_read_only_call
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -60,7 +61,7 @@ async def run_in_thread(fn: Callable[..., T], *args: Any) -> T:
     from nb_tools.tool._interrupt import Slot, wait_stopped
 
     ctx = contextvars.copy_context()
-    slot = Slot(_call_id.get())
+    slot = Slot(call_id_var.get())
     work = _thread_pool().submit(ctx.run, slot.run, fn, *args)
     try:
         return await asyncio.wrap_future(work)
@@ -74,7 +75,7 @@ async def run_in_thread(fn: Callable[..., T], *args: Any) -> T:
         raise
 
 
-# -- approval and read-only votes ------------------------------------------------------
+# -- batches --------------------------------------------------------------------------
 
 
 def parallel_groups(items: Sequence[T], parallel: Callable[[T], bool]) -> list[list[T]]:
@@ -90,32 +91,6 @@ def parallel_groups(items: Sequence[T], parallel: Callable[[T], bool]) -> list[l
             out.append([item])
         last_parallel = is_parallel
     return out
-
-
-def needs_approval(tool: Tool, args: str | bytes) -> bool:
-    """Whether a call of ``tool`` with ``args`` needs approval: the tool's
-    ``requires_approval_for(args)`` if it has one, else ``Info.requires_approval``. A vote
-    that raises counts as "needs approval" (fail closed)."""
-    vote = getattr(tool, "requires_approval_for", None)
-    if vote is not None:
-        try:
-            return bool(vote(args))
-        except Exception:
-            return True
-    return tool.info().requires_approval
-
-
-def is_read_only_call(tool: Tool, args: str | bytes) -> bool:
-    """Whether a call of ``tool`` with ``args`` has no side effects: the tool's
-    ``read_only_call(args)`` vote if it has one, else ``Info.read_only``. A vote that
-    raises counts as "not read-only"."""
-    vote = getattr(tool, "read_only_call", None)
-    if vote is not None:
-        try:
-            return bool(vote(args))
-        except Exception:
-            return False
-    return tool.info().read_only
 
 
 # -- results the model sees ------------------------------------------------------------
@@ -215,7 +190,7 @@ class Executor:
         self.middlewares: tuple[Middleware, ...] = middlewares
         self._invoke: Next = chain(self._final, *middlewares) if middlewares else self._final
         self._bare = not middlewares
-        self._entries = registry._entries  # read without the lock: dict.get is atomic
+        self._entries = registry.entries()  # a live view, read without the lock
 
     # -- one call -----------------------------------------------------------------------
 
@@ -225,7 +200,7 @@ class Executor:
             return await self._execute(call, self._invoke)
         # No middleware: the hot path, one coroutine frame fewer and no Call to build.
         start = time.perf_counter()
-        token = _call_id.set(call.id)
+        token = call_id_var.set(call.id)
         try:
             name = call.name
             entry = self._entries.get(name)
@@ -250,7 +225,7 @@ class Executor:
         except Exception as exc:  # converting the tool's return value failed
             result = _panic_result(call.name, exc)
         finally:
-            _call_id.reset(token)
+            call_id_var.reset(token)
         metadata = {**result.metadata, "duration": time.perf_counter() - start}
         return _tool_result(call.id, result.content, tuple(result.parts), result.is_error, metadata)
 
@@ -261,7 +236,7 @@ class Executor:
     async def _execute(self, tc: ToolCall, invoke: Next) -> ToolResult:
         start = time.perf_counter()
         entry = self._entries.get(tc.name)
-        token = _call_id.set(tc.id)
+        token = call_id_var.set(tc.id)
         try:
             tool = None if entry is None else entry.tool
             result = await invoke(Call(id=tc.id, name=tc.name, arguments=tc.arguments, tool=tool))
@@ -270,7 +245,7 @@ class Executor:
         except Exception as exc:  # a middleware (or a tool behind it) failed
             result = _panic_result(tc.name, exc)
         finally:
-            _call_id.reset(token)
+            call_id_var.reset(token)
         metadata = {**result.metadata, "duration": time.perf_counter() - start}
         return _tool_result(tc.id, result.content, tuple(result.parts), result.is_error, metadata)
 
@@ -336,16 +311,9 @@ class Executor:
         return results
 
     async def _gather(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        import asyncio
+        from nb_tools.tool._tasks import gather_or_cancel  # asyncio: not at import time
 
-        tasks = [asyncio.ensure_future(self.execute(c)) for c in calls]
-        try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.wait(tasks)
-            raise
+        return await gather_or_cancel(self.execute(c) for c in calls)
 
     # -- from sync code ---------------------------------------------------------------------
 

@@ -25,7 +25,8 @@ ProgressSink = Callable[[str, Progress], None]
 """Receives ``(call_id, progress)``."""
 
 _sink: ContextVar[ProgressSink | None] = ContextVar("nb_tools_progress_sink", default=None)
-_call_id: ContextVar[str | None] = ContextVar("nb_tools_call_id", default=None)
+call_id_var: ContextVar[str | None] = ContextVar("nb_tools_call_id", default=None)
+"""The id of the call the current code runs for; the executor sets it around each call."""
 
 
 @contextmanager
@@ -41,22 +42,22 @@ def progress_sink(sink: ProgressSink | None) -> Iterator[None]:
 @contextmanager
 def bind_call(call_id: str) -> Iterator[None]:
     """Mark the code inside this block as running the call ``call_id`` (executor use)."""
-    token = _call_id.set(call_id)
+    token = call_id_var.set(call_id)
     try:
         yield
     finally:
-        _call_id.reset(token)
+        call_id_var.reset(token)
 
 
 def current_call_id() -> str | None:
-    return _call_id.get()
+    return call_id_var.get()
 
 
 def capture_progress() -> Callable[[Progress], None] | None:
     """The current call's progress sink bound to its call id, for code that reports from
     another thread or event loop (e.g. an MCP connection). ``None`` outside a run."""
     sink = _sink.get()
-    call_id = _call_id.get()
+    call_id = call_id_var.get()
     if sink is None or call_id is None:
         return None
 
@@ -70,7 +71,7 @@ def progress(chunk: str = "", *, fraction: float | None = None) -> None:
     """Stream a chunk of output (and optionally a fraction done) from inside a tool to
     whoever runs the call, e.g. the cell's tool card. A no-op outside a run."""
     sink = _sink.get()
-    call_id = _call_id.get()
+    call_id = call_id_var.get()
     if sink is None or call_id is None:
         return
     if fraction is not None:

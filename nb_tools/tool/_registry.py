@@ -8,13 +8,13 @@ import functools
 import inspect
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.model import ToolSpec
 from nb_tools.tool._names import MCP_NAME_PREFIX, validate_name
-from nb_tools.tool._types import Info, Tool
+from nb_tools.tool._types import Info, Tool, ValidatedCall
 
 if TYPE_CHECKING:
     from nb_tools.tool._schema import Schema
@@ -70,21 +70,20 @@ def make_entry(tool: Tool) -> Entry:
         strict=info.strict,
         grammar=info.grammar,
     )
-    # Tools that take already validated arguments (FunctionTool._call_validated) get the
-    # parsed value, so the executor parses the raw text once; they may return any value
-    # ``to_result`` accepts.
-    fast = getattr(tool, "_call_validated", None) if validate is not None else None
-    # An async FunctionTool also offers (prepare, fn): the executor awaits
-    # fn(**prepare(parsed)) itself, two coroutine frames fewer per call.
-    direct = getattr(tool, "_direct", None) if fast is not None else None
+    # A tool that takes arguments already validated (a ValidatedCall, e.g. a @tool
+    # function) gets the parsed value, so the executor parses the raw text once.
+    fast: Callable[[Any], Any] | None = None
+    direct: tuple[Callable[[Any], dict[str, Any]], Callable[..., Any]] | None = None
+    if validate is not None and isinstance(tool, ValidatedCall):
+        fast, direct = tool.call_validated, tool.direct_call
     return Entry(
         tool=tool,
         info=info,
         spec=spec,
         validate=validate,
         call_is_async=inspect.iscoroutinefunction(call),
-        call_validated=fast if callable(fast) else None,
-        direct=direct if isinstance(direct, tuple) else None,
+        call_validated=fast,
+        direct=direct,
     )
 
 
@@ -190,6 +189,12 @@ class Registry:
     def entry(self, name: str) -> Entry | None:
         """The tool registered as ``name`` with what was derived from it (executor use)."""
         return self._entries.get(name)
+
+    def entries(self) -> Mapping[str, Entry]:
+        """The entries by name, live, for hot paths (the executor): reading takes no lock
+        (a dict lookup is atomic) and sees later changes. Read-only: change the registry
+        through its methods. (Not a ``MappingProxyType``: its lookups cost 3x a dict's.)"""
+        return self._entries
 
     def is_hidden(self, name: str) -> bool:
         return name in self._hidden

@@ -4,7 +4,7 @@ preview of changes)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -81,6 +81,20 @@ class ProtectedCall(Protocol):
     def is_protected_call(self, args: str | bytes) -> bool: ...
 
 
+@runtime_checkable
+class ValidatedCall(Protocol):
+    """A tool that also takes arguments already validated against its own
+    ``Info.parameters`` (a ``@tool`` function), so the executor parses the raw text once.
+    ``call_validated`` may return any value ``to_result`` accepts; ``direct_call``, when
+    not ``None``, is ``(prepare, fn)``: the executor may await ``fn(**prepare(parsed))``
+    itself, two coroutine frames fewer per call."""
+
+    def call_validated(self, parsed: Any) -> Awaitable[Any]: ...
+
+    @property
+    def direct_call(self) -> tuple[Callable[[Any], dict[str, Any]], Callable[..., Any]] | None: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class Change:
     """One file change a writer would make. ``before``/``after`` are ``None`` for a
@@ -128,22 +142,6 @@ class MultiPreviewer(Protocol):
     """The multi-file form of ``Previewer`` (``apply_patch``): one ``Change`` per file."""
 
     def preview_files(self, args: str | bytes) -> list[Change]: ...
-
-
-def preview_changes(tool: Tool, args: str | bytes) -> list[Change] | None:
-    """The changes a writer would make for ``args``, or ``None`` when there is nothing to
-    show: the tool is read-only, has no preview, or the preview failed (the call will
-    most likely fail too and say why). Binary changes are dropped."""
-    try:
-        if isinstance(tool, MultiPreviewer):
-            changes = list(tool.preview_files(args))
-        elif isinstance(tool, Previewer):
-            changes = [tool.preview(args)]
-        else:
-            return None
-    except Exception:
-        return None
-    return [c for c in changes if not c.binary] or None
 
 
 @dataclass(frozen=True, kw_only=True)
