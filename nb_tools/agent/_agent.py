@@ -27,6 +27,7 @@ from nb_tools.agent._approval import (
     denial_text,
     source_label,
 )
+from nb_tools.agent._budget import over_budget
 from nb_tools.agent._deciders import (
     AlwaysAllow,
     ask_person,
@@ -42,7 +43,6 @@ from nb_tools.agent._driver import (
     server_tool_used,
     user_message_blocks,
 )
-from nb_tools.agent._budget import over_budget
 from nb_tools.agent._events import (
     ApprovalRequested,
     Event,
