@@ -4,6 +4,7 @@ the env given for it, and none of the kernel's secrets."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from nb_tools.mcp import attach
 from nb_tools.model import ToolCall
 from nb_tools.tool import Executor, Registry
 
-SERVER = str(Path(__file__).resolve().parents[1] / "mcp" / "demo_server.py")
+DEMO = Path(__file__).resolve().parents[1] / "mcp" / "demo_server.py"
 
 
 @pytest.mark.parametrize("mode", ["read-only"])
@@ -22,12 +23,15 @@ async def test_stdio_server_in_the_sandbox(
     mode: str, ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     require_sandbox()
+    # The server's script goes into the workspace: a checkout under /tmp (or a home) is out
+    # of the sandbox's sight, as it should be.
+    server = str(shutil.copy(DEMO, ws / "demo_server.py"))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-mcp-secret")
     registry = Registry()
     handle = await attach(
         registry,
         "boxed",
-        command=[sys.executable, SERVER],
+        command=[sys.executable, server],
         env={"SERVER_SETTING": "given"},
         cwd=str(ws),
         sandbox=mode,  # type: ignore[arg-type]
@@ -47,11 +51,11 @@ async def test_stdio_server_in_the_sandbox(
         assert "5" in (await ex.execute(add)).content
         boxed = [
             p
-            for p in pids_with(SERVER)
+            for p in pids_with(server)
             if Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"bwrap")
             or b"/bwrap\0" in Path(f"/proc/{p}/cmdline").read_bytes()
         ]
         assert boxed, "the server is not running under bwrap"
     finally:
         await handle.close()
-    assert not pids_with(SERVER)
+    assert not pids_with(server)
