@@ -4,10 +4,9 @@ the whole text and says how much of it the model saw."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
-from nb_tools.tool import Call, Middleware, Next, Result, truncate
+from nb_tools.tool import Middleware, truncate_output
 
 RESULT_LIMIT_ENV = "NB_TOOLS_RESULT_LIMIT"
 DEFAULT_RESULT_LIMIT = 30_000
@@ -34,20 +33,4 @@ def trim_for_model(limit: int) -> Middleware:
     """Give the model at most ``limit`` UTF-8 bytes of each result (head + tail); keep the
     whole text in ``metadata["full_content"]`` and ``[seen, total]`` bytes in
     ``metadata["model_saw"]`` for the card."""
-
-    async def trim_for_model_middleware(call: Call, next: Next) -> Result:
-        result = await next(call)
-        content = result.content
-        cut = truncate(content, limit)
-        if cut is content:
-            return result
-        metadata = dict(result.metadata)
-        metadata["full_content"] = content
-        metadata["model_saw"] = [_size(cut), _size(content)]
-        return dataclasses.replace(result, content=cut, metadata=metadata)
-
-    return trim_for_model_middleware
-
-
-def _size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
+    return truncate_output(limit, keep_full=True)

@@ -59,9 +59,11 @@ def allow(*names: str) -> Middleware:
     return allow_middleware
 
 
-def truncate_output(max_bytes: int) -> Middleware:
+def truncate_output(max_bytes: int, *, keep_full: bool = False) -> Middleware:
     """Limit result content to ``max_bytes`` UTF-8 bytes, keeping head and tail so the model
-    still sees how the output ends. The full length goes into ``metadata["truncated_from"]``."""
+    still sees how the output ends. The full length goes into ``metadata["truncated_from"]``;
+    with ``keep_full`` the whole text goes into ``metadata["full_content"]`` and
+    ``[seen, total]`` bytes into ``metadata["model_saw"]`` (for a view that shows it all)."""
     if max_bytes < 0:
         raise ValueError(f"truncate_output: max_bytes must be >= 0, got {max_bytes}")
 
@@ -72,7 +74,11 @@ def truncate_output(max_bytes: int) -> Middleware:
         if cut is content:
             return result
         metadata = dict(result.metadata)
-        metadata["truncated_from"] = len(content.encode("utf-8", "surrogatepass"))
+        total = len(content.encode("utf-8", "surrogatepass"))
+        metadata["truncated_from"] = total
+        if keep_full:
+            metadata["full_content"] = content
+            metadata["model_saw"] = [len(cut.encode("utf-8", "surrogatepass")), total]
         return dataclasses.replace(result, content=cut, metadata=metadata)
 
     return truncate_output_middleware

@@ -100,6 +100,15 @@ async def test_truncate_output_keeps_head_and_tail() -> None:
     assert seen(await ex.execute(tc("short"))).metadata == {"tool": "short"}
 
 
+async def test_truncate_output_can_keep_the_whole_text_for_the_view() -> None:
+    long = "".join(f"{i:03d}\n" for i in range(100))
+    ex = Executor(Registry(Say("long", long)), truncate_output(60, keep_full=True))
+    result = seen(await ex.execute(tc("long")))
+    assert result.metadata["full_content"] == long
+    assert result.metadata["model_saw"] == [len(result.content.encode()), 400]
+    assert result.content != long
+
+
 def test_truncate_output_rejects_a_negative_limit() -> None:
     with pytest.raises(ValueError, match="max_bytes must be >= 0, got -1"):
         truncate_output(-1)
