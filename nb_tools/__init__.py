@@ -49,7 +49,7 @@ from nb_tools.tool import (
 )
 
 if TYPE_CHECKING:
-    from nb_tools.agent import Agent, RunResult
+    from nb_tools.agent import Agent, Conversation, RunResult
     from nb_tools.jupyter import run_agent
 
 __version__ = "0.1.0"
@@ -58,6 +58,7 @@ __getattr__ = lazy_exports(
     __name__,
     {
         "Agent": "nb_tools.agent",
+        "Conversation": "nb_tools.agent",
         "RunResult": "nb_tools.agent",
         "run_agent": "nb_tools.jupyter",
     },
@@ -89,6 +90,7 @@ __all__ = [
     "ApprovalByArguments",
     "Call",
     "Change",
+    "Conversation",
     "Executor",
     "FunctionTool",
     "Info",

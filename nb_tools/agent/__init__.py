@@ -5,14 +5,7 @@ cancellation and resume, usage.
 on an agent's first run when it was given a model name (or none).
 """
 
-from nb_tools.agent._agent import (
-    BACKGROUND_TEXT,
-    CUT_OFF_TEXT,
-    STOPPED_TEXT,
-    Agent,
-    EventHandler,
-    RunResult,
-)
+from nb_tools.agent._agent import Agent, RunResult
 from nb_tools.agent._approval import (
     POLICIES,
     Allow,
@@ -36,6 +29,7 @@ from nb_tools.agent._approval import (
     denial_text,
     source_label,
 )
+from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._deciders import Decider, decide
 from nb_tools.agent._events import (
     ApprovalDecided,
@@ -58,6 +52,15 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
+from nb_tools.agent._run import (
+    BACKGROUND_TEXT,
+    CUT_OFF_TEXT,
+    STOPPED_TEXT,
+    EventHandler,
+    Finished,
+    GoOn,
+    TurnOutcome,
+)
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.tool._votes import is_protected_call
 
@@ -77,12 +80,15 @@ __all__ = [
     "AskReason",
     "CitationsReceived",
     "ContextCompacted",
+    "Conversation",
     "Decider",
     "Decision",
     "Deny",
     "ErrorSource",
     "Event",
     "EventHandler",
+    "Finished",
+    "GoOn",
     "ModelFailed",
     "ModelRetrying",
     "Permission",
@@ -103,6 +109,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolProgress",
+    "TurnOutcome",
     "TurnStarted",
     "UsageUpdated",
     "Verdict",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._context import (
@@ -26,7 +27,6 @@ from nb_tools.agent._notices import (
 from nb_tools.agent._turns import TurnPolicy, Verdict
 from nb_tools.model import (
     CompactionBlock,
-    ImageBlock,
     Message,
     ModelRequest,
     Provider,
@@ -34,7 +34,6 @@ from nb_tools.model import (
     ServerToolResultBlock,
     ServerToolUseBlock,
     TextBlock,
-    ToolResultBlock,
 )
 from nb_tools.model._limits import limits_for
 
@@ -69,8 +68,9 @@ class TurnDriver:
         self, registry: Registry, max_tokens: int | None
     ) -> tuple[ModelRequest, list[Event]]:
         events: list[Event] = []
-        messages = self.agent._messages
-        request = self._build(registry, messages, max_tokens)
+        conversation = self.agent.conversation
+        messages = list(conversation.messages)
+        request = self.build(registry, messages, max_tokens)
         if self.client_summary or self.client_clear:
             tokens = self.tokens or await self._count(request)
             window = limits_for(self.model).context_window
@@ -81,19 +81,20 @@ class TurnDriver:
             if self.client_summary and needs_summary(self.model, tokens):
                 done = await summarise(self.provider, request, messages, tokens)
                 if done is not None:
-                    messages[:] = done[0]
+                    messages = done[0]
                     events.append(done[1])
                     self.tokens = _last_tokens[self.agent] = 0
             if events:
-                request = self._build(registry, messages, max_tokens)
+                conversation.replace(messages)
+                request = self.build(registry, messages, max_tokens)
         events.extend(self.policy.notices)
         self.policy.notices.clear()
         events.extend(self.fitter.notices)
         self.fitter.notices.clear()
         return request, events
 
-    def _build(
-        self, registry: Registry, messages: list[Message], max_tokens: int | None
+    def build(
+        self, registry: Registry, messages: Sequence[Message], max_tokens: int | None
     ) -> ModelRequest:
         fitted = self.fitter.fit(messages)
         request = self.policy.request(
@@ -132,7 +133,7 @@ class TurnDriver:
             events.append(
                 ContextCompacted(
                     how="server",
-                    messages_before=len(self.agent._messages),
+                    messages_before=len(self.agent.conversation),
                     messages_after=1,
                     tokens_before=usage.input_tokens + usage.cache_read_input_tokens,
                     message="the API compacted the conversation: a summary now stands for "
@@ -177,31 +178,8 @@ def _with_max_tokens(request: ModelRequest, max_tokens: int) -> ModelRequest:
     return dataclasses.replace(request, max_tokens=max(max_tokens, request.max_tokens))
 
 
-def drop_refused_prompt(messages: list[Message]) -> None:
-    """After a refusal: the prompt that was refused leaves the conversation too (tool results
-    stay, they answer calls), so the next prompt starts clean and is not merged into it."""
-    if not messages or messages[-1].role != "user":
-        return
-    last = messages[-1]
-    kept = tuple(b for b in last.content if isinstance(b, ToolResultBlock))
-    if kept:
-        messages[-1] = Message(role="user", content=kept)
-    else:
-        messages.pop()
-
-
-def user_message_blocks(prompt: str, parts: list[Any]) -> tuple[Any, ...]:
-    """A prompt's blocks: its attachments, then its text (none when only whitespace)."""
-    blocks: list[Any] = [ImageBlock(part=p) for p in parts]
-    if prompt.strip():
-        blocks.append(TextBlock(text=prompt))
-    return tuple(blocks)
-
-
 __all__ = [
     "TurnDriver",
-    "drop_refused_prompt",
     "reply_events",
     "server_tool_used",
-    "user_message_blocks",
 ]

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nb_tools.agent._conversation import Conversation
 from nb_tools.model import Message, Usage
 
 if TYPE_CHECKING:
@@ -242,14 +243,14 @@ def load(cls: type[Agent], path: str | os.PathLike[str], **overrides: Any) -> Ag
         "messages": decode_messages(data.get("messages", [])),
     }
     kwargs.update(overrides)
+    usage = decode(data.get("usage"))
+    if isinstance(usage, Usage) and not isinstance(kwargs["messages"], Conversation):
+        kwargs["messages"] = Conversation(kwargs["messages"], usage)
     agent = cls(**kwargs)
     agent.always_allow |= set(data.get("always_allow", []))
     options = data.get("request_options")
     if options is not None and hasattr(agent, "request_options"):
         agent.request_options = _restore(type(agent.request_options), options)
-    usage = decode(data.get("usage"))
-    if isinstance(usage, Usage):
-        agent._usage = usage
     return agent
 
 

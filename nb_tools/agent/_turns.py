@@ -2,7 +2,7 @@
 Anthropic-defined tools by type, sampling, tool choice, context management), and what the
 loop does with each stop reason the Messages API documents.
 
-The loop (``_agent._Run``) asks :class:`TurnPolicy` for each request and hands it each
+The loop (``_run.Run``) asks :class:`TurnPolicy` for each request and hands it each
 response; the policy answers with a :class:`Verdict` saying whether to keep the reply, run
 its calls, go on, retry, or end, and why."""
 

@@ -1,0 +1,472 @@
+"""One run of an agent: turns until one of them finishes the run, or the turn limit, a
+budget or a stop ends it. A turn (:meth:`Run.turn`) is one model request and the tool calls of
+its reply, decided, run and answered; it returns what it decided (:data:`TurnOutcome`). The
+conversation changes only through :class:`~nb_tools.agent._conversation.Conversation`, and a
+stop at any await leaves it valid: every call of the last reply answered."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+import time
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from nb_tools.agent._approval import (
+    Allow,
+    ApprovalRequest,
+    Ask,
+    Settled,
+    denial_text,
+    source_label,
+)
+from nb_tools.agent._budget import over_budget
+from nb_tools.agent._deciders import (
+    AlwaysAllow,
+    ask_person,
+    decided_event,
+    deciders_for,
+    is_invalid_arguments,
+    remembered_rule,
+    run_deciders,
+)
+from nb_tools.agent._driver import TurnDriver, server_tool_used
+from nb_tools.agent._events import (
+    ApprovalRequested,
+    Event,
+    ModelFailed,
+    RunFinished,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+    TurnStarted,
+    UsageUpdated,
+)
+from nb_tools.agent._notices import ThinkingDelta
+from nb_tools.agent._retry import stream_with_retries, take_over_retries
+from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
+from nb_tools.agent._turns import sendable
+from nb_tools.model import (
+    ModelError,
+    ModelRequest,
+    Provider,
+    ResponseEvent,
+    ServerToolEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolResult,
+    Usage,
+)
+from nb_tools.tool import Executor, Registry, progress_sink
+from nb_tools.tool._interrupt import still_running
+from nb_tools.tool._progress import Progress
+
+if TYPE_CHECKING:
+    from nb_tools.agent._agent import Agent, RunResult
+
+EventHandler: TypeAlias = Callable[[Event], "Awaitable[None] | None"]
+
+STOPPED_TEXT = "stopped by the user before this call finished"
+CUT_OFF_TEXT = (
+    "cut off: the user stopped the run while this call was running; it may have partially "
+    "run (check its effects before calling it again)"
+)
+BACKGROUND_TEXT = (
+    "still running in the background: the user stopped the run, but this call could not be "
+    "interrupted (it is blocked outside Python) and may still change things; check its "
+    "effects before calling it again"
+)
+
+
+@dataclass(frozen=True)
+class GoOn:
+    """The turn is done and the model should be asked again. ``max_tokens``: that request's
+    limit (a tool call cut at ``max_tokens`` is asked for again with more room);
+    ``mid_turn``: the model's own turn is not over (a paused turn, a cut call asked again),
+    so a stop "after this turn" waits for it."""
+
+    max_tokens: int | None = None
+    mid_turn: bool = False
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The turn ended the run: the model's ``stop_reason`` ("end_turn", "refusal", …) or
+    the loop's ("error", "budget"), with ``error`` saying what went wrong."""
+
+    stop_reason: str
+    error: str | None = None
+
+
+TurnOutcome: TypeAlias = GoOn | Finished
+
+
+class Run:
+    """One run's state, so a stop can finish the conversation properly."""
+
+    registry: Registry
+    provider: Provider
+    executor: Executor
+    driver: TurnDriver
+
+    def __init__(self, agent: Agent, handlers: list[EventHandler]) -> None:
+        self.agent = agent
+        self.conversation = agent.conversation
+        self.handlers = handlers
+        self.usage = Usage()
+        self.last_usage: Usage | None = None  # the last reply's (for the budget)
+        self.turns = 0
+        self.text = ""  # the run's last assistant text
+        self.partial: list[str] = []  # text streamed in the current turn
+        self.pending: list[CallPlan] = []  # calls of the last assistant message, unanswered
+        self.tracker = Tracker()
+        self.reported: set[str] = set()
+        self.loop = asyncio.get_running_loop()
+        self.loop_thread = threading.get_ident()
+        self.task: asyncio.Task[Any] | None = None
+        self.background: set[asyncio.Future[Any]] = set()
+        self.retries: int | None = None  # model retries made here (ModelRetrying events)
+        self.always = AlwaysAllow.empty()  # "Always allow" rules, compiled once per run
+        self.stop_after_turn = False
+        self.stop_asked = False
+
+    # -- stopping, from any thread -----------------------------------------------------------
+
+    def stop(self, *, after_turn: bool = False) -> None:
+        """Stop now (calls in flight are cancelled and answered as stopped or cut off) or
+        once the turn in progress is done (its calls run and are answered)."""
+        if after_turn:
+            self.stop_after_turn = True
+            return
+        self.stop_asked = True
+        if self.task is not None:
+            self.loop.call_soon_threadsafe(self.task.cancel)
+
+    # -- events --------------------------------------------------------------------------
+
+    async def emit(self, event: Event) -> None:
+        for handler in self.handlers:
+            try:
+                out = handler(event)
+                if inspect.isawaitable(out):
+                    await out
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                _warn_handler(handler, event, exc)
+
+    def emit_soon(self, event: Event) -> None:
+        """Emit from synchronous code, possibly on another thread (tool progress)."""
+        if threading.get_ident() != self.loop_thread:
+            self.loop.call_soon_threadsafe(self.emit_soon, event)
+            return
+        for handler in self.handlers:
+            try:
+                out = handler(event)
+                if inspect.isawaitable(out):
+                    task = asyncio.ensure_future(out)
+                    self.background.add(task)
+                    task.add_done_callback(self._background_done)
+            except Exception as exc:
+                _warn_handler(handler, event, exc)
+
+    def _background_done(self, task: asyncio.Future[Any]) -> None:
+        self.background.discard(task)
+        exc = None if task.cancelled() else task.exception()
+        if exc is not None:
+            _warn_handler("an async handler", "ToolProgress", exc)
+
+    def on_progress(self, call_id: str, progress: Progress) -> None:
+        self.emit_soon(ToolProgress(call_id=call_id, progress=progress))
+
+    # -- the run -------------------------------------------------------------------------
+
+    def start(self, prompt: str, attachments: Sequence[Any] = ()) -> None:
+        """Add the prompt and get the tools, the provider and the request builder."""
+        last = self.agent.last_result
+        self.conversation.add_prompt(
+            prompt, attachments, last_stop_reason=last.stop_reason if last else None
+        )
+        self.registry = self.agent.tools
+        self.provider = self.agent.provider
+        self.executor = Executor(self.registry, *self.agent.middlewares)
+        self.driver = TurnDriver(self.agent, self.provider)
+
+    async def go(self, prompt: str, attachments: Sequence[Any] = ()) -> RunResult:
+        """Add the prompt, then drive turns to the end. A stop asked with :meth:`stop`
+        returns a "stopped" result; a cancellation from outside ends the same way, then
+        propagates."""
+        self.task = asyncio.current_task()
+        try:
+            self.start(prompt, attachments)
+            result = await self._turns()
+        except asyncio.CancelledError:
+            result = await self._end_early("stopped")
+            if self.stop_asked and self.task is not None and self.task.uncancel() == 0:
+                return result
+            raise
+        except Exception as exc:  # a bug (ours or a hook's): keep the conversation valid
+            await self._end_early("error", f"{type(exc).__name__}: {exc}")
+            raise
+        self.agent.last_result = result
+        await self._finish(result)
+        return result
+
+    async def _turns(self) -> RunResult:
+        max_tokens: int | None = None
+        while True:
+            outcome = await self.turn(max_tokens)
+            if isinstance(outcome, Finished):
+                return self.result(outcome.stop_reason, outcome.error)
+            if self.turns >= self.agent.max_turns and outcome.max_tokens is None:
+                return self.result("max_turns")  # a cut call's one retry still goes
+            if self.stop_after_turn and not outcome.mid_turn:
+                return self.result("stopped_after_turn")
+            max_tokens = outcome.max_tokens
+
+    async def turn(self, max_tokens: int | None = None) -> TurnOutcome:
+        """One model request and its reply's tool calls, decided, run and answered."""
+        try:
+            request, notes = await self.driver.request(self.registry, max_tokens)
+        except ModelError as exc:
+            return await self._failed(str(exc), exc.status)
+        budget = self.agent.budget_usd
+        if budget is not None and over_budget(
+            budget, self.usage, self.provider.model, request, self.last_usage
+        ):
+            return Finished("budget")
+        self.turns += 1
+        await self.emit(TurnStarted(turn=self.turns))
+        for note in notes:
+            await self.emit(note)
+        try:
+            response = await self._stream(request)
+        except ModelError as exc:
+            return await self._failed(str(exc), exc.status)
+        except Exception as exc:  # a provider bug must not lose the conversation
+            return await self._failed(f"{type(exc).__name__}: {exc}", None)
+        # No await from here until the calls are pending: a stop must find every tool_use
+        # of the added reply in ``pending``.
+        self.partial = []
+        message = response.message
+        verdict, notes = self.driver.judge(response, request)
+        if verdict.keep and sendable(message):
+            self.conversation.add_reply(message)
+            if message.text:
+                self.text = message.text
+        elif verdict.drop_prompt:
+            self.conversation.drop_refused_prompt()
+        self.tracker = Tracker()
+        self.reported = set()
+        calls = message.tool_calls if verdict.keep and verdict.run else ()
+        self.pending = [plan(self.registry, c) for c in calls]
+        self.usage = self.usage + response.usage
+        self.last_usage = response.usage
+        self.conversation.count(response.usage)
+        for note in notes:
+            await self.emit(note)
+        await self.emit(UsageUpdated(turn=self.turns, usage=response.usage, total=self.usage))
+        if self.pending:
+            await self._run_calls()
+            return GoOn()
+        if verdict.again:
+            return GoOn(max_tokens=verdict.max_tokens, mid_turn=True)
+        return Finished(verdict.stop_reason or response.stop_reason, verdict.error)
+
+    def result(self, stop_reason: str, error: str | None = None) -> RunResult:
+        from nb_tools.agent._agent import RunResult
+
+        return RunResult(
+            text=self.text,
+            messages=self.conversation.messages,
+            usage=self.usage,
+            stop_reason=stop_reason,
+            error=error,
+            turns=self.turns,
+            system=self.agent.system,
+        )
+
+    async def _failed(self, message: str, status: int | None) -> Finished:
+        self.partial = []
+        await self.emit(ModelFailed(message=message, status=status))
+        return Finished("error", message)
+
+    async def _end_early(self, stop_reason: str, error: str | None = None) -> RunResult:
+        result, events = self._stop(stop_reason, error)  # the conversation is valid here
+        self.agent.last_result = result
+        for event in events:
+            await self.emit(event)
+        await self._finish(result)
+        return result
+
+    async def _finish(self, result: RunResult) -> None:
+        if self.background:  # async handlers of progress events
+            await asyncio.wait(set(self.background), timeout=1.0)
+        await self.emit(RunFinished(result=result))
+
+    async def _stream(self, request: ModelRequest) -> ResponseEvent:
+        provider = self.provider
+        response: ResponseEvent | None = None
+        if self.retries is None:
+            self.retries = take_over_retries(provider)
+        stream = stream_with_retries(provider, request, self.retries, self.emit)
+        try:
+            async for event in stream:
+                if isinstance(event, TextDeltaEvent):
+                    self.partial.append(event.text)
+                    await self.emit(TextDelta(text=event.text))
+                elif isinstance(event, ThinkingDeltaEvent):
+                    await self.emit(ThinkingDelta(text=event.text))
+                elif isinstance(event, ServerToolEvent):
+                    await self.emit(server_tool_used(event.use, event.result))
+                elif isinstance(event, ResponseEvent):
+                    response = event
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if response is None:
+            raise ModelError(
+                f"{type(provider).__name__}: the stream ended without a final response"
+            )
+        return response
+
+    # -- tool calls ----------------------------------------------------------------------
+
+    async def _run_calls(self) -> None:
+        approved: list[CallPlan] = []
+        for p in self.pending:
+            await self.emit(
+                ToolCallStarted(
+                    call=p.call, info=p.info, preview=p.preview, needs_approval=p.needs_approval
+                )
+            )
+            decision = await self._decide(p)
+            if decision is None or isinstance(decision, Allow):
+                by = decision.by if decision is not None else None
+                approved.append(approve(p, by, sandbox=self.agent.sandbox))
+                continue
+            status = "error" if is_invalid_arguments(decision) else "denied"
+            result = ToolResult(
+                tool_use_id=p.call.id,
+                content=denial_text(decision),
+                is_error=True,
+                metadata={"status": status, "by": source_label(decision.source)},
+            )
+            self.tracker.results[p.call.id] = result
+            await self._report(p, result, 0.0, status)
+
+        async def finished(p: CallPlan, result: ToolResult, duration: float) -> None:
+            await self._report(p, result, duration, "error" if result.is_error else "ok")
+
+        with progress_sink(self.on_progress):
+            await run_approved(self.executor, approved, self.tracker, finished)
+        self._answer_pending()
+
+    async def _report(self, p: CallPlan, result: ToolResult, duration: float, status: str) -> None:
+        self.reported.add(p.call.id)
+        await self.emit(
+            ToolCallFinished(call=p.call, result=result, duration=duration, status=status)
+        )
+
+    async def _decide(self, p: CallPlan) -> Settled | None:
+        """The approval pipeline (:mod:`nb_tools.agent._deciders`), then the person.
+        ``None``: no decider had anything to say; the call runs without approval."""
+        agent = self.agent
+        root = agent.rules.root if agent.rules is not None else Path.cwd()
+        self.always = self.always.refresh(agent.approval, agent.always_allow, root)
+        deciders = deciders_for(
+            policy=agent.approval,
+            rules=agent.rules,
+            permission=agent.permission,
+            always_allow=self.always,
+            root=root,
+        )
+        verdict = await run_deciders(deciders, p)
+        if verdict is None:
+            return None
+        if isinstance(verdict, Ask):
+            verdict = await ask_person(p, verdict, agent.approver, root, self._requested)
+            remembered = remembered_rule(verdict)
+            if remembered is not None:
+                agent.always_allow.add(remembered)
+                if agent.rules is not None:
+                    agent.rules.allow(remembered, source="session")
+        if not is_invalid_arguments(verdict):
+            await self.emit(decided_event(p.call.id, verdict))
+        return verdict
+
+    async def _requested(self, request: ApprovalRequest) -> None:
+        await self.emit(
+            ApprovalRequested(
+                call=request.call,
+                info=request.info,
+                preview=request.preview,
+                reason=request.reason,
+                always_allow_rule=request.always_allow_rule,
+            )
+        )
+
+    def _answer_pending(self) -> list[tuple[CallPlan, ToolResult, str]]:
+        """Answer every pending call in one user message (a stop answers the calls without
+        a result); return the answers made up here, for their events."""
+        made: list[tuple[CallPlan, ToolResult, str]] = []
+        results: list[ToolResult] = []
+        for p in self.pending:
+            result = self.tracker.results.get(p.call.id)
+            if result is None:
+                started = p.call.id in self.tracker.started
+                status = "cut_off" if started and not p.read_only else "stopped"
+                text = CUT_OFF_TEXT if status == "cut_off" else STOPPED_TEXT
+                if started and still_running(p.call.id):  # a sync tool blocked in C
+                    status, text = "running_in_background", BACKGROUND_TEXT
+                result = ToolResult(
+                    tool_use_id=p.call.id, content=text, is_error=True, metadata={"status": status}
+                )
+                made.append((p, result, status))
+            elif p.call.id not in self.reported:
+                made.append((p, result, "error" if result.is_error else "ok"))
+            results.append(result)
+        self.conversation.answer(results)
+        self.pending = []
+        return made
+
+    # -- stop ----------------------------------------------------------------------------
+
+    def _stop(self, stop_reason: str, error: str | None) -> tuple[RunResult, list[Event]]:
+        """Leave the conversation valid after a cancellation (no await in here); return
+        the result and the events still to emit."""
+        partial = "".join(self.partial)
+        if partial.strip():  # a reply cut mid-stream: keep its text, drop unfinished calls
+            self.conversation.add_partial_reply(partial)
+            self.text = partial
+        self.partial = []
+        now = time.perf_counter()
+        events: list[Event] = [
+            ToolCallFinished(
+                call=p.call,
+                result=result,
+                status=status,
+                duration=now - self.tracker.started.get(p.call.id, now),
+            )
+            for p, result, status in self._answer_pending()
+        ]
+        return self.result(stop_reason, error), events
+
+
+def _warn_handler(handler: object, event: object, exc: BaseException | None) -> None:
+    what = type(event).__name__ if event is not None else "an event"
+    warnings.warn(
+        f"nb_tools: the event handler {handler!r} raised {type(exc).__name__}: {exc} while "
+        f"handling {what}; the run goes on",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+__all__ = ["EventHandler", "Finished", "GoOn", "Run", "TurnOutcome"]
