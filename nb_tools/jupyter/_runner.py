@@ -284,7 +284,10 @@ async def _run_shown(
         if task is not None:
             loop.call_soon_threadsafe(task.cancel)
 
-    view = RunView(recorder, on_stop=stop, loop=loop)
+    def stop_after_turn() -> None:
+        agent.stop(after_turn=True)
+
+    view = RunView(recorder, on_stop=stop, on_stop_after_turn=stop_after_turn, loop=loop)
 
     def handler(event: Any) -> None:
         session.record(event)

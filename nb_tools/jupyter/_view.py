@@ -207,6 +207,7 @@ class RunView:
         recorder: TranscriptRecorder,
         *,
         on_stop: Callable[[], None] | None = None,
+        on_stop_after_turn: Callable[[], None] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.recorder = recorder
@@ -220,11 +221,26 @@ class RunView:
             icon="stop",
             layout=self.layout,
             button_style="warning",
-            tooltip="Stop the run (as Interrupt does)",
+            tooltip="Stop the run now (as Interrupt does): calls still running are cut off",
+        )
+        self.stop_after_button = widgets.Button(
+            description="Stop after this turn",
+            icon="step-forward",
+            layout=self.layout,
+            tooltip="Let the calls of this turn finish and be answered, then stop before the "
+            "next request (an empty %%agent cell goes on)",
         )
         self._on_stop = on_stop
+        self._on_stop_after_turn = on_stop_after_turn
         self.stop_button.on_click(lambda _b: self.stop())
-        self.box = widgets.VBox([self.footer, self.stop_button], layout=self.layout)
+        self.stop_after_button.on_click(lambda _b: self.stop_after_turn())
+        self.stop_buttons = widgets.HBox(
+            [self.stop_button, self.stop_after_button]
+            if on_stop_after_turn is not None
+            else [self.stop_button],
+            layout=self.layout,
+        )
+        self.box = widgets.VBox([self.footer, self.stop_buttons], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
         self._text: _TextStream | None = None
@@ -263,7 +279,7 @@ class RunView:
         children.append(self.footer)
         if self._continue is not None:
             children.append(self._continue.widget)
-        children.append(self.stop_button)
+        children.append(self.stop_buttons)
         if tuple(children) != tuple(self.box.children):
             self.box.children = children
 
@@ -279,10 +295,21 @@ class RunView:
         self.stopped_by_button = True
         self.stop_button.disabled = True
         self.stop_button.description = "Stopping…"
+        self.stop_after_button.disabled = True
         if self._continue is not None:
             self._continue.answer(False)
         if self._on_stop is not None:
             self._on_stop()
+
+    def stop_after_turn(self) -> None:
+        """The "Stop after this turn" button: the calls of the turn in progress finish and
+        are answered, then the run ends before its next request."""
+        if self.stop_button.disabled:
+            return
+        self.stop_after_button.disabled = True
+        self.stop_after_button.description = "Stopping after this turn…"
+        if self._on_stop_after_turn is not None:
+            self._on_stop_after_turn()
 
     # -- events ----------------------------------------------------------------------
 

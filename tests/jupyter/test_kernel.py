@@ -232,6 +232,44 @@ def test_stop_button_stops_the_run(ready: Kernel, server) -> None:
     final_state(ready.ok("%%agent\nnever mind"))
 
 
+def test_stop_after_this_turn_lets_the_call_finish_then_sends_nothing(
+    ready: Kernel, server
+) -> None:
+    server.push(reply("Working.", call("slow_job", steps=6)), reply("Should not be asked."))
+    ready.ok("ran.clear()")
+    before = len(server.requests)
+    state: dict = {}
+
+    def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
+        if msg["msg_type"] == "comm_open":
+            s = msg["content"]["data"]["state"]
+            if s.get("_model_name") == "ButtonModel" and s.get("description") == (
+                "Stop after this turn"
+            ):
+                state["button"] = msg["content"]["comm_id"]
+        if (
+            msg["msg_type"] == "comm_msg"
+            and "button" in state
+            and "clicked" not in state
+            and "step 1" in json.dumps(msg["content"])
+        ):
+            state["clicked"] = True
+            k.click(state["button"])
+
+    ex = ready.run("%%agent\nRun the slow job", on_message=on_message, timeout=30)
+    assert state.get("clicked")
+    transcript = final_state(ex)
+    assert transcript["stop_reason"] == "stopped_after_turn"
+    assert [i["status"] for i in transcript["items"] if i["kind"] == "tool"] == ["ok"]
+    assert len(server.requests) == before + 1  # the turn's request only
+    assert ready.ok("print(ran)").stdout.strip() == "[('slow', 6)]"  # the job ran to its end
+    # --continue goes on from the answered call: the model gets its result.
+    final_state(ready.ok("%%agent --continue"))
+    last = server.requests[-1].body["messages"][-1]
+    assert last["content"][0]["type"] == "tool_result"
+    assert "slow done" in json.dumps(last["content"][0])
+
+
 def test_line_magic_and_python_api(ready: Kernel, server) -> None:
     server.push(reply("Hello from the line magic."))
     transcript = final_state(ready.ok("%agent --approval deny say hello"))
