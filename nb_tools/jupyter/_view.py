@@ -223,23 +223,22 @@ class RunView:
             button_style="warning",
             tooltip="Stop the run now (as Interrupt does): calls still running are cut off",
         )
-        self.stop_after_button = widgets.Button(
-            description="Stop after this turn",
-            icon="step-forward",
-            layout=self.layout,
-            tooltip="Let the calls of this turn finish and be answered, then stop before the "
-            "next request (an empty %%agent cell goes on)",
-        )
         self._on_stop = on_stop
         self._on_stop_after_turn = on_stop_after_turn
         self.stop_button.on_click(lambda _b: self.stop())
-        self.stop_after_button.on_click(lambda _b: self.stop_after_turn())
-        self.stop_buttons = widgets.HBox(
-            [self.stop_button, self.stop_after_button]
-            if on_stop_after_turn is not None
-            else [self.stop_button],
-            layout=self.layout,
-        )
+        buttons = [self.stop_button]
+        self.stop_after_button: widgets.Button | None = None
+        if on_stop_after_turn is not None:
+            self.stop_after_button = widgets.Button(
+                description="Stop after this turn",
+                icon="step-forward",
+                layout=widgets.Layout(width="auto"),  # the default width cuts its label
+                tooltip="Let the calls of this turn finish and be answered, then stop before "
+                "the next request (an empty %%agent cell goes on)",
+            )
+            self.stop_after_button.on_click(lambda _b: self.stop_after_turn())
+            buttons.append(self.stop_after_button)
+        self.stop_buttons = widgets.HBox(buttons, layout=self.layout)
         self.box = widgets.VBox([self.footer, self.stop_buttons], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
@@ -295,7 +294,8 @@ class RunView:
         self.stopped_by_button = True
         self.stop_button.disabled = True
         self.stop_button.description = "Stopping…"
-        self.stop_after_button.disabled = True
+        if self.stop_after_button is not None:
+            self.stop_after_button.disabled = True
         if self._continue is not None:
             self._continue.answer(False)
         if self._on_stop is not None:
@@ -304,12 +304,12 @@ class RunView:
     def stop_after_turn(self) -> None:
         """The "Stop after this turn" button: the calls of the turn in progress finish and
         are answered, then the run ends before its next request."""
-        if self.stop_button.disabled:
+        button, callback = self.stop_after_button, self._on_stop_after_turn
+        if self.stop_button.disabled or button is None or button.disabled or callback is None:
             return
-        self.stop_after_button.disabled = True
-        self.stop_after_button.description = "Stopping after this turn…"
-        if self._on_stop_after_turn is not None:
-            self._on_stop_after_turn()
+        button.disabled = True
+        button.description = "Stopping after this turn…"
+        callback()
 
     # -- events ----------------------------------------------------------------------
 

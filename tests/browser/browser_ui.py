@@ -6,6 +6,7 @@ Text look-ups are scoped to ``.jp-Cell-outputArea``: the editor holds the same t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,9 +104,11 @@ def cell(page: Any, index: int) -> Any:
     return page.locator(".jp-Notebook .jp-Cell").nth(index)
 
 
-def enabled_button(scope: Any, label: str) -> Any:
-    """A live widget button in the outputs (enabled: a decided card disables its buttons)."""
-    return scope.locator(f"{OUTPUTS} button:enabled", has_text=label)
+def enabled_button(scope: Any, label: str, *, exact: bool = False) -> Any:
+    """A live widget button in the outputs (enabled: a decided card disables its buttons);
+    ``exact``: its whole text is ``label`` ("Stop", not "Stop after this turn")."""
+    text: Any = re.compile(rf"^\s*{re.escape(label)}\s*$") if exact else label
+    return scope.locator(f"{OUTPUTS} button:enabled", has_text=text)
 
 
 def copy_notebook(server: Any, source: str, name: str, *, kernel: str | None = None) -> str:

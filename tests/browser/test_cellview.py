@@ -55,6 +55,12 @@ def writer(path: str) -> str:
             f.write(f"{i}\\n")
         time.sleep(1)
     return "done"
+
+@tool(requires_approval=False)
+def countdown(seconds: int) -> str:
+    """Wait some seconds, then say so."""
+    time.sleep(seconds)
+    return f"waited {seconds}s"
 '''
 MARKDOWN = (
     "Here is **bold** text and `inline code`.\n\n"
@@ -186,7 +192,7 @@ def test_stop_stops_a_running_sync_tool(lab: Any, page: Any, script: Any, tmp_pa
         assert time.monotonic() < deadline, "the tool never started writing"
         time.sleep(0.1)
     expect(agent.locator(OUTPUTS)).not_to_contain_text("cut off")
-    enabled_button(agent, "Stop").click()
+    enabled_button(agent, "Stop", exact=True).click()
     time.sleep(2.0)
     size = log.stat().st_size
     time.sleep(2.5)  # the tool writes once a second: a live thread would have written
@@ -197,6 +203,33 @@ def test_stop_stops_a_running_sync_tool(lab: Any, page: Any, script: Any, tmp_pa
         "data-status", "cut_off"
     )
     shot(page, "cellview-stopped-sync-tool", agent)
+    assert page.console.unexpected() == []
+
+
+def test_stop_after_this_turn_finishes_the_call_then_stops(
+    lab: Any, page: Any, script: Any, fake_model: Any
+) -> None:
+    script.push(
+        reply("Counting down.", call("countdown", seconds=3)), reply("The next turn, unasked.")
+    )
+    since = len(fake_model.requests)
+    name = make_notebook(lab, "stop_after_turn.ipynb", "Count down")
+    open_notebook(page, lab, name)
+    run_cells(page, 0, 1)
+    agent = cell(page, 1)
+    later = enabled_button(agent, "Stop after this turn")
+    later.wait_for(timeout=SLOW)
+    expect(enabled_button(agent, "Stop", exact=True)).to_be_visible()
+    expect(agent.locator(OUTPUTS)).to_contain_text("countdown", timeout=SLOW)
+    shot(page, "cellview-stop-buttons", agent)
+    later.click()
+    expect(agent.locator(OUTPUTS)).to_contain_text("Stopping after this turn")
+    transcript = agent.locator(TRANSCRIPT)
+    transcript.wait_for(timeout=SLOW)
+    expect(transcript.locator("details.jp-nbtools-tool")).to_have_attribute("data-status", "ok")
+    shot(page, "cellview-stopped-after-turn", agent)
+    assert len(fake_model.requests) == since + 1  # the turn's request, no other
+    assert script.remaining == 1
     assert page.console.unexpected() == []
 
 

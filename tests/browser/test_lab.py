@@ -379,7 +379,7 @@ def test_quickstart_stop_during_slow_tool(lab: Any, page: Any, script: Any) -> N
     run_cells(page, *qs.setup, qs.crunch)
 
     expect(qs[qs.crunch].locator(OUTPUTS)).to_contain_text("step 3/60", timeout=SLOW)
-    enabled_button(qs[qs.crunch], "Stop").click()
+    enabled_button(qs[qs.crunch], "Stop", exact=True).click()
     transcript = qs[qs.crunch].locator(TRANSCRIPT)
     transcript.wait_for(timeout=SLOW)
     card = transcript.locator("details.jp-nbtools-tool")

@@ -153,6 +153,26 @@ def test_finish_replaces_the_view_by_the_transcript_and_closes_widgets(capsys) -
     assert TRANSCRIPT_MIME in capsys.readouterr().out
 
 
+def test_stop_after_this_turn_button_asks_once_and_closes_with_the_view(capsys) -> None:
+    asked: list[str] = []
+    view = RunView(
+        TranscriptRecorder("hi"),
+        on_stop=lambda: asked.append("now"),
+        on_stop_after_turn=lambda: asked.append("after"),
+    )
+    later = view.stop_after_button
+    assert later is not None and later in view.stop_buttons.children
+    later.click()
+    later.click()  # disabled now: a second click asks nothing
+    view.stop_button.click()
+    assert asked == ["after", "now"]
+    assert later.disabled and later.description == "Stopping after this turn…"
+    view.finish(view.recorder.to_dict())
+    assert later.comm is None and view.stop_buttons.comm is None
+    # Without the callback there is no second button (no widget left unshown and open).
+    assert RunView(TranscriptRecorder("x")).stop_after_button is None
+
+
 async def test_progress_shows_in_the_card_with_a_bar_for_fractions() -> None:
     from nb_tools.tool import progress
 
