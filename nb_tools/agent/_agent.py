@@ -255,6 +255,8 @@ class Agent:
             return await run.go(prompt, attachment_parts(attachments))
         finally:
             self._run = None
+            if run.ended is not None:
+                self.last_result = run.ended
 
     def stop(self, *, after_turn: bool = False) -> bool:
         """Stop the run in progress, from any thread (a button, a tool, another task).

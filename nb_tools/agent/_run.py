@@ -134,6 +134,7 @@ class Run:
         self.always = AlwaysAllow.empty()  # "Always allow" rules, compiled once per run
         self.stop_after_turn = False
         self.stop_asked = False
+        self.ended: RunResult | None = None  # how the run ended, once it has
 
     # -- stopping, from any thread -----------------------------------------------------------
 
@@ -213,7 +214,6 @@ class Run:
         except Exception as exc:  # a bug (ours or a hook's): keep the conversation valid
             await self._end_early("error", f"{type(exc).__name__}: {exc}")
             raise
-        self.agent.last_result = result
         await self._finish(result)
         return result
 
@@ -298,13 +298,13 @@ class Run:
 
     async def _end_early(self, stop_reason: str, error: str | None = None) -> RunResult:
         result, events = self._stop(stop_reason, error)  # the conversation is valid here
-        self.agent.last_result = result
         for event in events:
             await self.emit(event)
         await self._finish(result)
         return result
 
     async def _finish(self, result: RunResult) -> None:
+        self.ended = result
         if self.background:  # async handlers of progress events
             await asyncio.wait(set(self.background), timeout=1.0)
         await self.emit(RunFinished(result=result))
