@@ -20,6 +20,9 @@ class Conversation:
     def __init__(self, messages: Iterable[Message] = (), usage: Usage | None = None) -> None:
         self._messages: list[Message] = list(messages)
         self._usage = usage if usage is not None else Usage()
+        self.size = 0
+        """The conversation's size in tokens after the last reply, as the API counted it
+        (0: not known since the last change that was not a reply)."""
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -107,13 +110,24 @@ class Conversation:
         """Add a reply's tokens."""
         self._usage = self._usage + usage
 
+    def measured(self, usage: Usage) -> None:
+        """The size the API gave with the last reply: what it read, and what it wrote."""
+        self.size = (
+            usage.input_tokens
+            + usage.cache_read_input_tokens
+            + usage.cache_creation_input_tokens
+            + usage.output_tokens
+        )
+
     def replace(self, messages: Iterable[Message]) -> None:
         """Put a shortened conversation in place (a summary, results cleared)."""
         self._messages[:] = list(messages)
+        self.size = 0
 
     def clear(self) -> None:
         """Forget the messages (the usage is kept)."""
         self._messages.clear()
+        self.size = 0
 
     def _last_role(self) -> str | None:
         return self._messages[-1].role if self._messages else None

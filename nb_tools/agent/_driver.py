@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +42,6 @@ if TYPE_CHECKING:
     from nb_tools.tool import Registry
 
 log = logging.getLogger("nb_tools.agent")
-# The conversation's size after each agent's last reply, so the next run knows it too.
-_last_tokens: weakref.WeakKeyDictionary[Agent, int] = weakref.WeakKeyDictionary()
 
 
 class TurnDriver:
@@ -54,8 +51,6 @@ class TurnDriver:
         self.model = provider.model
         self.policy = TurnPolicy(agent=agent, model=self.model, max_tokens=agent.max_tokens)
         self.fitter = ImageFitter()
-        # the conversation's size after the last reply (exact, from usage); 0: unknown
-        self.tokens = _last_tokens.get(agent, 0)
         opts = agent.request_options
         self.extra, self.betas = server_context_management(
             self.model, opts.compaction, opts.clear_tool_results
@@ -72,7 +67,7 @@ class TurnDriver:
         messages = list(conversation.messages)
         request = self.build(registry, messages, max_tokens)
         if self.client_summary or self.client_clear:
-            tokens = self.tokens or await self._count(request)
+            tokens = conversation.size or await self._count(request)
             window = limits_for(self.model).context_window
             if self.client_clear and tokens >= window // 2:
                 cleared = clear_old_results(messages)
@@ -83,7 +78,6 @@ class TurnDriver:
                 if done is not None:
                     messages = done[0]
                     events.append(done[1])
-                    self.tokens = _last_tokens[self.agent] = 0
             if events:
                 conversation.replace(messages)
                 request = self.build(registry, messages, max_tokens)
@@ -120,13 +114,7 @@ class TurnDriver:
 
     def judge(self, response: ResponseEvent, request: ModelRequest) -> tuple[Verdict, list[Event]]:
         usage = response.usage
-        self.tokens = (
-            usage.input_tokens
-            + usage.cache_read_input_tokens
-            + usage.cache_creation_input_tokens
-            + usage.output_tokens
-        )
-        _last_tokens[self.agent] = self.tokens
+        self.agent.conversation.measured(response.usage)
         verdict = self.policy.judge(response, request)
         events: list[Event] = list(verdict.notices)
         if any(isinstance(b, CompactionBlock) for b in response.message.content):
