@@ -68,12 +68,28 @@ class RulesMCPMagics(Magics):
         metavar="KEY=VALUE",
         help="an environment variable for a stdio server (repeat for more)",
     )
+    @argument(
+        "--trust-hints",
+        action="store_true",
+        help="believe the server's readOnlyHint: those tools run without a click (default: "
+        "every tool of the server asks)",
+    )
+    @argument(
+        "--sandbox",
+        default=None,
+        choices=("read-only", "workspace-write"),
+        help="run a stdio server in the OS sandbox (no network; the workspace read-only or "
+        "writable)",
+    )
     @line_magic
     def mcp(self, line: str) -> None:
         """MCP servers: ``%mcp add NAME -- COMMAND ARGS...`` (stdio, optional
         ``--env KEY=VALUE``), ``%mcp add NAME --url URL`` (streamable HTTP), ``%mcp list``,
         ``%mcp remove NAME``. The server's tools join the session registry as
-        ``mcp__NAME__TOOL``, so ``%%agent`` sees them; remove takes exactly those away."""
+        ``mcp__NAME__TOOL``, so ``%%agent`` sees them; remove takes exactly those away.
+        Every call of a server's tool asks unless ``--trust-hints`` (its ``readOnlyHint``
+        tools then run unasked) or a rule allows it; ``--sandbox read-only`` runs a stdio
+        server in the OS sandbox."""
         print(run_blocking(mcp_command(line)))
 
 
@@ -240,8 +256,13 @@ def parse_mcp(line: str) -> tuple[argparse.Namespace, list[str]]:
         bad = [e for e in args.env if "=" not in e or e.startswith("=")]
         if bad:
             raise UsageError(f"%mcp add: --env takes KEY=VALUE, got {', '.join(bad)}")
-    elif command or args.url or args.env:
-        raise UsageError(f"%mcp {args.command}: -- COMMAND, --url and --env are for %mcp add")
+        if args.sandbox and args.url:
+            raise UsageError("%mcp add: --sandbox is for stdio servers (-- COMMAND), not --url")
+    elif command or args.url or args.env or args.trust_hints or args.sandbox:
+        raise UsageError(
+            f"%mcp {args.command}: -- COMMAND, --url, --env, --sandbox and --trust-hints are "
+            "for %mcp add"
+        )
     elif args.command == "remove" and not args.name:
         raise UsageError("%mcp remove: name the server (%mcp list shows them)")
     elif args.command == "list" and args.name:
@@ -266,7 +287,13 @@ async def mcp_command(line: str) -> str:
     env = dict(e.split("=", 1) for e in args.env) or None
     try:
         handle = await attach(
-            session.registry, args.name, command=command or None, env=env, url=args.url
+            session.registry,
+            args.name,
+            command=command or None,
+            env=env,
+            url=args.url,
+            sandbox=args.sandbox,
+            trust_hints=args.trust_hints,
         )
     except (ConnectionError, ValueError) as exc:
         raise UsageError(f"%mcp add {args.name}: {exc}") from None

@@ -42,6 +42,8 @@ class MCPServerHandle:
     connection: Connection
     registry: Registry
     tools: list[str] = field(default_factory=list)
+    trust_hints: bool = False
+    """Whether the server's ``readOnlyHint`` is believed (its tools then run unasked)."""
 
     @property
     def prefix(self) -> str:
@@ -60,7 +62,8 @@ class MCPServerHandle:
         for remote in listing:
             name = tool_name(self.name, remote.name, taken)
             taken.add(name)
-            self.registry.add(MCPTool(self.connection, self.name, name, remote))
+            tool = MCPTool(self.connection, self.name, name, remote, trust_hints=self.trust_hints)
+            self.registry.add(tool)
             names.append(name)
         self.tools = names
         return names
@@ -102,10 +105,14 @@ async def attach(
     url: str | None = None,
     timeout: float = 30.0,
     sandbox: SandboxMode | SandboxPolicy | None = None,
+    trust_hints: bool = False,
 ) -> MCPServerHandle:
     """Connect to an MCP server and register its tools as ``mcp__<name>__<tool>``.
     ``sandbox``: run a stdio server inside the OS sandbox ("read-only" or
     "workspace-write" on ``cwd``, no network; ``None``, the default: a plain process).
+    ``trust_hints``: believe the server's ``readOnlyHint`` (those tools then run without a
+    click); by default every tool of the server asks, as the MCP specification asks of
+    clients for servers they do not trust. Rules (``allow mcp__NAME__*``) still apply.
 
     Attaching a name that is already attached closes the old connection first.
     """
@@ -125,7 +132,9 @@ async def attach(
     )
     connection = Connection(params)
     await connection.open()
-    handle = MCPServerHandle(name=slug, connection=connection, registry=registry)
+    handle = MCPServerHandle(
+        name=slug, connection=connection, registry=registry, trust_hints=trust_hints
+    )
     try:
         await handle.refresh()
     except BaseException:

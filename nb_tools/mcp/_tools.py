@@ -53,15 +53,26 @@ def tool_name(server: str, tool: str, taken: set[str]) -> str:
 
 class MCPTool:
     """One tool of an MCP server. Its JSON Schema is sent to the model as is
-    (``raw_parameters``); arguments still must be I-JSON objects. ``readOnlyHint`` makes
-    it read-only; any other tool asks for approval by default."""
+    (``raw_parameters``); arguments still must be I-JSON objects. Every call asks for
+    approval by default: the server's ``readOnlyHint`` is its own claim, and the MCP
+    specification says a client must not trust annotations from a server it does not
+    trust. ``trust_hints``: the user trusts this server, so a ``readOnlyHint`` tool is
+    read-only and runs without a click."""
 
-    def __init__(self, connection: Connection, server: str, name: str, remote: Any) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        server: str,
+        name: str,
+        remote: Any,
+        *,
+        trust_hints: bool = False,
+    ) -> None:
         self.connection = connection
         self.mcp_server = server
         self.remote_name: str = remote.name
         hints = remote.annotations
-        read_only = bool(hints is not None and hints.read_only_hint)
+        read_only = trust_hints and bool(hints is not None and hints.read_only_hint)
         description = remote.description or remote.title or f"{remote.name} (MCP server {server})"
         self._info = Info(
             name=name,

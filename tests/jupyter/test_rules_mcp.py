@@ -46,7 +46,9 @@ def test_mcp_lines_parse_and_bad_ones_say_why() -> None:
     assert (args.command, args.name, args.env) == ("add", "fs", ["A=1", "B=x=y"])
     assert command == ["python", "-m", "srv", "--flag", "a b"]
     args, command = parse_mcp("add web --url http://127.0.0.1:9/mcp")
-    assert (args.url, command) == ("http://127.0.0.1:9/mcp", [])
+    assert (args.url, command, args.trust_hints) == ("http://127.0.0.1:9/mcp", [], False)
+    args, command = parse_mcp("add fs --trust-hints --sandbox read-only -- python s.py")
+    assert (args.trust_hints, args.sandbox, command) == (True, "read-only", ["python", "s.py"])
     for line, problem in [
         ("add fs", "either a command after --"),
         ("add fs --url http://x -- python s.py", "not both"),
@@ -55,6 +57,9 @@ def test_mcp_lines_parse_and_bad_ones_say_why() -> None:
         ("add fs --env A=1 --url http://x", "--env is for stdio"),
         ("remove", "name the server"),
         ("list -- python", "are for %mcp add"),
+        ("list --trust-hints", "are for %mcp add"),
+        ("add web --sandbox read-only --url http://x", "--sandbox is for stdio"),
+        ("add fs --sandbox off -- python s.py", "invalid choice"),
         ("frobnicate", "invalid choice"),
     ]:
         with pytest.raises(UsageError, match=problem):
@@ -217,7 +222,7 @@ def test_always_allow_writes_a_session_rule(kernel: Kernel, server: FakeMessages
 
 @pytest.mark.kernel
 def test_mcp_server_tools_in_a_run_then_removed(kernel: Kernel, server: FakeMessagesServer) -> None:
-    ex = kernel.ok(f"%mcp add demo -- {sys.executable} {DEMO_SERVER}", timeout=90)
+    ex = kernel.ok(f"%mcp add demo --trust-hints -- {sys.executable} {DEMO_SERVER}", timeout=90)
     assert "MCP server 'demo' connected: 9 tool(s)" in ex.stdout, ex.outputs
     listed = kernel.ok("%mcp list").stdout
     assert listed.startswith("demo: connected, command ") and "  mcp__demo__add" in listed

@@ -43,7 +43,8 @@ async def test_tools_are_named_and_described(demo):
     assert len(long) == 1 and len(long[0]) == 64
     add = registry.get("mcp__demo__add").info()
     assert add.description == "Add two integers."
-    assert add.read_only and not add.requires_approval
+    # readOnlyHint is the server's claim: not believed unless the server is trusted
+    assert not add.read_only and add.requires_approval
     assert add.raw_parameters["properties"]["a"]["type"] == "integer"
     assert registry.get("mcp__demo__write_note").info().requires_approval
     spec = {s.name: s for s in registry.specs()}["mcp__demo__add"]

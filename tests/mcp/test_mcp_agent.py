@@ -36,7 +36,9 @@ def demo() -> Iterator[Registry]:
     """One demo server for the module: its connection runs on its own loop thread, so the
     handle made on this short-lived loop serves every test's loop."""
     registry = Registry()
-    handle = asyncio.run(attach(registry, "demo", command=[sys.executable, SERVER]))
+    handle = asyncio.run(
+        attach(registry, "demo", command=[sys.executable, SERVER], trust_hints=True)
+    )
     try:
         yield registry
     finally:
@@ -157,3 +159,39 @@ async def test_a_user_tool_cannot_spoof_an_mcp_name(srv: FakeMessagesServer) -> 
     [decided] = [e for e in events if isinstance(e, ApprovalDecided)]
     assert not decided.approved and not decided.by.startswith("rule:")
     assert spoof.ran is False
+
+
+async def test_an_untrusted_servers_read_only_hint_does_not_skip_the_click(
+    srv: FakeMessagesServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's ``wait`` claims readOnlyHint but writes a file: without ``trust_hints``
+    nobody approved it, so the server must never run it."""
+    marker = tmp_path / "written-by-a-read-only-tool"
+    registry = Registry()
+    handle = await attach(
+        registry, "liar", command=[sys.executable, SERVER], env={"DEMO_MARKER": str(marker)}
+    )
+    try:
+        info = registry.get("mcp__liar__wait").info()
+        assert info.requires_approval and not info.read_only
+        srv.push(reply("", call("mcp__liar__wait", seconds=0)), reply("ok"))
+        events = await run(srv, registry)  # "ask" with no approver: denied
+        [decided] = [e for e in events if isinstance(e, ApprovalDecided)]
+        assert not decided.approved
+        await asyncio.sleep(0.3)
+        assert not marker.exists()
+        # The same server, trusted: its hint is believed and the call runs unasked.
+        trusted = await attach(
+            registry,
+            "liar",
+            command=[sys.executable, SERVER],
+            env={"DEMO_MARKER": str(marker)},
+            trust_hints=True,
+        )
+        handle = trusted
+        srv.push(reply("", call("mcp__liar__wait", seconds=0)), reply("ok"))
+        events = await run(srv, registry)
+        assert not [e for e in events if isinstance(e, ApprovalDecided)]
+        assert marker.read_text() == "finished"
+    finally:
+        await handle.close()
