@@ -242,7 +242,9 @@ def block_to_api(block: Block) -> JSON | None:
             out["encrypted_content"] = block.encrypted_content
         return out
     if isinstance(block, OtherBlock):
-        return dict(block.data)
+        # Another provider's block ("openai.reasoning": a conversation begun on OpenAI's
+        # Responses API) means nothing to the Messages API and would be refused: left out.
+        return None if "." in block.type else dict(block.data)
     if isinstance(block, ToolUseBlock):
         return {
             "type": "tool_use",

@@ -221,3 +221,28 @@ def test_importing_the_provider_does_not_import_the_sdk() -> None:
     code = "import nb_tools.model.openai, nb_tools, sys; print('openai' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_a_conversation_begun_on_responses_goes_on_with_claude() -> None:
+    """OpenAI's reasoning items mean nothing to the Messages API: switching the model of a
+    conversation leaves them out of the Anthropic request, and keeps everything else."""
+    from nb_tools.model.anthropic import AnthropicProvider
+    from nb_tools.testing.server import FakeMessagesServer
+
+    with FakeOpenAIServer(reasoning="Let me think.") as srv:
+        srv.push(reply("", call("chart", title="a", id="call_1")), reply("Done."))
+        first = await Agent(provider(srv, "responses"), tools=[chart]).run("chart a")
+    with FakeMessagesServer() as claude:
+        claude.push(reply("Charted a before."))
+        anthropic = AnthropicProvider("claude-test", base_url=claude.base_url, api_key="test")
+        try:
+            agent = Agent(anthropic, tools=[chart], messages=first.messages)
+            again = await agent.run("what did you chart?")
+        finally:
+            await anthropic.client.close()
+    assert again.stop_reason == "end_turn"
+    sent = claude.requests[0].body["messages"]
+    types = [b["type"] for m in sent for b in m["content"]]
+    assert "reasoning" not in types
+    assert types == ["text", "tool_use", "tool_result", "text", "text"]
+    assert any(isinstance(b, OtherBlock) for b in agent.messages[1].content)  # still kept
