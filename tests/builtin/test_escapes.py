@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from files_attack import SUB_WRITERS, fingerprint, notebook_bytes, patch, swap_for_link, tools
+from files_attack import (
+    SUB_WRITERS,
+    WRITERS,
+    fingerprint,
+    notebook_bytes,
+    patch,
+    swap_for_link,
+    tools,
+)
 
 from nb_tools.agent import is_protected_call
 from nb_tools.builtin import _atomic
@@ -36,40 +44,25 @@ def world(tmp_path: Path) -> Path:
     return tmp_path
 
 
-CALLS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
+READERS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
     "read_file": ("read_file", lambda p: {"file_path": p}),
     "notebook_read": ("notebook_read", lambda p: {"notebook_path": p}),
     "view": ("editor", lambda p: {"command": "view", "path": p}),
-    "write_file": ("write_file", lambda p: {"file_path": p, "content": "pwned\n"}),
-    "edit_file": (
-        "edit_file",
-        lambda p: {"file_path": p, "old_string": "secret", "new_string": "pwned"},
-    ),
-    "patch_add": ("apply_patch", lambda p: patch(f"*** Add File: {p}", "+pwned")),
+}
+CALLS = {
+    **READERS,
+    **WRITERS,
+    # The escape targets hold "secret" (not "secret notes"): the patch must match them,
+    # so that only the path check can refuse it.
     "patch_update": (
         "apply_patch",
         lambda p: patch(f"*** Update File: {p}", "@@", "-secret", "+pwned"),
-    ),
-    "patch_delete": ("apply_patch", lambda p: patch(f"*** Delete File: {p}")),
-    "patch_move": (
-        "apply_patch",
-        lambda p: patch("*** Update File: a.txt", f"*** Move to: {p}", "@@", "-secret a", "+pwned"),
     ),
     "notebook_edit": (
         "notebook_edit",
         lambda p: {"notebook_path": p, "cell_id": "c1", "new_source": "pwned"},
     ),
-    "create": ("editor", lambda p: {"command": "create", "path": p, "file_text": "pwned\n"}),
-    "str_replace": (
-        "editor",
-        lambda p: {"command": "str_replace", "path": p, "old_str": "secret", "new_str": "pwned"},
-    ),
-    "insert": (
-        "editor",
-        lambda p: {"command": "insert", "path": p, "insert_line": 0, "insert_text": "pwned"},
-    ),
 }
-WRITERS = [k for k in CALLS if k not in {"read_file", "notebook_read", "view"}]
 
 BAD_PATHS = {
     "dotdot": ("../outside/secret.txt", "outside the workspace"),
@@ -102,7 +95,7 @@ async def test_every_tool_refuses_every_escape(world: Path, call: str, bad: str)
     tool = tools(root)[tool_name]
     args = json.dumps(make_args(path))
     before = fingerprint(world)
-    if call in WRITERS:
+    if call not in READERS:
         with pytest.raises(ValueError, match=needle):
             (tool.preview_files if tool_name == "apply_patch" else tool.preview)(args)
     result = await tool.call(args)
