@@ -149,8 +149,8 @@ def timed(k: Kernel, statement: str) -> float:
     )
 
 
-MARKDOWN_STREAMER = STREAMER + '''
-class MarkdownStreamer(Streamer):
+MARKDOWN_STREAMER = '''
+class MarkdownStreamer(Streamer):  # after STREAMER
     """N tokens of Markdown-like text (paragraphs, a list, a long code block), one every
     ``delay`` seconds: what a real answer looks like to the live view."""
 
@@ -185,7 +185,7 @@ def streaming_section(k: Kernel, tokens: int = 2000, delay: float = 0.01) -> dic
     full second of the stream, bytes on the wire, and the widget messages that do not
     carry text (opening, closing, layout), which should not grow with the answer."""
     k.run(
-        MARKDOWN_STREAMER + "\nfrom nb_tools.jupyter import use_model\n"
+        STREAMER + MARKDOWN_STREAMER + "\nfrom nb_tools.jupyter import use_model\n"
         f"use_model(MarkdownStreamer({tokens}, {delay}))"
     )
     k.run("%%agent --new\nwarm up")
