@@ -56,10 +56,13 @@ class Streamer:
     def model(self):
         return "bench-stream"
 
+    def token(self, i):
+        return f"tok{i % 10} "
+
     async def stream(self, request):
         parts = []
         for i in range(self.n):
-            tok = f"tok{i % 10} "
+            tok = self.token(i)
             parts.append(tok)
             yield TextDeltaEvent(text=tok)
             if self.delay:
@@ -147,15 +150,9 @@ def timed(k: Kernel, statement: str) -> float:
 
 
 MARKDOWN_STREAMER = '''
-import asyncio
-from nb_tools.model import Message, ResponseEvent, TextBlock, TextDeltaEvent, Usage
-
-class MarkdownStreamer:
+class MarkdownStreamer(Streamer):  # after STREAMER
     """N tokens of Markdown-like text (paragraphs, a list, a long code block), one every
     ``delay`` seconds: what a real answer looks like to the live view."""
-
-    def __init__(self, n, delay):
-        self.n, self.delay = n, delay
 
     @property
     def model(self):
@@ -171,18 +168,6 @@ class MarkdownStreamer:
         if i % 60 == 0:
             return "\\n\\n- item\\n- **bold** item\\n\\nNext "
         return f"word{i % 10} "
-
-    async def stream(self, request):
-        parts = []
-        for i in range(self.n):
-            tok = self.token(i)
-            parts.append(tok)
-            yield TextDeltaEvent(text=tok)
-            if self.delay:
-                await asyncio.sleep(self.delay)
-        yield ResponseEvent(
-            message=Message(role="assistant", content=(TextBlock(text="".join(parts)),)),
-            stop_reason="end_turn", usage=Usage(input_tokens=10, output_tokens=self.n))
 '''
 
 
@@ -200,7 +185,7 @@ def streaming_section(k: Kernel, tokens: int = 2000, delay: float = 0.01) -> dic
     full second of the stream, bytes on the wire, and the widget messages that do not
     carry text (opening, closing, layout), which should not grow with the answer."""
     k.run(
-        MARKDOWN_STREAMER + "\nfrom nb_tools.jupyter import use_model\n"
+        STREAMER + MARKDOWN_STREAMER + "\nfrom nb_tools.jupyter import use_model\n"
         f"use_model(MarkdownStreamer({tokens}, {delay}))"
     )
     k.run("%%agent --new\nwarm up")

@@ -72,8 +72,7 @@ class GlobTool(SearchTool):
             rg = None  # fall back to the Python walker, same list
         if rg is None:
             names, cut_off = await _list_python(search_dir, pattern)
-        base = self.workspace.display(target)
-        base = "" if base == "." else base + "/"
+        base = self._prefix(target)
         ordered = await asyncio.to_thread(_by_mtime, search_dir, names)
         total = len(ordered)
         shown = [base + n for n in ordered[:limit]]

@@ -173,8 +173,7 @@ class GrepTool(SearchTool):
         head = a.get("head_limit", 250)
         offset = a.get("offset", 0)
         show_n = a.get("-n", True)
-        rel_base = self.workspace.display(target.parent if target.is_file() else target)
-        rel_base = "" if rel_base == "." else rel_base + "/"
+        rel_base = self._prefix(target.parent if target.is_file() else target)
         try:
             rg = self.rg
             found = None

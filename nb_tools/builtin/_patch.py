@@ -37,6 +37,7 @@ from nb_tools.builtin._patch_parse import (
     PatchApplyError,
     UpdateFile,
     apply_chunks,
+    hunk_paths,
     parse_patch,
 )
 from nb_tools.builtin._readstate import ReadState
@@ -176,7 +177,7 @@ class ApplyPatchTool:
         """Each header path (Move to included) as written, as resolved now, protected or
         not; raises ``WorkspaceError`` for a path outside the workspace."""
         out: dict[str, Target] = {}
-        for raw in _header_paths(hunks):
+        for raw in hunk_paths(hunks):
             if raw not in out:
                 path = self.workspace.resolve(raw, tool=self.name)
                 out[raw] = Target(raw=raw, path=path, protected=self.workspace.is_protected(raw))
@@ -281,7 +282,7 @@ class ApplyPatchTool:
             hunks = parse_patch(self._patch_text(args))
         except ValueError:
             return False
-        paths = [p for p in _header_paths(hunks) if p]
+        paths = [p for p in hunk_paths(hunks) if p]
         if any(self.workspace.is_protected(p) for p in paths):
             return True
         try:
@@ -341,15 +342,6 @@ class ApplyPatchTool:
         if self.is_protected_call(args):
             meta["protected"] = True
         return Result(content="\n".join(lines) + "\n", metadata=meta)
-
-
-def _header_paths(hunks: list[Hunk]) -> list[str]:
-    paths: list[str] = []
-    for h in hunks:
-        paths.append(h.path)
-        if isinstance(h, UpdateFile) and h.move_path is not None:
-            paths.append(h.move_path)
-    return paths
 
 
 def _final_text(entry: _Entry) -> str | None:

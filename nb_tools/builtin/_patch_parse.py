@@ -21,6 +21,7 @@ __all__ = [
     "PatchApplyError",
     "UpdateFile",
     "apply_chunks",
+    "hunk_paths",
     "parse_patch",
     "parse_update_chunk",
     "patch_lines",
@@ -136,6 +137,11 @@ def patch_paths(text: str) -> list[str]:
             if line.startswith(MOVE):
                 paths.append(line[len(MOVE) :])
         return list(dict.fromkeys(paths))
+    return hunk_paths(hunks)
+
+
+def hunk_paths(hunks: list[Hunk]) -> list[str]:
+    """The paths parsed hunks name, in order: each hunk's path, then its move target."""
     out: list[str] = []
     for h in hunks:
         out.append(h.path)

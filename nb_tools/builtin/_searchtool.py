@@ -1,8 +1,9 @@
 """What ``glob`` and ``grep`` share: a read-only ``Info``, approval for a protected search
-path, and which ``rg`` binary to run."""
+path, which ``rg`` binary to run, and how a searched folder prefixes the paths found."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._common import ToolError, parse_args
@@ -47,6 +48,12 @@ class SearchTool:
 
     def requires_approval_for(self, args: str | bytes) -> bool:
         return self.is_protected_call(args)
+
+    def _prefix(self, folder: Path) -> str:
+        """``folder`` as the model sees it, ready to stand before a path found in it:
+        ``""`` for the workspace root, else ``"sub/dir/"``."""
+        shown = self.workspace.display(folder)
+        return "" if shown == "." else shown + "/"
 
     @property
     def rg(self) -> str | None:

@@ -227,9 +227,9 @@ def block_to_api(block: Block) -> JSON | None:
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     if isinstance(block, RedactedThinkingBlock):
         return {"type": "redacted_thinking", "data": block.data}
-    if isinstance(block, ServerToolUseBlock):
+    if isinstance(block, ToolUseBlock | ServerToolUseBlock):
         return {
-            "type": "server_tool_use",
+            "type": "tool_use" if isinstance(block, ToolUseBlock) else "server_tool_use",
             "id": block.id,
             "name": block.name,
             "input": arguments_object(block.arguments),
@@ -245,13 +245,6 @@ def block_to_api(block: Block) -> JSON | None:
         # Another provider's block ("openai.reasoning": a conversation begun on OpenAI's
         # Responses API) means nothing to the Messages API and would be refused: left out.
         return None if "." in block.type else dict(block.data)
-    if isinstance(block, ToolUseBlock):
-        return {
-            "type": "tool_use",
-            "id": block.id,
-            "name": block.name,
-            "input": arguments_object(block.arguments),
-        }
     if isinstance(block, ToolResultBlock):
         return tool_result_to_api(block.result)
     if isinstance(block, ImageBlock):

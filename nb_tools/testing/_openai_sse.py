@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from nb_tools.model import (
@@ -183,6 +183,13 @@ def response_events(
     def emit(kind: str, **fields: Any) -> None:
         events.append({"type": kind, "sequence_number": len(events), **fields})
 
+    def added_then_deltas(item: JSON, delta_kind: str, pieces: Iterable[str], **at: Any) -> None:
+        """Announce ``item`` at the next output index, then stream ``pieces`` into it."""
+        index = len(output)
+        emit("response.output_item.added", output_index=index, item=dict(item))
+        for piece in pieces:
+            emit(delta_kind, item_id=item["id"], output_index=index, **at, delta=piece)
+
     emit("response.created", response=dict(base))
     if reasoning:
         index = len(output)
@@ -192,15 +199,8 @@ def response_events(
             "summary": [],
             "encrypted_content": f"enc:{response_id}:{index}",
         }
-        emit("response.output_item.added", output_index=index, item=dict(item))
-        for word in _WORDS.findall(reasoning):
-            emit(
-                "response.reasoning_summary_text.delta",
-                item_id=item["id"],
-                output_index=index,
-                summary_index=0,
-                delta=word,
-            )
+        words = _WORDS.findall(reasoning)
+        added_then_deltas(item, "response.reasoning_summary_text.delta", words, summary_index=0)
         item["summary"] = [{"type": "summary_text", "text": reasoning}]
         emit("response.output_item.done", output_index=index, item=item)
         output.append(item)
@@ -260,14 +260,7 @@ def response_events(
                 "name": call.name,
                 "input": "",
             }
-            emit("response.output_item.added", output_index=index, item=dict(item))
-            for piece in _pieces(text):
-                emit(
-                    "response.custom_tool_call_input.delta",
-                    item_id=item_id,
-                    output_index=index,
-                    delta=piece,
-                )
+            added_then_deltas(item, "response.custom_tool_call_input.delta", _pieces(text))
             item["input"] = text
         else:
             text = call.argument_text
@@ -279,14 +272,7 @@ def response_events(
                 "arguments": "",
                 "status": "in_progress",
             }
-            emit("response.output_item.added", output_index=index, item=dict(item))
-            for piece in _pieces(text):
-                emit(
-                    "response.function_call_arguments.delta",
-                    item_id=item_id,
-                    output_index=index,
-                    delta=piece,
-                )
+            added_then_deltas(item, "response.function_call_arguments.delta", _pieces(text))
             emit(
                 "response.function_call_arguments.done",
                 item_id=item_id,

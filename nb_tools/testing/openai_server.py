@@ -16,7 +16,6 @@ a tool the request declares as a freeform (custom) tool is sent as a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -36,7 +35,7 @@ from nb_tools.testing._openai_sse import (
     usage_for,
 )
 from nb_tools.testing._script import Step
-from nb_tools.testing.server import FakeMessagesServer, RecordedRequest, _Handler
+from nb_tools.testing.server import FakeMessagesServer, _Handler
 
 __all__ = ["FakeOpenAIServer"]
 
@@ -76,38 +75,26 @@ class FakeOpenAIServer(FakeMessagesServer):
 class _OpenAIHandler(_Handler):
     server: Any
     STREAM_HEADERS: Mapping[str, str] = {}
+    api_error = staticmethod(openai_error)
 
     def do_POST(self) -> None:
         fake: FakeOpenAIServer = self.server.fake
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        body, problem = self._read_body()
         path = self.path.split("?")[0]
-        try:
-            body = json.loads(raw)
-        except ValueError as err:
-            fake._record(
-                RecordedRequest(
-                    method="POST",
-                    path=self.path,
-                    headers=headers,
-                    body=raw.decode("utf-8", errors="replace"),
-                )
-            )
-            self._send_json(400, openai_error(400, f"the request body is not JSON: {err}"))
+        if problem is not None:
+            self._send_error(400, problem)
             return
-        fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=body))
         if path not in _ROUTES:
-            self._send_json(404, openai_error(404, f"FakeOpenAIServer: no route POST {path}"))
+            self._send_error(404, f"FakeOpenAIServer: no route POST {path}")
             return
         chat = path.endswith("/chat/completions")
         problem = check_chat(body) if chat else check_responses(body)
         if problem is not None:
-            self._send_json(400, openai_error(400, problem))
+            self._send_error(400, problem)
             return
         action = fake._next_action(body)
         if action.reply is None:
-            extra = {"retry-after-ms": str(fake.retry_after_ms)} if action.fault else {}
-            self._send_json(action.status, openai_error(action.status, action.message), extra)
+            self._send_failure(fake, action)
             return
         reply = action.reply
         ids = [c.id or fake._new_id("call") for c in reply.calls]

@@ -283,25 +283,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         fake = self.server.fake
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        try:
-            body = json.loads(raw)
-        except ValueError as err:
-            body = raw.decode("utf-8", errors="replace")
-            problem: str | None = f"the request body is not JSON: {err}"
-        else:
-            problem = check_body(
-                body,
-                count=self.path.split("?")[0].endswith("/count_tokens"),
-                signed=self.server.fake.signed,
-            )
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=body))
+        body, problem = self._read_body()
         path = self.path.split("?")[0]
+        if problem is None:
+            problem = check_body(body, count=path.endswith("/count_tokens"), signed=fake.signed)
         if path not in ("/v1/messages", "/v1/messages/count_tokens"):
-            self._send_json(404, error_body(404, f"FakeMessagesServer: no route POST {path}"))
+            self._send_error(404, f"FakeMessagesServer: no route POST {path}")
         elif problem is not None:
-            self._send_json(400, error_body(400, problem))
+            self._send_error(400, problem)
         elif path.endswith("/count_tokens"):
             tokens = usage_for(Reply(), body).input_tokens
             self._send_json(200, {"input_tokens": tokens})
@@ -311,8 +300,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, fake: FakeMessagesServer, body: Mapping[str, Any]) -> None:
         action = fake._next_action(body)
         if action.reply is None:
-            extra = {"retry-after-ms": str(fake.retry_after_ms)} if action.fault else {}
-            self._send_json(action.status, error_body(action.status, action.message), extra)
+            self._send_failure(fake, action)
             return
         reply = action.reply
         if reply.raw_sse is not None:
@@ -333,6 +321,32 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, message, cut=cut is not None)
         except OSError:
             self.close_connection = True  # the client went away (an interrupted turn)
+
+    api_error: Callable[[int, str], Mapping[str, Any]] = staticmethod(error_body)
+    """The API's error object for a status and a message."""
+
+    def _read_body(self) -> tuple[Any, str | None]:
+        """The POSTed body, parsed and recorded; with the problem when it is not JSON (the
+        body is then its text, recorded as it came)."""
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        problem = None
+        try:
+            body = json.loads(raw)
+        except ValueError as err:
+            body = raw.decode("utf-8", errors="replace")
+            problem = f"the request body is not JSON: {err}"
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        record = RecordedRequest(method="POST", path=self.path, headers=headers, body=body)
+        self.server.fake._record(record)
+        return body, problem
+
+    def _send_error(self, status: int, message: str) -> None:
+        self._send_json(status, self.api_error(status, message))
+
+    def _send_failure(self, fake: FakeMessagesServer, action: _Action) -> None:
+        """A scripted error status (a fault's comes with ``retry-after-ms``)."""
+        extra = {"retry-after-ms": str(fake.retry_after_ms)} if action.fault else {}
+        self._send_json(action.status, self.api_error(action.status, action.message), extra)
 
     def _stream(
         self, events: Iterable[tuple[str, Mapping[str, Any]]], delay: float, cut: int | None

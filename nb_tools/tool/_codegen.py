@@ -174,6 +174,17 @@ class _Gen:
             if value is not None:
                 out.append(f"{pad}if {v} {op} {self.const('n', value)}: return False")
 
+    def nested(
+        self, head: list[str], s: Schema, v: str, out: list[str], ind: int, depth: int
+    ) -> None:
+        """``head`` (lines that bind ``v`` or open a block), then the checks of ``s`` at
+        indent ``ind``; no ``head`` either when ``s`` turns out to check nothing."""
+        out.extend(head)
+        size = len(out)
+        self.node(s, v, out, ind, depth + 1)
+        if len(out) == size:
+            del out[-len(head) :]
+
     def array(self, s: Schema, v: str, out: list[str], ind: int, depth: int) -> None:
         pad = "    " * ind
         lo, hi = _int(s.min_items), _int(s.max_items)
@@ -186,21 +197,13 @@ class _Gen:
             if not _constrains(sub):
                 continue
             x = self.name("x")
-            out.append(f"{pad}if len({v}) > {i}:")
-            out.append(f"{pad}    {x} = {v}[{i}]")
-            size = len(out)
-            self.node(sub, x, out, ind + 1, depth + 1)
-            if len(out) == size:
-                del out[-2:]
+            head = [f"{pad}if len({v}) > {i}:", f"{pad}    {x} = {v}[{i}]"]
+            self.nested(head, sub, x, out, ind + 1, depth)
         if s.items is not None and _constrains(s.items):
             x = self.name("x")
             # ``items`` applies after the prefixItems positions (2020-12).
             seq = f"{v}[{len(prefix)}:]" if prefix else v
-            out.append(f"{pad}for {x} in {seq}:")
-            size = len(out)
-            self.node(s.items, x, out, ind + 1, depth + 1)
-            if len(out) == size:
-                out.pop()
+            self.nested([f"{pad}for {x} in {seq}:"], s.items, x, out, ind + 1, depth)
 
     def object(self, s: Schema, v: str, out: list[str], ind: int, depth: int) -> None:
         pad = "    " * ind
@@ -221,30 +224,18 @@ class _Gen:
         if isinstance(extra, Schema) and _constrains(extra):
             k, x = self.name("k"), self.name("x")
             known = self.const("k", frozenset(props))
-            out.append(f"{pad}for {k}, {x} in {v}.items():")
-            out.append(f"{pad}    if {k} in {known}: continue")
-            size = len(out)
-            self.node(extra, x, out, ind + 1, depth + 1)
-            if len(out) == size:
-                del out[-2:]
+            head = [f"{pad}for {k}, {x} in {v}.items():", f"{pad}    if {k} in {known}: continue"]
+            self.nested(head, extra, x, out, ind + 1, depth)
         for key, sub in props.items():
             if not _constrains(sub):
                 continue
             x = self.name("x")
             if key in required:  # present: checked above
-                out.append(f"{pad}{x} = {v}[{key!r}]")
-                size = len(out)
-                self.node(sub, x, out, ind, depth + 1)
-                if len(out) == size:
-                    out.pop()
+                self.nested([f"{pad}{x} = {v}[{key!r}]"], sub, x, out, ind, depth)
                 continue
-            out.append(f"{pad}{x} = {v}.get({key!r}, _M)")
             nullable = f" and {x} is not None" if self.null_optional else ""
-            out.append(f"{pad}if {x} is not _M{nullable}:")
-            size = len(out)
-            self.node(sub, x, out, ind + 1, depth + 1)
-            if len(out) == size:
-                del out[-2:]
+            head = [f"{pad}{x} = {v}.get({key!r}, _M)", f"{pad}if {x} is not _M{nullable}:"]
+            self.nested(head, sub, x, out, ind + 1, depth)
 
     def enum(
         self, values: list[Any], v: str, out: list[str], pad: str, known_str: bool = False

@@ -6,7 +6,7 @@ import functools
 import inspect
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from nb_tools.model import ToolGrammar
 from nb_tools.tool._derive import function_schema
@@ -338,26 +338,29 @@ def _timed_out(name: str, timeout: float) -> Result:
     )
 
 
+class ToolOptions(TypedDict, total=False):
+    """The options ``@tool(...)`` passes on to :class:`FunctionTool` (its parameters)."""
+
+    name: str | None
+    description: str | None
+    read_only: bool
+    concurrent: bool
+    requires_approval: bool
+    strict: bool
+    schema: Schema | None
+    approver: ApprovalVote | None
+    preview: PreviewFn | None
+    timeout: float | None
+    grammar: ToolGrammar | str | None
+
+
 @overload
 def tool(fn: F, /) -> FunctionTool: ...
 
 
 @overload
 def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    concurrent: bool = False,
-    requires_approval: bool = False,
-    strict: bool = False,
-    schema: Schema | None = None,
-    approver: ApprovalVote | None = None,
-    preview: PreviewFn | None = None,
-    timeout: float | None = None,
-    grammar: ToolGrammar | str | None = None,
-    register: bool = True,
-    registry: Registry | None = None,
+    *, register: bool = True, registry: Registry | None = None, **options: Unpack[ToolOptions]
 ) -> Callable[[F], FunctionTool]: ...
 
 
@@ -365,19 +368,9 @@ def tool(
     fn: Callable[..., Any] | None = None,
     /,
     *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    concurrent: bool = False,
-    requires_approval: bool = False,
-    strict: bool = False,
-    schema: Schema | None = None,
-    approver: ApprovalVote | None = None,
-    preview: PreviewFn | None = None,
-    timeout: float | None = None,
-    grammar: ToolGrammar | str | None = None,
     register: bool = True,
     registry: Registry | None = None,
+    **options: Unpack[ToolOptions],
 ) -> FunctionTool | Callable[[F], FunctionTool]:
     """Make a function a tool: ``@tool`` or ``@tool(name=..., read_only=True, ...)``.
 
@@ -398,21 +391,15 @@ def tool(
     ``input``).
     """
 
-    def decorate(f: Callable[..., Any]) -> FunctionTool:
-        made = FunctionTool(
-            f,
-            name=name,
-            description=description,
-            read_only=read_only,
-            concurrent=concurrent,
-            requires_approval=requires_approval,
-            strict=strict,
-            schema=schema,
-            approver=approver,
-            preview=preview,
-            timeout=timeout,
-            grammar=grammar,
+    unknown = sorted(options.keys() - ToolOptions.__annotations__.keys())
+    if unknown:
+        raise TypeError(
+            f"@tool: unknown option(s) {', '.join(unknown)}; the options are register, "
+            f"registry, {', '.join(ToolOptions.__annotations__)}"
         )
+
+    def decorate(f: Callable[..., Any]) -> FunctionTool:
+        made = FunctionTool(f, **options)
         if register and not made._method:
             (registry if registry is not None else default_registry()).add(made)
         return made

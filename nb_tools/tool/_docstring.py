@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 
 __all__ = ["parse_docstring"]
 
@@ -90,39 +91,11 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     while i < n:
         line = lines[i]
         stripped = line.strip()
-        # NumPy: "Parameters" underlined with dashes.
-        if (
-            i + 1 < n
-            and _NUMPY_RULE.match(lines[i + 1])
-            and stripped
-            and stripped.lower() in _KNOWN_SECTIONS
-        ):
-            name = stripped.lower()
-            j = i + 2
-            body: list[str] = []
-            while j < n and not (
-                j + 1 < n and _NUMPY_RULE.match(lines[j + 1]) and lines[j].strip()
-            ):
-                body.append(lines[j])
-                j += 1
+        section = _numpy_section(lines, i) or _google_section(lines, i)
+        if section is not None:
+            name, body_start, j, read_params = section
             if name in _PARAM_SECTIONS:
-                _numpy_params(body, params)
-            elif name not in _DROP_SECTIONS:
-                kept.extend(lines[i:j])
-            i = j
-            continue
-        # Google: "Args:" followed by an indented block.
-        m = _GOOGLE_HEADER.match(line)
-        if m and m.group(1).strip().lower() in _KNOWN_SECTIONS:
-            name = m.group(1).strip().lower()
-            base = _indent(line)
-            j = i + 1
-            body = []
-            while j < n and (not lines[j].strip() or _indent(lines[j]) > base):
-                body.append(lines[j])
-                j += 1
-            if name in _PARAM_SECTIONS:
-                _google_params(body, params)
+                read_params(lines[body_start:j], params)
             elif name not in _DROP_SECTIONS:
                 kept.extend(lines[i:j])
             i = j
@@ -146,6 +119,40 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     description = "\n".join(kept).strip()
     description = re.sub(r"\n{3,}", "\n\n", description)
     return description, params
+
+
+_Section = tuple[str, int, int, Callable[[list[str], dict[str, str]], None]]
+"""A section starting at a line: its name, where its body starts and ends, and the reader
+of its parameter entries."""
+
+
+def _numpy_section(lines: list[str], i: int) -> _Section | None:
+    """NumPy: a known section name underlined with dashes; it runs to the next underline."""
+    n = len(lines)
+    stripped = lines[i].strip()
+    if not (
+        i + 1 < n
+        and _NUMPY_RULE.match(lines[i + 1])
+        and stripped
+        and stripped.lower() in _KNOWN_SECTIONS
+    ):
+        return None
+    j = i + 2
+    while j < n and not (j + 1 < n and _NUMPY_RULE.match(lines[j + 1]) and lines[j].strip()):
+        j += 1
+    return stripped.lower(), i + 2, j, _numpy_params
+
+
+def _google_section(lines: list[str], i: int) -> _Section | None:
+    """Google: "Args:" (a known section name and a colon) followed by an indented block."""
+    m = _GOOGLE_HEADER.match(lines[i])
+    if not (m and m.group(1).strip().lower() in _KNOWN_SECTIONS):
+        return None
+    base = _indent(lines[i])
+    j = i + 1
+    while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > base):
+        j += 1
+    return m.group(1).strip().lower(), i + 1, j, _google_params
 
 
 def _google_params(body: list[str], params: dict[str, str]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from json.scanner import make_scanner
 from typing import Any
 
@@ -180,16 +181,10 @@ def loads_ijson(raw: str | bytes | bytearray | memoryview) -> Any:
     if text[:1] in _WS_CHARS:
         start = len(text) - len(text.lstrip(_WS))
     try:
-        value, end = _scan_fast(text, start)
-    except StopIteration as e:
-        raise _syntax_problem(text, "Expecting value", e.value) from None
-    except json.JSONDecodeError as e:
-        raise _syntax_problem(text, e.msg, e.pos) from None
+        value, end = _scan(_scan_fast, text, start)
     except (_DuplicateKey, _NonFinite):
         _slow(text, start)
         raise AssertionError("unreachable: the slow path found no problem") from None
-    except RecursionError:
-        raise _too_deep() from None
     if end != len(text):
         rest = text[end:]
         if rest.strip(_WS):
@@ -201,16 +196,22 @@ def loads_ijson(raw: str | bytes | bytearray | memoryview) -> Any:
     return value
 
 
-def _slow(text: str, start: int) -> None:
-    """Re-parse keeping duplicates and constants, then raise with every problem's path."""
+def _scan(scan: Callable[[str, int], tuple[Any, int]], text: str, start: int) -> tuple[Any, int]:
+    """``scan(text, start)`` with the scanner's failures raised as ``ValidationError``:
+    a syntax error at its position, nesting too deep for the parser."""
     try:
-        value, end = _scan_slow(text, start)
+        return scan(text, start)
     except StopIteration as e:
         raise _syntax_problem(text, "Expecting value", e.value) from None
     except json.JSONDecodeError as e:
         raise _syntax_problem(text, e.msg, e.pos) from None
     except RecursionError:
         raise _too_deep() from None
+
+
+def _slow(text: str, start: int) -> None:
+    """Re-parse keeping duplicates and constants, then raise with every problem's path."""
+    value, end = _scan(_scan_slow, text, start)
     problems = _walk(value)
     if end != len(text) and text[end:].strip(_WS):
         problems.append(_syntax_problem(text, "Extra data", end).problems[0])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
@@ -246,10 +246,7 @@ class Schema:
         ``strict=True`` optional object properties also accept null, as the strict form
         (``strict_json()``) makes the model send them.
         """
-        cache = self.__dict__.get(_CACHE)
-        fast = cache.get(strict) if cache is not None else None
-        if fast is None:
-            fast = self._compile(strict)
+        fast = self._check(strict)
         value = loads_ijson(raw)
         if not fast(value):
             self._explain(value, strict)
@@ -257,29 +254,34 @@ class Schema:
 
     def validate_value(self, value: Any, *, strict: bool = False) -> Any:
         """Check an already-parsed JSON value (``json.loads`` output); returns it."""
-        cache = self.__dict__.get(_CACHE)
-        fast = cache.get(strict) if cache is not None else None
-        if fast is None:
-            fast = self._compile(strict)
+        fast = self._check(strict)
         if not fast(value):
             self._explain(value, strict)
         return value
 
     def is_valid(self, value: Any, *, strict: bool = False) -> bool:
         """Whether an already-parsed JSON value satisfies the schema (no explanation)."""
-        cache = self.__dict__.get(_CACHE)
-        fast = cache.get(strict) if cache is not None else None
-        if fast is None:
-            fast = self._compile(strict)
+        fast = self._check(strict)
         return bool(fast(value))
 
-    def _compile(self, strict: bool) -> Any:
-        from nb_tools.tool._codegen import generate
+    def _check(self, strict: bool) -> Callable[[Any], bool]:
+        """The generated check for ``strict``: made at first use, kept until the schema
+        changes."""
+        cache = self.__dict__.get(_CACHE)
+        fast = cache.get(strict) if cache is not None else None
+        return fast if fast is not None else self._compile(strict)
 
+    def _cache(self) -> dict[Any, Any]:
         cache = self.__dict__.get(_CACHE)
         if cache is None:
             cache = {}
             object.__setattr__(self, _CACHE, cache)
+        return cache
+
+    def _compile(self, strict: bool) -> Any:
+        from nb_tools.tool._codegen import generate
+
+        cache = self._cache()
         fast = cache[strict] = generate(self, null_optional=strict)
         return fast
 
@@ -287,10 +289,7 @@ class Schema:
         """Raise ``ValidationError`` naming every problem in ``value`` (slow path)."""
         from nb_tools.tool._validate import compile_schema, raise_problems
 
-        cache = self.__dict__.get(_CACHE)
-        if cache is None:
-            cache = {}
-            object.__setattr__(self, _CACHE, cache)
+        cache = self._cache()
         key = ("explain", strict)
         check = cache.get(key)
         if check is None:

@@ -280,11 +280,19 @@ class Mapper:
 
     # -- objects --------------------------------------------------------------------------
 
-    def dataclass_schema(self, tp: type, where: str) -> tuple[Schema, Converter | None]:
+    def class_hints(self, tp: type, where: str) -> dict[str, Any] | None:
+        """A class's annotations resolved (``Annotated`` kept); ``None``, with the problem
+        recorded, when they do not resolve."""
         try:
-            hints = typing.get_type_hints(tp, include_extras=True)
+            return typing.get_type_hints(tp, include_extras=True)
         except Exception as e:
-            return self.fail(where, f"cannot resolve the annotations of {type_name(tp)} ({e})")
+            self.fail(where, f"cannot resolve the annotations of {type_name(tp)} ({e})")
+            return None
+
+    def dataclass_schema(self, tp: type, where: str) -> tuple[Schema, Converter | None]:
+        hints = self.class_hints(tp, where)
+        if hints is None:
+            return Schema(), None
         desc, docs = _class_doc(tp)
         fs = []
         for f in dataclasses.fields(tp):
@@ -310,10 +318,9 @@ class Mapper:
         return schema, conv
 
     def typeddict_schema(self, tp: type, where: str) -> tuple[Schema, Converter | None]:
-        try:
-            hints = typing.get_type_hints(tp, include_extras=True)
-        except Exception as e:
-            return self.fail(where, f"cannot resolve the annotations of {type_name(tp)} ({e})")
+        hints = self.class_hints(tp, where)
+        if hints is None:
+            return Schema(), None
         desc, docs = _class_doc(tp)
         required_keys = set(getattr(tp, "__required_keys__", hints))
         for k, t in hints.items():

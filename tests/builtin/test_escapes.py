@@ -5,52 +5,26 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
+from files_attack import (
+    SUB_WRITERS,
+    WRITERS,
+    fingerprint,
+    notebook_bytes,
+    patch,
+    swap_for_link,
+    tools,
+)
 
 from nb_tools.agent import is_protected_call
 from nb_tools.builtin import _atomic
 from nb_tools.builtin._atomic import write_files
-from nb_tools.builtin._files import EditFileTool, ReadFileTool, WriteFileTool
-from nb_tools.builtin._notebook import NotebookEditTool, NotebookReadTool
-from nb_tools.builtin._patch import ApplyPatchTool
-from nb_tools.builtin._readstate import ReadState
-from nb_tools.builtin._text_editor import TextEditorTool
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
-
-Snapshot = dict[str, Any]
-
-
-def snapshot(top: Path) -> Snapshot:
-    """Every entry under ``top`` without following symlinks: bytes and mode for files,
-    targets for links."""
-    out: Snapshot = {}
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            rel = p.relative_to(top).as_posix()
-            st = p.lstat()
-            if stat.S_ISLNK(st.st_mode):
-                out[rel] = ("link", os.readlink(p))
-            elif stat.S_ISDIR(st.st_mode):
-                out[rel] = ("dir", stat.S_IMODE(st.st_mode))
-            else:
-                out[rel] = ("file", p.read_bytes(), stat.S_IMODE(st.st_mode))
-    return out
-
-
-def notebook_bytes(source: str) -> bytes:
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell(source)
-    cell["id"] = "c1"
-    nb.cells = [cell]
-    return (nbformat.writes(nb) + "\n").encode()
 
 
 @pytest.fixture
@@ -70,57 +44,25 @@ def world(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def tools(root: Path) -> dict[str, Any]:
-    ws, state = Workspace(root), ReadState()
-    return {
-        "read_file": ReadFileTool(ws, state),
-        "write_file": WriteFileTool(ws, state),
-        "edit_file": EditFileTool(ws, state),
-        "apply_patch": ApplyPatchTool(ws, state),
-        "notebook_read": NotebookReadTool(ws, state),
-        "notebook_edit": NotebookEditTool(ws, state),
-        "editor": TextEditorTool(ws, state),
-    }
-
-
-def patch(*body: str) -> dict[str, str]:
-    return {"input": "\n".join(["*** Begin Patch", *body, "*** End Patch"])}
-
-
-CALLS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
+READERS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
     "read_file": ("read_file", lambda p: {"file_path": p}),
     "notebook_read": ("notebook_read", lambda p: {"notebook_path": p}),
     "view": ("editor", lambda p: {"command": "view", "path": p}),
-    "write_file": ("write_file", lambda p: {"file_path": p, "content": "pwned\n"}),
-    "edit_file": (
-        "edit_file",
-        lambda p: {"file_path": p, "old_string": "secret", "new_string": "pwned"},
-    ),
-    "patch_add": ("apply_patch", lambda p: patch(f"*** Add File: {p}", "+pwned")),
+}
+CALLS = {
+    **READERS,
+    **WRITERS,
+    # The escape targets hold "secret" (not "secret notes"): the patch must match them,
+    # so that only the path check can refuse it.
     "patch_update": (
         "apply_patch",
         lambda p: patch(f"*** Update File: {p}", "@@", "-secret", "+pwned"),
-    ),
-    "patch_delete": ("apply_patch", lambda p: patch(f"*** Delete File: {p}")),
-    "patch_move": (
-        "apply_patch",
-        lambda p: patch("*** Update File: a.txt", f"*** Move to: {p}", "@@", "-secret a", "+pwned"),
     ),
     "notebook_edit": (
         "notebook_edit",
         lambda p: {"notebook_path": p, "cell_id": "c1", "new_source": "pwned"},
     ),
-    "create": ("editor", lambda p: {"command": "create", "path": p, "file_text": "pwned\n"}),
-    "str_replace": (
-        "editor",
-        lambda p: {"command": "str_replace", "path": p, "old_str": "secret", "new_str": "pwned"},
-    ),
-    "insert": (
-        "editor",
-        lambda p: {"command": "insert", "path": p, "insert_line": 0, "insert_text": "pwned"},
-    ),
 }
-WRITERS = [k for k in CALLS if k not in {"read_file", "notebook_read", "view"}]
 
 BAD_PATHS = {
     "dotdot": ("../outside/secret.txt", "outside the workspace"),
@@ -152,14 +94,14 @@ async def test_every_tool_refuses_every_escape(world: Path, call: str, bad: str)
     path = path.replace("{OUT}", str(outside))
     tool = tools(root)[tool_name]
     args = json.dumps(make_args(path))
-    before = snapshot(world)
-    if call in WRITERS:
+    before = fingerprint(world)
+    if call not in READERS:
         with pytest.raises(ValueError, match=needle):
             (tool.preview_files if tool_name == "apply_patch" else tool.preview)(args)
     result = await tool.call(args)
     assert result.is_error
     assert needle in result.content, result.content
-    assert snapshot(world) == before
+    assert fingerprint(world) == before
 
 
 async def test_reading_etc_passwd_is_refused(world: Path) -> None:
@@ -177,36 +119,12 @@ async def test_reading_etc_passwd_is_refused(world: Path) -> None:
 
 def swap_sub_for_outside_copy(world: Path) -> Path:
     """Replace root/sub by a symlink to an identical folder outside the root."""
-    root = world / "root"
-    elsewhere = world / "elsewhere"
-    shutil.copytree(root / "sub", elsewhere)
-    shutil.rmtree(root / "sub")
-    (root / "sub").symlink_to(elsewhere, target_is_directory=True)
-    return elsewhere
+    return swap_for_link(world / "root" / "sub", world / "elsewhere")
 
 
 SWAPS: dict[str, tuple[str, dict[str, Any]]] = {
     "write_new": ("write_file", {"file_path": "sub/new.txt", "content": "x\n"}),
-    "write_existing": ("write_file", {"file_path": "sub/f.txt", "content": "x\n"}),
-    "edit": (
-        "edit_file",
-        {"file_path": "sub/f.txt", "old_string": "secret", "new_string": "pwned"},
-    ),
-    "patch": ("apply_patch", patch("*** Update File: sub/f.txt", "@@", "-secret f", "+pwned")),
-    "patch_add": ("apply_patch", patch("*** Add File: sub/new.txt", "+pwned")),
-    "notebook": (
-        "notebook_edit",
-        {"notebook_path": "sub/nb.ipynb", "cell_id": "c1", "new_source": "pwned"},
-    ),
-    "create": ("editor", {"command": "create", "path": "sub/new.txt", "file_text": "x"}),
-    "str_replace": (
-        "editor",
-        {"command": "str_replace", "path": "sub/f.txt", "old_str": "secret", "new_str": "pwned"},
-    ),
-    "insert": (
-        "editor",
-        {"command": "insert", "path": "sub/f.txt", "insert_line": 0, "insert_text": "pwned"},
-    ),
+    **SUB_WRITERS,
 }
 
 
@@ -221,12 +139,12 @@ async def test_symlink_swapped_in_after_preview(world: Path, case: str) -> None:
     changes = tool.preview_files(args) if tool_name == "apply_patch" else [tool.preview(args)]
     assert changes  # the preview was fine while sub/ was a real folder
     elsewhere = swap_sub_for_outside_copy(world)
-    before = snapshot(world)
+    before = fingerprint(world)
     result = await tool.call(args)
     assert result.is_error
     assert "outside the workspace" in result.content, result.content
-    assert snapshot(world) == before
-    assert snapshot(elsewhere) == snapshot(world / "elsewhere")
+    assert fingerprint(world) == before
+    assert fingerprint(elsewhere) == fingerprint(world / "elsewhere")
 
 
 def test_swap_between_resolve_and_write_is_refused(world: Path) -> None:
@@ -234,11 +152,11 @@ def test_swap_between_resolve_and_write_is_refused(world: Path) -> None:
     target = ws.resolve("sub/f.txt", for_write=True)
     fresh = ws.resolve("sub/fresh/new.txt", for_write=True)
     swap_sub_for_outside_copy(world)
-    before = snapshot(world)
+    before = fingerprint(world)
     for path in (target, fresh):
         with pytest.raises(WorkspaceError, match="symlink"):
             write_files([(path, b"pwned\n")], workspace=ws, tool="write_file")
-    assert snapshot(world) == before
+    assert fingerprint(world) == before
 
 
 PROTECTED = [
@@ -312,7 +230,7 @@ async def test_failed_write_leaves_no_temp_files(world: Path) -> None:
     root = world / "root"
     ws = Workspace(root)
     (root / "plain").write_text("a file, not a folder\n")
-    before = snapshot(world)
+    before = fingerprint(world)
     with pytest.raises(Exception, match="nothing was changed"):
         write_files(
             [
@@ -323,7 +241,7 @@ async def test_failed_write_leaves_no_temp_files(world: Path) -> None:
             workspace=ws,
             tool="apply_patch",
         )
-    assert snapshot(world) == before
+    assert fingerprint(world) == before
     assert tmp_files(world) == []
 
 
@@ -338,10 +256,10 @@ def test_swap_after_the_folder_check_cannot_redirect_the_write(world: Path) -> N
     try:
         (root / "sub").rename(root / "sub_moved")
         (root / "sub").symlink_to(outside, target_is_directory=True)
-        before_outside = snapshot(outside)
+        before_outside = fingerprint(outside)
         op = _atomic._Op(path=target, data=b"new\n", folder=folder)
         _atomic._rename(folder, _atomic._stage(op, b"new\n", None), "f.txt")
     finally:
         folder.close()
-    assert snapshot(outside) == before_outside
+    assert fingerprint(outside) == before_outside
     assert (root / "sub_moved" / "f.txt").read_bytes() == b"new\n"

@@ -5,24 +5,24 @@ refusal comes mid-write, and no temp file is left behind."""
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from pathlib import Path
 
 import pytest
 from files_attack import (
-    WRITERS,
+    SUB_WRITERS,
     SwapOnOpen,
+    WriteWalkWorkspace,
+    approved_write,
     args_json,
     fingerprint,
     make_world,
     patch,
     preview,
     read_all,
+    swap_for_link,
 )
 from files_attack import tools as make_tools
-
-from nb_tools.builtin._workspace import Workspace
 
 MODE_WRITERS = ["write_file", "edit_file", "patch_update", "str_replace", "insert"]
 
@@ -39,10 +39,7 @@ async def test_a_written_file_keeps_its_mode(world: Path, writer: str, mode: int
     (root / "notes.txt").chmod(mode)
     t = make_tools(root)
     await read_all(t, "notes.txt")
-    key, make = WRITERS[writer]
-    args = make("notes.txt")
-    preview(t[key], args)
-    result = await t[key].call(args_json(args))
+    result = await approved_write(t, writer, "notes.txt")
     assert not result.is_error, result.content
     assert stat.S_IMODE((root / "notes.txt").stat().st_mode) == mode
     assert (root / "notes.txt").read_bytes() != b"secret notes\n"
@@ -67,13 +64,7 @@ async def test_a_patch_refused_mid_write_changes_no_file(world: Path) -> None:
     )
     preview(t["apply_patch"], args)
     elsewhere = world / "outside" / "sub"
-
-    def swap() -> None:
-        shutil.copytree(root / "sub", elsewhere)
-        shutil.rmtree(root / "sub")
-        (root / "sub").symlink_to(elsewhere, target_is_directory=True)
-
-    ws.swap = swap
+    ws.swap = lambda: swap_for_link(root / "sub", elsewhere)
     result = await t["apply_patch"].call(args_json(args))
     assert result.is_error and "symlink" in result.content, result.content
     assert (root / "a.txt").read_text() == "secret a\n"
@@ -87,28 +78,17 @@ async def test_a_new_file_in_new_folders_is_created_through_descriptors(
 ) -> None:
     root = world / "root"
     t = make_tools(root)
-    key, make = WRITERS[writer]
-    args = make("new/deeper/file.txt")
-    preview(t[key], args)
-    result = await t[key].call(args_json(args))
+    result = await approved_write(t, writer, "new/deeper/file.txt")
     assert not result.is_error, result.content
     assert (root / "new" / "deeper" / "file.txt").read_text() == "pwned\n"
 
 
-class MoveAfterOpen(Workspace):
+class MoveAfterOpen(WriteWalkWorkspace):
     """Moves ``sub`` into ``.git`` right after a write has opened it (the descriptor
     follows the folder), and leaves ``replacement`` in its place."""
 
     replacement = "nothing"
     _moved = False
-    _reading = False
-
-    def open_file(self, path: Path, *, tool: str | None = None) -> int:
-        self._reading = True
-        try:
-            return super().open_file(path, tool=tool)
-        finally:
-            self._reading = False
 
     def open_dir(self, path: Path, *, tool: str | None = None) -> int:
         fd = super().open_dir(path, tool=tool)
@@ -132,19 +112,7 @@ async def test_a_folder_moved_after_it_was_opened_gets_the_write_undone(
     ws.replacement = replacement
     t = make_tools(root, ws)
     await read_all(t, "sub/f.txt")
-    calls = {
-        "write_file": ("write_file", {"file_path": "sub/f.txt", "content": "pwned\n"}),
-        "edit_file": (
-            "edit_file",
-            {"file_path": "sub/f.txt", "old_string": "secret", "new_string": "pwned"},
-        ),
-        "patch_update": (
-            "apply_patch",
-            patch("*** Update File: sub/f.txt", "@@", "-secret f", "+pwned"),
-        ),
-        "patch_add": ("apply_patch", patch("*** Add File: sub/new", "+pwned")),
-    }
-    key, args = calls[writer]
+    key, args = SUB_WRITERS[writer]
     preview(t[key], args)
     result = await t[key].call(args_json(args))
     assert result.is_error, result.content

@@ -17,16 +17,18 @@ import pytest
 from files_attack import (
     HOOK,
     NOTES,
+    SUB_WRITERS,
     WRITERS,
     SwapOnOpen,
+    approved_write,
     args_json,
     fingerprint,
     make_world,
     notebook_bytes,
-    patch,
     preview,
     read_all,
     sha,
+    swap_for_link,
     tools,
 )
 
@@ -122,56 +124,22 @@ async def test_final_component_swapped_to_outside_after_approval(world: Path, wr
     assert fingerprint(world / "outside") == before
 
 
-PARENT_WRITERS = {
-    "write_file": ("write_file", {"file_path": "sub/f.txt", "content": "pwned\n"}),
-    "edit_file": (
-        "edit_file",
-        {"file_path": "sub/f.txt", "old_string": "secret", "new_string": "pwned"},
-    ),
-    "patch_update": ("apply_patch", patch("*** Update File: sub/f.txt", "@@", "-secret f", "+x")),
-    "patch_add": ("apply_patch", patch("*** Add File: sub/new", "+pwned")),
-    "patch_delete": ("apply_patch", patch("*** Delete File: sub/f.txt")),
-    "patch_move": (
-        "apply_patch",
-        patch("*** Update File: a.txt", "*** Move to: sub/moved", "@@", "-secret a", "+x"),
-    ),
-    "notebook_edit": (
-        "notebook_edit",
-        {"notebook_path": "sub/nb.ipynb", "cell_id": "c1", "new_source": "pwned"},
-    ),
-    "create": ("editor", {"command": "create", "path": "sub/new", "file_text": "pwned"}),
-    "str_replace": (
-        "editor",
-        {"command": "str_replace", "path": "sub/f.txt", "old_str": "secret", "new_str": "x"},
-    ),
-    "insert": (
-        "editor",
-        {"command": "insert", "path": "sub/f.txt", "insert_line": 1, "insert_text": "x"},
-    ),
-}
-
-
 def swap_parent(world: Path, to: str) -> Path:
     """Replace root/sub by a symlink to an identical folder at ``to`` (relative to the
-    root, or "outside"): the same bytes, so only the path differs."""
+    root, or "outside")."""
     root = world / "root"
-    dest = world / "outside" / "sub" if to == "outside" else root / to
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(root / "sub", dest, dirs_exist_ok=True)
-    shutil.rmtree(root / "sub")
-    (root / "sub").symlink_to(dest, target_is_directory=True)
-    return dest
+    return swap_for_link(root / "sub", world / "outside" / "sub" if to == "outside" else root / to)
 
 
 @pytest.mark.parametrize("to", [".git/hooks", ".nb_tools", "outside"])
-@pytest.mark.parametrize("writer", list(PARENT_WRITERS))
+@pytest.mark.parametrize("writer", list(SUB_WRITERS))
 async def test_parent_folder_swapped_for_a_symlink_after_approval(
     world: Path, writer: str, to: str
 ) -> None:
     root = world / "root"
     t = tools(root)
     await read_all(t, "sub/f.txt", "a.txt", "sub/nb.ipynb")
-    key, args = PARENT_WRITERS[writer]
+    key, args = SUB_WRITERS[writer]
     preview(t[key], args)
     dest = swap_parent(world, to)
     # The model also "read" the swapped-in copies, so only the binding stands in the way.
@@ -190,7 +158,7 @@ async def test_folder_swapped_between_check_and_write(world: Path, writer: str, 
     ws = SwapOnOpen(root)
     t = tools(root, ws)
     await read_all(t, "sub/f.txt", "sub/nb.ipynb")
-    key, args = PARENT_WRITERS[writer]
+    key, args = SUB_WRITERS[writer]
     preview(t[key], args)
     ws.swap = lambda: swap_parent(world, to)
     result = await t[key].call(args_json(args))
@@ -270,10 +238,7 @@ async def test_writing_through_a_hardlink_leaves_the_other_name_alone(
     digest = sha(other)
     t = tools(root)
     await read_all(t, "notes.txt")
-    key, make = WRITERS[writer]
-    args = make("notes.txt")
-    preview(t[key], args)
-    result = await t[key].call(args_json(args))
+    result = await approved_write(t, writer, "notes.txt")
     assert not result.is_error, result.content
     assert sha(other) == digest and other.stat().st_ino == ino
     assert (root / "notes.txt").read_bytes() != NOTES

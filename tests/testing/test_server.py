@@ -7,12 +7,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from server_helpers import post
 
 from nb_tools.model import ModelRequest, ToolResult, ToolResultBlock, Usage
 from nb_tools.testing._guard import block_real_models  # noqa: F401  (autouse)
@@ -44,16 +44,6 @@ def sse(text: str) -> list[tuple[str, dict[str, Any]]]:
         name, data = chunk.split("\n")
         events.append((name.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
     return events
-
-
-@pytest.fixture
-def srv() -> Iterator[FakeMessagesServer]:
-    with FakeMessagesServer() as server:
-        yield server
-
-
-def post(srv: FakeMessagesServer, payload: object, path: str = "/v1/messages") -> httpx.Response:
-    return httpx.post(srv.base_url + path, json=payload, timeout=10)
 
 
 def test_non_streaming_reply_is_a_whole_message(srv: FakeMessagesServer) -> None:

@@ -4,26 +4,15 @@ cut calls, error types, recorded streams, and the request checks the real API ma
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
+from server_helpers import post
 
 from nb_tools.testing._guard import block_real_models  # noqa: F401  (autouse)
 from nb_tools.testing._script import Fault, Reply, call, reply
 from nb_tools.testing._sse import signature_for
 from nb_tools.testing.server import FakeMessagesServer, steps_from_json
-
-
-@pytest.fixture
-def srv() -> Iterator[FakeMessagesServer]:
-    with FakeMessagesServer() as server:
-        yield server
-
-
-def post(srv: FakeMessagesServer, payload: object, path: str = "/v1/messages") -> httpx.Response:
-    return httpx.post(srv.base_url + path, json=payload, timeout=10)
 
 
 def body(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:

@@ -490,3 +490,16 @@ async def test_async_tools_report_invalid_arguments_and_exceptions() -> None:
 
 async def _returns_figure_like() -> Any:
     return PngThing()
+
+
+def test_tool_options_are_the_function_tool_parameters() -> None:
+    from nb_tools.tool._decorator import ToolOptions
+
+    params = inspect.signature(FunctionTool.__init__).parameters
+    keyword_only = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY]
+    assert list(ToolOptions.__annotations__) == keyword_only
+
+
+def test_unknown_tool_option_is_named() -> None:
+    with pytest.raises(TypeError, match=r"@tool: unknown option\(s\) nmae; the options are"):
+        tool(nmae="x")  # type: ignore[call-overload]

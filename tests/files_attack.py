@@ -1,12 +1,15 @@
-"""A small world for the file-tool attack suite: a workspace with a git repository, the
-nb_tools rules, notebooks and a folder outside it, plus helpers that fingerprint every
-entry on disk (without following symlinks) so a test checks effects, not messages."""
+"""A small world for the file-tool attack suites (``tests/security/test_files_*``,
+``tests/builtin/test_escapes.py``): a workspace with a git repository, the nb_tools rules,
+notebooks and a folder outside it, plus helpers that fingerprint every entry on disk
+(without following symlinks) so a test checks effects, not messages, and that swap a
+folder for a symlink at the moment an attacker would."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +23,7 @@ from nb_tools.builtin._patch import ApplyPatchTool
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._text_editor import TextEditorTool
 from nb_tools.builtin._workspace import Workspace
+from nb_tools.tool import Result
 
 HOOK = b"#!/bin/sh\nsecret notes\n"  # holds the text the writers look for
 NOTES = b"secret notes\n"
@@ -122,6 +126,37 @@ WRITERS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
 }
 
 
+# Every writer aimed at a file in ``sub/`` (the folder the attacks swap for a link), as
+# (tool key, arguments).
+SUB_WRITERS: dict[str, tuple[str, dict[str, Any]]] = {
+    "write_file": ("write_file", {"file_path": "sub/f.txt", "content": "pwned\n"}),
+    "edit_file": (
+        "edit_file",
+        {"file_path": "sub/f.txt", "old_string": "secret", "new_string": "pwned"},
+    ),
+    "patch_update": ("apply_patch", patch("*** Update File: sub/f.txt", "@@", "-secret f", "+x")),
+    "patch_add": ("apply_patch", patch("*** Add File: sub/new", "+pwned")),
+    "patch_delete": ("apply_patch", patch("*** Delete File: sub/f.txt")),
+    "patch_move": (
+        "apply_patch",
+        patch("*** Update File: a.txt", "*** Move to: sub/moved", "@@", "-secret a", "+x"),
+    ),
+    "notebook_edit": (
+        "notebook_edit",
+        {"notebook_path": "sub/nb.ipynb", "cell_id": "c1", "new_source": "pwned"},
+    ),
+    "create": ("editor", {"command": "create", "path": "sub/new", "file_text": "pwned"}),
+    "str_replace": (
+        "editor",
+        {"command": "str_replace", "path": "sub/f.txt", "old_str": "secret", "new_str": "x"},
+    ),
+    "insert": (
+        "editor",
+        {"command": "insert", "path": "sub/f.txt", "insert_line": 1, "insert_text": "x"},
+    ),
+}
+
+
 def args_json(args: dict[str, Any]) -> str:
     return json.dumps(args)
 
@@ -143,12 +178,29 @@ def preview(tool: Any, args: dict[str, Any]) -> None:
         tool.preview(args_json(args))
 
 
-class SwapOnOpen(Workspace):
-    """A workspace that runs ``swap`` once, just before the write walks to its folder:
-    after every path check has passed, the last moment a swap can happen."""
+async def approved_write(t: dict[str, Any], writer: str, path: str) -> Result:
+    """Run one of ``WRITERS`` on ``path`` as the agent does once the call is approved:
+    the card first, then the call."""
+    key, make = WRITERS[writer]
+    args = make(path)
+    preview(t[key], args)
+    return await t[key].call(args_json(args))
 
-    swap: Any = None
-    on_reads = False  # also swap on the walk of a read (by default only a write's)
+
+def swap_for_link(folder: Path, copy: Path) -> Path:
+    """Replace ``folder`` by a symlink to an identical copy of it at ``copy``: the same
+    bytes, so only the path differs. Returns ``copy``."""
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(folder, copy, dirs_exist_ok=True)
+    shutil.rmtree(folder)
+    folder.symlink_to(copy, target_is_directory=True)
+    return copy
+
+
+class WriteWalkWorkspace(Workspace):
+    """A workspace that knows whether the folder it opens is on a write's walk or on a
+    read's (``_reading``), for subclasses that strike in the middle of a write."""
+
     _reading = False
 
     def open_file(self, path: Path, *, tool: str | None = None) -> int:
@@ -157,6 +209,14 @@ class SwapOnOpen(Workspace):
             return super().open_file(path, tool=tool)
         finally:
             self._reading = False
+
+
+class SwapOnOpen(WriteWalkWorkspace):
+    """A workspace that runs ``swap`` once, just before the write walks to its folder:
+    after every path check has passed, the last moment a swap can happen."""
+
+    swap: Any = None
+    on_reads = False  # also swap on the walk of a read (by default only a write's)
 
     def open_dir(self, path: Path, *, tool: str | None = None) -> int:
         if self.swap is not None and (self.on_reads or not self._reading):
