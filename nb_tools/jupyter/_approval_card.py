@@ -3,6 +3,9 @@ model, waiting in the cell (top-level ``await``) until someone clicks.
 
 ipykernel >= 7.4 handles widget messages while a cell awaits; on some versions the click
 handler runs on another thread, so the future is resolved with ``call_soon_threadsafe``.
+The card's :meth:`~ApprovalCard.wait` does not wake on its own: it is the approver the
+pipeline awaits through its one wake loop (``nb_tools.tool._tasks.wait_waking``). Its
+widgets are closed with the run's view (``close_tree`` in ``_view``), the one close path.
 """
 
 from __future__ import annotations
@@ -14,8 +17,6 @@ import ipywidgets as widgets
 
 from nb_tools.agent._approval import ApprovalRequest, Decision
 
-WAKE_SECONDS = 0.25
-"""The wait wakes this often so an Interrupt stops it within a second."""
 SUBMIT_SETTLE = 0.15
 """After Enter in the message box, how long to wait for the text's own update."""
 
@@ -159,25 +160,10 @@ class ApprovalCard:
         self.future.cancel()
 
     async def wait(self) -> Decision:
-        """The decision, waking every :data:`WAKE_SECONDS` so a cancellation (Interrupt,
-        Stop) lands at once."""
+        """The decision. Awaited by the approval pipeline, which wakes for Interrupt and
+        Stop (``wait_waking``); a cancellation marks the card "not decided"."""
         try:
-            while True:
-                done, _ = await asyncio.wait({self.future}, timeout=WAKE_SECONDS)
-                if done:
-                    return self.future.result()
+            return await asyncio.shield(self.future)
         except asyncio.CancelledError:
             self.cancel()
             raise
-
-    def close(self) -> None:
-        for w in (
-            self.approve,
-            self.deny,
-            self.always,
-            self.message,
-            self.buttons,
-            self.prompt,
-            self.widget,
-        ):
-            w.close()

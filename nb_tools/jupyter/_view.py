@@ -38,7 +38,7 @@ from nb_tools.agent._notices import (
     ThinkingDelta,
 )
 from nb_tools.agent._transcript import TranscriptRecorder
-from nb_tools.jupyter._approval_card import WAKE_SECONDS, ApprovalCard
+from nb_tools.jupyter._approval_card import ApprovalCard
 from nb_tools.jupyter._display import (
     footer_html,
     text_html,
@@ -48,6 +48,7 @@ from nb_tools.jupyter._display import (
 from nb_tools.jupyter._markdown import safe_split
 from nb_tools.jupyter._rich import card_display
 from nb_tools.jupyter._throttle import Throttle
+from nb_tools.tool._tasks import wait_waking
 
 PROGRESS_INTERVAL = 0.25
 LIVE_MIME = "application/vnd.nbtools.live+json"
@@ -437,10 +438,8 @@ class ContinuePrompt:
         )
 
     async def wait(self) -> bool:
-        while True:
-            done, _ = await asyncio.wait({self.future}, timeout=WAKE_SECONDS)
-            if done:
-                return self.future.result()
+        """The answer, through the one wake loop (Interrupt acts while it waits)."""
+        return await wait_waking(asyncio.shield(self.future))
 
 
 class _Standalone:
