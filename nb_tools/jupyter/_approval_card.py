@@ -63,12 +63,9 @@ class ApprovalCard:
             tooltip="Refuse this call; the model is told it was denied (with your message)",
         )
         # The narrowest rule that covers this call, named by the approval pipeline
-        # (``request.rule``, e.g. "bash(git log:*)"); a request that has the field but no
-        # rule offers no "Always allow" (it could not cover the call without covering more).
-        has_rule_field = hasattr(request, "rule") or hasattr(request, "always_allow_rule")
-        self.rule: str | None = (
-            getattr(request, "rule", None) or getattr(request, "always_allow_rule", None) or None
-        )
+        # (e.g. "bash(git log:*)"); without one no "Always allow" is offered (it could not
+        # cover the call without covering more).
+        self.rule: str | None = request.always_allow_rule or None
         shown_rule = self.rule or request.call.name
         self.always = widgets.Button(
             description=f"Always allow {shown_rule}",
@@ -77,7 +74,7 @@ class ApprovalCard:
             layout=widgets.Layout(width="auto", flex="0 0 auto"),
             tooltip=f"Allow {shown_rule} without asking for the rest of this session",
         )
-        offered = self.rule is not None or not has_rule_field
+        offered = self.rule is not None
         # continuous_update=False: typed text reaches the kernel whole (a cell awaiting
         # delivers only the first key of a continuously updated Text); Enter denies.
         self.message = widgets.Text(

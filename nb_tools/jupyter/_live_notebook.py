@@ -100,14 +100,15 @@ class LiveNotebook:
             if self.leader is None:
                 self.leader = client
         elif kind == "snapshot":  # pushed by the frontend before an agent cell runs
-            self._take_snapshot(data.get("snapshot"))
+            self.take_snapshot(data.get("snapshot"))
         elif kind == "reply":
             fut = self._pending.pop(int(data.get("id", -1)), None)
             if fut is not None and not fut.done():
                 loop = fut.get_loop()
                 loop.call_soon_threadsafe(_resolve, fut, data)
 
-    def _take_snapshot(self, snap: Any) -> None:
+    def take_snapshot(self, snap: Any) -> None:
+        """Keep ``snap`` (the frontend's notebook, with its cells) as the latest snapshot."""
         if isinstance(snap, dict) and isinstance(snap.get("cells"), list):
             self.snapshot = snap
             self.snapshot_at = time.monotonic()
@@ -156,7 +157,7 @@ class LiveNotebook:
 
     async def read(self) -> dict[str, Any]:
         reply = await self.request("snapshot")
-        self._take_snapshot(reply.get("snapshot"))
+        self.take_snapshot(reply.get("snapshot"))
         if self.snapshot is None:
             raise FrontendError("the frontend sent no snapshot")
         return self.snapshot
@@ -519,7 +520,7 @@ class LiveNotebookEdit:
             if str(exc) == "no frontend":
                 return Result.error(NO_FRONTEND.format(tool="notebook_edit", what="edited"))
             return Result.error(f"notebook_edit: the open notebook was not changed: {exc}")
-        self.nb._take_snapshot(reply.get("snapshot"))
+        self.nb.take_snapshot(reply.get("snapshot"))
         meta["changes"] = [change]
         return Result(content=text, parts=parts, metadata=meta)
 

@@ -21,7 +21,7 @@ from nb_tools.tool._progress import call_id_var
 from nb_tools.tool._registry import Entry, Registry, make_entry
 from nb_tools.tool._results import to_result
 from nb_tools.tool._types import Call, Result, ToolPanic, ValidationError
-from nb_tools.tool._votes import is_read_only_call
+from nb_tools.tool._votes import is_parallel_call
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -73,24 +73,6 @@ async def run_in_thread(fn: Callable[..., T], *args: Any) -> T:
             if not await wait_stopped(slot):
                 slot.mark_background()
         raise
-
-
-# -- batches --------------------------------------------------------------------------
-
-
-def parallel_groups(items: Sequence[T], parallel: Callable[[T], bool]) -> list[list[T]]:
-    """Split ``items`` into the groups a batch runs: each run of adjacent items for which
-    ``parallel`` holds is one group (run together); every other item is a group alone."""
-    out: list[list[T]] = []
-    last_parallel = False
-    for item in items:
-        is_parallel = parallel(item)
-        if is_parallel and last_parallel:
-            out[-1].append(item)
-        else:
-            out.append([item])
-        last_parallel = is_parallel
-    return out
 
 
 # -- results the model sees ------------------------------------------------------------
@@ -276,27 +258,16 @@ class Executor:
     # -- many calls ---------------------------------------------------------------------
 
     def _parallel(self, call: ToolCall) -> bool:
-        entry = self.registry.entry(call.name)
-        if entry is None:
-            return False
-        return entry.info.concurrent or is_read_only_call(entry.tool, call.arguments)
+        entry = self._entries.get(call.name)
+        return entry is not None and is_parallel_call(entry.tool, call.arguments)
 
     async def execute_batch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
         """Run ``calls`` and return their results in the same order. Each run of adjacent
         read-only or concurrent calls runs in parallel; other calls run one at a time, in
         order. Cancelling the batch cancels the calls in flight and propagates."""
-        results: list[ToolResult] = []
-        for group in parallel_groups(calls, self._parallel):
-            if len(group) > 1:
-                results.extend(await self._gather(group))
-            else:
-                results.append(await self.execute(group[0]))
-        return results
+        from nb_tools.tool._tasks import run_grouped  # asyncio: not at import time
 
-    async def _gather(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        from nb_tools.tool._tasks import gather_or_cancel  # asyncio: not at import time
-
-        return await gather_or_cancel(self.execute(c) for c in calls)
+        return await run_grouped(calls, self._parallel, self.execute)
 
     # -- from sync code ---------------------------------------------------------------------
 

@@ -4,10 +4,11 @@ wait for one while staying interruptible (:func:`wait_waking`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 WAKE_SECONDS = 0.25
 """How often :func:`wait_waking` wakes. In a kernel a bare ``await`` on a future that a
@@ -35,6 +36,36 @@ async def gather_or_cancel(awaitables: Iterable[Awaitable[T]]) -> list[T]:
     except BaseException:
         await cancel_and_drain(tasks)
         raise
+
+
+def parallel_groups(items: Sequence[T], parallel: Callable[[T], bool]) -> list[list[T]]:
+    """Split ``items`` into the groups a batch runs: each run of adjacent items for which
+    ``parallel`` holds is one group (run together); every other item is a group alone."""
+    out: list[list[T]] = []
+    last_parallel = False
+    for item in items:
+        is_parallel = parallel(item)
+        if is_parallel and last_parallel:
+            out[-1].append(item)
+        else:
+            out.append([item])
+        last_parallel = is_parallel
+    return out
+
+
+async def run_grouped(
+    items: Sequence[T], parallel: Callable[[T], bool], run: Callable[[T], Awaitable[R]]
+) -> list[R]:
+    """``run`` each of ``items``, results in order: each run of adjacent ``parallel`` items
+    together (:func:`gather_or_cancel`), the others one at a time. The one batch schedule
+    (``Executor.execute_batch``, the agent's turn)."""
+    results: list[R] = []
+    for group in parallel_groups(items, parallel):
+        if len(group) == 1:
+            results.append(await run(group[0]))
+        else:
+            results.extend(await gather_or_cancel(run(item) for item in group))
+    return results
 
 
 async def wait_waking(awaitable: Awaitable[T], *, timeout: float | None = None) -> T:

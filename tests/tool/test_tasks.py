@@ -92,3 +92,29 @@ async def test_cancelling_wait_waking_cancels_the_awaited_task() -> None:
         await waiter
     await asyncio.sleep(0)  # the inner task takes its cancellation on its next step
     assert ended == ["cancelled"]
+
+
+async def test_run_grouped_runs_adjacent_parallel_items_together_in_order() -> None:
+    from nb_tools.tool._tasks import run_grouped
+
+    running: set[str] = set()
+    overlaps: list[tuple[str, ...]] = []
+
+    async def run(item: str) -> str:
+        running.add(item)
+        await asyncio.sleep(0.02)
+        overlaps.append(tuple(sorted(running)))
+        running.discard(item)
+        return item.upper()
+
+    items = ["r1", "r2", "w1", "r3", "w2", "w3"]
+    assert await run_grouped(items, lambda i: i.startswith("r"), run) == [
+        "R1",
+        "R2",
+        "W1",
+        "R3",
+        "W2",
+        "W3",
+    ]
+    assert ("r1", "r2") in overlaps  # the adjacent read-only pair overlapped
+    assert all(len(o) == 1 for o in overlaps if not any(i.startswith("r") for i in o))
