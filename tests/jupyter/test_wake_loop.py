@@ -9,6 +9,7 @@ import asyncio
 import threading
 
 import pytest
+from test_widgets import first_card
 
 from nb_tools.agent._approval import ApprovalRequest, Decision, Deny, ask
 from nb_tools.agent._events import ToolCallStarted
@@ -35,15 +36,6 @@ def guarded_view(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("NB_TOOLS_HEADLESS", "0")
     view = RunView(TranscriptRecorder("go", model="m"), loop=asyncio.get_running_loop())
     return view, FrontendWatch(view.box).guard(view.ask)
-
-
-async def first_card(view):
-    for _ in range(500):
-        cards = view.approval_cards()
-        if cards:
-            return cards[0]
-        await asyncio.sleep(0.01)
-    raise AssertionError("no approval card appeared")
 
 
 async def test_a_click_from_another_thread_lands_while_one_loop_wakes(
