@@ -520,6 +520,11 @@ def test_parallel_groups_join_only_adjacent_parallel_items() -> None:
 
     items = ["r1", "r2", "w1", "r3", "w2", "w3", "r4", "r5", "r6"]
     assert parallel_groups(items, lambda x: x.startswith("r")) == [
-        ["r1", "r2"], ["w1"], ["r3"], ["w2"], ["w3"], ["r4", "r5", "r6"],
+        ["r1", "r2"],
+        ["w1"],
+        ["r3"],
+        ["w2"],
+        ["w3"],
+        ["r4", "r5", "r6"],
     ]
     assert parallel_groups([], lambda x: True) == []
