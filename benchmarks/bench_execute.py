@@ -10,9 +10,12 @@
     ``time.sleep``): ``execute_batch`` against running them in order (what the SDK's tool
     runner does).
 (c) ``import nb_tools`` in a fresh interpreter, next to ``import anthropic``.
+(d) Whether the executor's no-middleware fast path pays: ``execute`` against the general
+    path every call would take without it (``Call`` built, the middleware chain's innermost
+    handler), same registry, same calls. ``general/fast`` > 1 means the fast path saves.
 
-Run: ``python benchmarks/bench_execute.py``. Prints a table with ratios; targets: (a)
-ours/theirs <= 1.0, (b) < 80 ms, (c) < 100 ms.
+Run: ``python benchmarks/bench_execute.py`` (``--fast-path``: only (d)). Prints a table
+with ratios; targets: (a) ours/theirs <= 1.0, (b) < 80 ms, (c) < 100 ms.
 """
 
 from __future__ import annotations
@@ -193,6 +196,41 @@ def bench_batch() -> list[tuple[str, float, float]]:
     return rows
 
 
+# -- (d) the fast path -------------------------------------------------------------------------
+
+
+def bench_fast_path() -> list[tuple[str, float, float]]:
+    rows = []
+    for label, fn, args in CASES:
+        ex = Executor(Registry(tool(register=False)(fn)))
+        call = ToolCall(id="toolu_1", name=fn.__name__, arguments=json.dumps(args))
+        # The general path (private names: this measures the executor's own alternative).
+        general_path = ex._execute, ex._final
+
+        async def fast(k: int, ex: Executor = ex, call: ToolCall = call) -> None:
+            for _ in range(k):
+                result = await ex.execute(call)
+            assert not result.is_error, result.content
+
+        async def general(k: int, path: Any = general_path, call: ToolCall = call) -> None:
+            execute, final = path
+            for _ in range(k):
+                result = await execute(call, final)
+            assert not result.is_error, result.content
+
+        n = 40 if label == "large" else 500
+        t = per_call_us({"fast": fast, "general": general}, n)
+        rows.append((label, t["fast"], t["general"]))
+    return rows
+
+
+def print_fast_path() -> None:
+    print("(d) no-middleware fast path vs the general path (us of CPU per call, best of 25)")
+    print(f"{'case':<8} {'execute':>10} {'general':>10} {'general/fast':>13}")
+    for label, fast, general in bench_fast_path():
+        print(f"{label:<8} {fast:>10.2f} {general:>10.2f} {general / fast:>13.3f}")
+
+
 # -- (c) import cost ---------------------------------------------------------------------------
 
 
@@ -215,6 +253,9 @@ def import_ms(module: str, repeat: int = 7) -> tuple[float, float]:
 
 
 def main() -> None:
+    if "--fast-path" in sys.argv[1:]:
+        print_fast_path()
+        return
     print("(a) one call, raw JSON text -> function return (us of CPU per call, best of 25)")
     print(f"{'case':<8} {'Executor':>10} {'tool.call':>10} {'anthropic':>10} {'ours/theirs':>12}")
     for label, ours, direct, theirs in bench_single():
@@ -231,6 +272,8 @@ def main() -> None:
     print(f"{'nb_tools':<14} {ours[0]:>8.1f} {ours[1]:>8.1f}")
     print(f"{'anthropic':<14} {theirs[0]:>8.1f} {theirs[1]:>8.1f}")
     print(f"nb_tools/anthropic (cpu) {ours[1] / theirs[1]:.2f}")
+    print()
+    print_fast_path()
 
 
 if __name__ == "__main__":

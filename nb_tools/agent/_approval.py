@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, assert_never, get_args
 
 from nb_tools.model import ToolCall
+from nb_tools.tool._tasks import wait_waking
 from nb_tools.tool._types import Change, Info
 
 if TYPE_CHECKING:
@@ -37,10 +38,6 @@ if TYPE_CHECKING:
 
 Policy: TypeAlias = Literal["ask", "auto", "deny", "read-only"]
 POLICIES: tuple[str, ...] = get_args(Policy)
-
-APPROVER_WAKE_SECONDS = 0.25
-"""How often a wait for the approver wakes, so an interrupt in a kernel acts fast."""
-
 
 # -- what a person (or a permission callable) answers ------------------------------------
 
@@ -294,13 +291,14 @@ def denial_text(verdict: Deny) -> str:
 
 async def ask(approver: Approver, request: ApprovalRequest) -> Decision | Deny:
     """Ask ``approver``; its answer as a ``Decision``, or a ``Deny`` (source "error") when
-    it raised or answered nonsense (fail closed). An async answer is awaited in slices of
-    :data:`APPROVER_WAKE_SECONDS` so a cancellation acts at once."""
+    it raised or answered nonsense (fail closed). An async answer is awaited through the
+    one wake loop (:func:`~nb_tools.tool._tasks.wait_waking`), so Interrupt and Stop act at
+    once while a person thinks; the approver itself just awaits."""
     reason = request.reason
     try:
         answer: Any = approver(request)
         if inspect.isawaitable(answer):
-            answer = await _await_waking(answer)
+            answer = await wait_waking(answer)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -340,15 +338,3 @@ def no_approver(reason: AskReason) -> Deny:
         message=f"{why} but no approver is configured; pass approver= to Agent, or choose "
         "approval='auto' or 'read-only'",
     )
-
-
-async def _await_waking(awaitable: Awaitable[Any]) -> Any:
-    task = asyncio.ensure_future(awaitable)
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=APPROVER_WAKE_SECONDS)
-            if done:
-                return task.result()
-    finally:
-        if not task.done():
-            task.cancel()

@@ -1,9 +1,9 @@
 """What the loop knows about each call of a turn, and running the approved ones.
 
-Calls run through ``Executor.execute`` one by one, grouped exactly as
-``Executor.execute_batch`` groups them (each run of adjacent read-only or concurrent calls
-in parallel, the rest in order), so that each call reports its own finish the moment it
-finishes and a stop knows precisely which calls had started.
+Calls run through ``Executor.execute`` one by one, on the schedule ``Executor.execute_batch``
+uses (``run_grouped``: each run of adjacent read-only or concurrent calls in parallel, the
+rest in order), so that each call reports its own finish the moment it finishes and a stop
+knows precisely which calls had started.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
-from nb_tools.tool._executor import parallel_groups
 from nb_tools.tool._grant import Grant, grant_from, granted
 from nb_tools.tool._json import loads_ijson
-from nb_tools.tool._tasks import gather_or_cancel
+from nb_tools.tool._tasks import run_grouped
 from nb_tools.tool._types import Change, Info, Tool, ValidationError
+from nb_tools.tool._votes import is_parallel_call
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,7 +86,7 @@ def plan(registry: Registry, call: ToolCall) -> CallPlan:
         preview=preview,
         needs_approval=valid and needs_approval(tool, raw),
         read_only=read_only,
-        parallel=valid and (info.concurrent or read_only),
+        parallel=valid and is_parallel_call(tool, raw, read_only=read_only),
         invalid=invalid,
         raw=raw,
     )
@@ -127,12 +127,6 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else type(value).__name__
 
 
-def groups(plans: Sequence[CallPlan]) -> list[list[CallPlan]]:
-    """Adjacent parallel calls form one group; every other call is a group of its own
-    (the same grouping as ``Executor.execute_batch``)."""
-    return parallel_groups(plans, lambda p: p.parallel)
-
-
 @dataclass
 class Tracker:
     """The state of a turn's calls, kept so a stop can answer every call correctly."""
@@ -159,8 +153,4 @@ async def run_approved(
         tracker.results[p.call.id] = result
         await finished(p, result, time.perf_counter() - start)
 
-    for group in groups(plans):
-        if len(group) == 1:
-            await one(group[0])
-            continue
-        await gather_or_cancel(one(p) for p in group)
+    await run_grouped(plans, lambda p: p.parallel, one)

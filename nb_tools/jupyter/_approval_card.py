@@ -3,6 +3,9 @@ model, waiting in the cell (top-level ``await``) until someone clicks.
 
 ipykernel >= 7.4 handles widget messages while a cell awaits; on some versions the click
 handler runs on another thread, so the future is resolved with ``call_soon_threadsafe``.
+The card's :meth:`~ApprovalCard.wait` does not wake on its own: it is the approver the
+pipeline awaits through its one wake loop (``nb_tools.tool._tasks.wait_waking``). Its
+widgets are closed with the run's view (``close_tree`` in ``_view``), the one close path.
 """
 
 from __future__ import annotations
@@ -14,8 +17,6 @@ import ipywidgets as widgets
 
 from nb_tools.agent._approval import ApprovalRequest, Decision
 
-WAKE_SECONDS = 0.25
-"""The wait wakes this often so an Interrupt stops it within a second."""
 SUBMIT_SETTLE = 0.15
 """After Enter in the message box, how long to wait for the text's own update."""
 
@@ -62,12 +63,9 @@ class ApprovalCard:
             tooltip="Refuse this call; the model is told it was denied (with your message)",
         )
         # The narrowest rule that covers this call, named by the approval pipeline
-        # (``request.rule``, e.g. "bash(git log:*)"); a request that has the field but no
-        # rule offers no "Always allow" (it could not cover the call without covering more).
-        has_rule_field = hasattr(request, "rule") or hasattr(request, "always_allow_rule")
-        self.rule: str | None = (
-            getattr(request, "rule", None) or getattr(request, "always_allow_rule", None) or None
-        )
+        # (e.g. "bash(git log:*)"); without one no "Always allow" is offered (it could not
+        # cover the call without covering more).
+        self.rule: str | None = request.always_allow_rule or None
         shown_rule = self.rule or request.call.name
         self.always = widgets.Button(
             description=f"Always allow {shown_rule}",
@@ -76,7 +74,7 @@ class ApprovalCard:
             layout=widgets.Layout(width="auto", flex="0 0 auto"),
             tooltip=f"Allow {shown_rule} without asking for the rest of this session",
         )
-        offered = self.rule is not None or not has_rule_field
+        offered = self.rule is not None
         # continuous_update=False: typed text reaches the kernel whole (a cell awaiting
         # delivers only the first key of a continuously updated Text); Enter denies.
         self.message = widgets.Text(
@@ -159,25 +157,10 @@ class ApprovalCard:
         self.future.cancel()
 
     async def wait(self) -> Decision:
-        """The decision, waking every :data:`WAKE_SECONDS` so a cancellation (Interrupt,
-        Stop) lands at once."""
+        """The decision. Awaited by the approval pipeline, which wakes for Interrupt and
+        Stop (``wait_waking``); a cancellation marks the card "not decided"."""
         try:
-            while True:
-                done, _ = await asyncio.wait({self.future}, timeout=WAKE_SECONDS)
-                if done:
-                    return self.future.result()
+            return await asyncio.shield(self.future)
         except asyncio.CancelledError:
             self.cancel()
             raise
-
-    def close(self) -> None:
-        for w in (
-            self.approve,
-            self.deny,
-            self.always,
-            self.message,
-            self.buttons,
-            self.prompt,
-            self.widget,
-        ):
-            w.close()

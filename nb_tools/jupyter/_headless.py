@@ -16,11 +16,12 @@ overrides the detection.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import time
 from typing import Any
 
-from nb_tools.agent._approval import ApprovalRequest, Approver, Decision, ask
+from nb_tools.agent._approval import ApprovalRequest, Approver, Decision
 
 FRONTEND_WAIT_SECONDS = 3.0
 """How long after the live view is displayed an approval waits for a frontend to report
@@ -85,11 +86,13 @@ class FrontendWatch:
         return False
 
     def guard(self, approver: Approver) -> Approver:
-        """``approver``, except that in a headless run it denies at once."""
+        """``approver``, except that in a headless run it denies at once. The pipeline's
+        ``ask`` calls the result: it checks the answer and wakes while it waits."""
 
-        async def guarded(request: ApprovalRequest) -> Decision:
+        async def guarded(request: ApprovalRequest) -> bool | Decision:
             if await self.headless():
                 return Decision(approved=False, by=HEADLESS_BY, message=HEADLESS_MESSAGE)
-            return await ask(approver, request)
+            answer = approver(request)
+            return await answer if inspect.isawaitable(answer) else answer
 
         return guarded

@@ -6,9 +6,9 @@ a frontend that connected or reloaded since still answers; a run that uses no li
 sends nothing. Every frontend with the extension answers
 ``hello``; the first one becomes the leader and is the only one that applies edits, so two
 windows on one notebook apply an edit once. Requests are awaited (the agent loop runs in an
-awaiting cell, and ipykernel >= 7.4 handles comm messages while a cell awaits), waking every
-0.25 s so an Interrupt acts fast. Nothing here writes to disk: the frontend edits its
-document model in one transaction per run, and the user saves.
+awaiting cell, and ipykernel >= 7.4 handles comm messages while a cell awaits) through the
+one wake loop (``wait_waking``), so an Interrupt acts fast. Nothing here writes to disk:
+the frontend edits its document model in one transaction per run, and the user saves.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.tool import Change, Info, Result, Schema, Tool
+from nb_tools.tool._tasks import wait_waking
 
 __all__ = ["PROTOCOL", "TARGET", "LiveNotebook", "live", "live_tools"]
 
@@ -30,7 +31,7 @@ PROTOCOL = 1
 HELLO_WAIT = 2.0
 """How long a first request waits for a frontend's ``hello`` before saying none is there."""
 REQUEST_TIMEOUT = 15.0
-WAKE = 0.25
+HELLO_POLL = 0.05
 MAX_READ_CHARS = 60_000
 MAX_OUTPUT_CHARS = 2_000
 
@@ -99,14 +100,15 @@ class LiveNotebook:
             if self.leader is None:
                 self.leader = client
         elif kind == "snapshot":  # pushed by the frontend before an agent cell runs
-            self._take_snapshot(data.get("snapshot"))
+            self.take_snapshot(data.get("snapshot"))
         elif kind == "reply":
             fut = self._pending.pop(int(data.get("id", -1)), None)
             if fut is not None and not fut.done():
                 loop = fut.get_loop()
                 loop.call_soon_threadsafe(_resolve, fut, data)
 
-    def _take_snapshot(self, snap: Any) -> None:
+    def take_snapshot(self, snap: Any) -> None:
+        """Keep ``snap`` (the frontend's notebook, with its cells) as the latest snapshot."""
         if isinstance(snap, dict) and isinstance(snap.get("cells"), list):
             self.snapshot = snap
             self.snapshot_at = time.monotonic()
@@ -122,7 +124,7 @@ class LiveNotebook:
             self.open()
         deadline = self.opened_at + timeout
         while self.leader is None and time.monotonic() < deadline:
-            await asyncio.sleep(min(WAKE, 0.05))
+            await asyncio.sleep(HELLO_POLL)
         return self.leader is not None
 
     async def request(
@@ -137,28 +139,25 @@ class LiveNotebook:
         fut: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[rid] = fut
         self.comm.send({"type": "request", "id": rid, "leader": self.leader, "op": op, **fields})
-        deadline = time.monotonic() + timeout
         try:
-            while not fut.done():
-                if time.monotonic() > deadline:
-                    gone = self.leader
-                    self.clients.pop(gone or "", None)
-                    self.leader = next(iter(self.clients), None)
-                    raise FrontendError(
-                        f"the notebook's frontend did not answer {op!r} in {timeout:.0f} s "
-                        "(was its window closed?)"
-                    )
-                await asyncio.wait({fut}, timeout=WAKE)
+            reply = await wait_waking(fut, timeout=timeout)
+        except TimeoutError:
+            gone = self.leader
+            self.clients.pop(gone or "", None)
+            self.leader = next(iter(self.clients), None)
+            raise FrontendError(
+                f"the notebook's frontend did not answer {op!r} in {timeout:.0f} s "
+                "(was its window closed?)"
+            ) from None
         finally:
             self._pending.pop(rid, None)
-        reply = fut.result()
         if not reply.get("ok"):
             raise FrontendError(str(reply.get("error") or f"{op} failed"))
         return reply
 
     async def read(self) -> dict[str, Any]:
         reply = await self.request("snapshot")
-        self._take_snapshot(reply.get("snapshot"))
+        self.take_snapshot(reply.get("snapshot"))
         if self.snapshot is None:
             raise FrontendError("the frontend sent no snapshot")
         return self.snapshot
@@ -521,7 +520,7 @@ class LiveNotebookEdit:
             if str(exc) == "no frontend":
                 return Result.error(NO_FRONTEND.format(tool="notebook_edit", what="edited"))
             return Result.error(f"notebook_edit: the open notebook was not changed: {exc}")
-        self.nb._take_snapshot(reply.get("snapshot"))
+        self.nb.take_snapshot(reply.get("snapshot"))
         meta["changes"] = [change]
         return Result(content=text, parts=parts, metadata=meta)
 

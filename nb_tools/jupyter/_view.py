@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from html import escape
-from typing import Any
+from typing import Any, assert_never
 
 import ipywidgets as widgets
 from IPython.display import DisplayHandle, display
@@ -30,8 +30,15 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._notices import (
+    CitationsReceived,
+    ContextCompacted,
+    RunNotice,
+    ServerToolUsed,
+    ThinkingDelta,
+)
 from nb_tools.agent._transcript import TranscriptRecorder
-from nb_tools.jupyter._approval_card import WAKE_SECONDS, ApprovalCard
+from nb_tools.jupyter._approval_card import ApprovalCard
 from nb_tools.jupyter._display import (
     footer_html,
     text_html,
@@ -41,6 +48,7 @@ from nb_tools.jupyter._display import (
 from nb_tools.jupyter._markdown import safe_split
 from nb_tools.jupyter._rich import card_display
 from nb_tools.jupyter._throttle import Throttle
+from nb_tools.tool._tasks import wait_waking
 
 PROGRESS_INTERVAL = 0.25
 LIVE_MIME = "application/vnd.nbtools.live+json"
@@ -316,61 +324,70 @@ class RunView:
     def on_event(self, event: Event) -> None:
         rec = self.recorder
         rec.record(event)
-        if isinstance(event, TextDelta):
-            item = rec.items[-1]
-            if item is not self._text_item:
+        match event:
+            case TextDelta():
+                item = rec.items[-1]
+                if item is not self._text_item:
+                    self._text_throttle.flush()
+                    self._text_item = item
+                    self._text = _TextStream(self, item)
+                    self._entries.append(self._text)
+                    self.refresh()
+                self._text_throttle.poke()
+            case TurnStarted():
                 self._text_throttle.flush()
-                self._text_item = item
-                self._text = _TextStream(self, item)
-                self._entries.append(self._text)
+            case ToolCallStarted():
+                self._text_throttle.flush()
+                item = rec.items[-1]
+                status = "waiting for approval" if event.needs_approval else "running"
+                created = _Card(self, item, status)
+                self._cards[event.call.id] = created
+                self._entries.append(created)
                 self.refresh()
-            self._text_throttle.poke()
-        elif isinstance(event, TurnStarted):
-            self._text_throttle.flush()
-        elif isinstance(event, ToolCallStarted):
-            self._text_throttle.flush()
-            item = rec.items[-1]
-            status = "waiting for approval" if event.needs_approval else "running"
-            created = _Card(self, item, status)
-            self._cards[event.call.id] = created
-            self._entries.append(created)
-            self.refresh()
-        elif isinstance(event, ApprovalRequested):
-            card = self._cards.get(event.call.id)
-            if card is not None:
-                card.status = "waiting"
-                card.render()
-        elif isinstance(event, ApprovalDecided):
-            card = self._cards.get(event.call_id)
-            if card is not None:
-                card.status = "running" if event.approved else "denied"
-                card.render()
-        elif isinstance(event, ToolProgress):
-            card = self._cards.get(event.call_id)
-            if card is not None:
-                card.progress(event.progress.fraction)
-        elif isinstance(event, ToolCallFinished):
-            card = self._cards.get(event.call.id)
-            if card is not None:
-                card.throttle.cancel()
-                if card.bar is not None and event.status == "ok":
-                    card.fraction = 1.0
-                if event.status == "ok":
-                    shown = card_display(event.result)
-                    if shown:
-                        card.item["display"] = shown  # the transcript holds it too
-                card.render()
-        elif isinstance(event, UsageUpdated | ModelFailed):
-            self._render_footer()
-        elif isinstance(event, ModelRetrying):  # until the next footer update
-            from html import escape
+            case ApprovalRequested():
+                card = self._cards.get(event.call.id)
+                if card is not None:
+                    card.status = "waiting"
+                    card.render()
+            case ApprovalDecided():
+                card = self._cards.get(event.call_id)
+                if card is not None:
+                    card.status = "running" if event.approved else "denied"
+                    card.render()
+            case ToolProgress():
+                card = self._cards.get(event.call_id)
+                if card is not None:
+                    card.progress(event.progress.fraction)
+            case ToolCallFinished():
+                card = self._cards.get(event.call.id)
+                if card is not None:
+                    card.throttle.cancel()
+                    if card.bar is not None and event.status == "ok":
+                        card.fraction = 1.0
+                    if event.status == "ok":
+                        shown = card_display(event.result)
+                        if shown:
+                            card.item["display"] = shown  # the transcript holds it too
+                    card.render()
+            case UsageUpdated() | ModelFailed():
+                self._render_footer()
+            case ModelRetrying():  # shown until the next footer update
+                from nb_tools.agent._retry import retry_text
 
-            from nb_tools.agent._retry import retry_text
-
-            self._render_footer()
-            self.footer.value += f"<div>{escape(retry_text(event))}</div>"
-        elif isinstance(event, RunFinished):
-            self._text_throttle.flush()  # the footer is replaced by the transcript's
+                self._render_footer()
+                self.footer.value += f"<div>{escape(retry_text(event))}</div>"
+            case RunFinished():
+                self._text_throttle.flush()  # the footer is replaced by the transcript's
+            case (
+                ThinkingDelta()
+                | ContextCompacted()
+                | RunNotice()
+                | ServerToolUsed()
+                | CitationsReceived()
+            ):
+                pass  # the recorder keeps them for the transcript; the live view does not show them
+            case _:
+                assert_never(event)
 
     # -- approval --------------------------------------------------------------------
 
@@ -448,10 +465,8 @@ class ContinuePrompt:
         )
 
     async def wait(self) -> bool:
-        while True:
-            done, _ = await asyncio.wait({self.future}, timeout=WAKE_SECONDS)
-            if done:
-                return self.future.result()
+        """The answer, through the one wake loop (Interrupt acts while it waits)."""
+        return await wait_waking(asyncio.shield(self.future))
 
 
 class _Standalone:

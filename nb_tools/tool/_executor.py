@@ -21,7 +21,7 @@ from nb_tools.tool._progress import call_id_var
 from nb_tools.tool._registry import Entry, Registry, make_entry
 from nb_tools.tool._results import to_result
 from nb_tools.tool._types import Call, Result, ToolPanic, ValidationError
-from nb_tools.tool._votes import is_read_only_call
+from nb_tools.tool._votes import is_parallel_call
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -73,24 +73,6 @@ async def run_in_thread(fn: Callable[..., T], *args: Any) -> T:
             if not await wait_stopped(slot):
                 slot.mark_background()
         raise
-
-
-# -- batches --------------------------------------------------------------------------
-
-
-def parallel_groups(items: Sequence[T], parallel: Callable[[T], bool]) -> list[list[T]]:
-    """Split ``items`` into the groups a batch runs: each run of adjacent items for which
-    ``parallel`` holds is one group (run together); every other item is a group alone."""
-    out: list[list[T]] = []
-    last_parallel = False
-    for item in items:
-        is_parallel = parallel(item)
-        if is_parallel and last_parallel:
-            out[-1].append(item)
-        else:
-            out.append([item])
-        last_parallel = is_parallel
-    return out
 
 
 # -- results the model sees ------------------------------------------------------------
@@ -188,61 +170,40 @@ class Executor:
     def __init__(self, registry: Registry, *middlewares: Middleware) -> None:
         self.registry = registry
         self.middlewares: tuple[Middleware, ...] = middlewares
-        self._invoke: Next = chain(self._final, *middlewares) if middlewares else self._final
-        self._bare = not middlewares
+        # No middleware: ``None``, and a call goes straight to ``_invoke_entry`` without a
+        # ``Call`` to build or a chain to enter (benchmarks/bench_execute.py (d) measures it).
+        self._invoke: Next | None = chain(self._final, *middlewares) if middlewares else None
         self._entries = registry.entries()  # a live view, read without the lock
 
     # -- one call -----------------------------------------------------------------------
 
     async def execute(self, call: ToolCall) -> ToolResult:
         """Run one call; never raises except for cancellation."""
-        if not self._bare:
-            return await self._execute(call, self._invoke)
-        # No middleware: the hot path, one coroutine frame fewer and no Call to build.
-        start = time.perf_counter()
-        token = call_id_var.set(call.id)
-        try:
-            name = call.name
-            entry = self._entries.get(name)
-            if entry is not None and entry.direct is not None:  # an async @tool function
-                raw = call.arguments
-                if not raw or raw.isspace():
-                    raw = "{}"
-                prepare, fn = entry.direct
-                try:
-                    result = await fn(**prepare(entry.validate(raw)))  # type: ignore[misc]
-                except ValidationError as exc:
-                    result = _invalid_result(name, exc)
-                except Exception as exc:
-                    result = _panic_result(name, exc)
-            else:
-                result = await self._invoke_entry(name, call.arguments, entry)
-            if type(result) is str:  # the common case: straight to the ToolResult
-                duration = {"duration": time.perf_counter() - start}
-                return _tool_result(call.id, result, (), False, duration)
-            if type(result) is not Result:
-                result = _not_a_result(result)
-        except Exception as exc:  # converting the tool's return value failed
-            result = _panic_result(call.name, exc)
-        finally:
-            call_id_var.reset(token)
-        metadata = {**result.metadata, "duration": time.perf_counter() - start}
-        return _tool_result(call.id, result.content, tuple(result.parts), result.is_error, metadata)
+        return await self._execute(call, self._invoke)
 
     async def execute_with(self, call: ToolCall, *mws: Middleware) -> ToolResult:
         """Like ``execute`` with ``mws`` around the executor's own middleware."""
-        return await self._execute(call, chain(self._invoke, *mws))
+        return await self._execute(call, chain(self._invoke or self._final, *mws))
 
-    async def _execute(self, tc: ToolCall, invoke: Next) -> ToolResult:
+    async def _execute(self, tc: ToolCall, invoke: Next | None) -> ToolResult:
+        """The one execute path: ``invoke`` is the middleware chain (``None``: none, the
+        tool is called directly); the outcome becomes a ``ToolResult`` with its duration."""
         start = time.perf_counter()
-        entry = self._entries.get(tc.name)
         token = call_id_var.set(tc.id)
         try:
-            tool = None if entry is None else entry.tool
-            result = await invoke(Call(id=tc.id, name=tc.name, arguments=tc.arguments, tool=tool))
+            entry = self._entries.get(tc.name)
+            if invoke is None:
+                result = await self._invoke_entry(tc.name, tc.arguments, entry)
+            else:
+                tool = None if entry is None else entry.tool
+                call = Call(id=tc.id, name=tc.name, arguments=tc.arguments, tool=tool)
+                result = await invoke(call)
+            if type(result) is str:  # the common case: straight to the ToolResult
+                duration = {"duration": time.perf_counter() - start}
+                return _tool_result(tc.id, result, (), False, duration)
             if type(result) is not Result:
                 result = _not_a_result(result)
-        except Exception as exc:  # a middleware (or a tool behind it) failed
+        except Exception as exc:  # a middleware failed, or converting the return value
             result = _panic_result(tc.name, exc)
         finally:
             call_id_var.reset(token)
@@ -250,7 +211,8 @@ class Executor:
         return _tool_result(tc.id, result.content, tuple(result.parts), result.is_error, metadata)
 
     async def _final(self, call: Call) -> Result:
-        """The innermost handler: validate the arguments from the raw text, call the tool."""
+        """The innermost handler of a middleware chain: validate the arguments from the raw
+        text, call the tool."""
         tool = call.tool
         if tool is None:
             return self._unknown(call.name)
@@ -270,6 +232,9 @@ class Executor:
             validate = entry.validate
             if validate is not None:
                 parsed = validate(raw)
+                if entry.direct is not None:  # an async @tool function: awaited here
+                    prepare, fn = entry.direct
+                    return await fn(**prepare(parsed))
                 if entry.call_validated is not None:
                     return await entry.call_validated(parsed)
             tool = entry.tool
@@ -293,27 +258,16 @@ class Executor:
     # -- many calls ---------------------------------------------------------------------
 
     def _parallel(self, call: ToolCall) -> bool:
-        entry = self.registry.entry(call.name)
-        if entry is None:
-            return False
-        return entry.info.concurrent or is_read_only_call(entry.tool, call.arguments)
+        entry = self._entries.get(call.name)
+        return entry is not None and is_parallel_call(entry.tool, call.arguments)
 
     async def execute_batch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
         """Run ``calls`` and return their results in the same order. Each run of adjacent
         read-only or concurrent calls runs in parallel; other calls run one at a time, in
         order. Cancelling the batch cancels the calls in flight and propagates."""
-        results: list[ToolResult] = []
-        for group in parallel_groups(calls, self._parallel):
-            if len(group) > 1:
-                results.extend(await self._gather(group))
-            else:
-                results.append(await self.execute(group[0]))
-        return results
+        from nb_tools.tool._tasks import run_grouped  # asyncio: not at import time
 
-    async def _gather(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        from nb_tools.tool._tasks import gather_or_cancel  # asyncio: not at import time
-
-        return await gather_or_cancel(self.execute(c) for c in calls)
+        return await run_grouped(calls, self._parallel, self.execute)
 
     # -- from sync code ---------------------------------------------------------------------
 

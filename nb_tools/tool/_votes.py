@@ -25,6 +25,7 @@ from nb_tools.tool._types import (
 )
 
 __all__ = [
+    "is_parallel_call",
     "is_protected_call",
     "is_read_only_call",
     "method_of",
@@ -71,6 +72,15 @@ def is_read_only_call(tool: Tool, args: str | bytes) -> bool:
         return bool(vote(args))
     except Exception:
         return False
+
+
+def is_parallel_call(tool: Tool, args: str | bytes, *, read_only: bool | None = None) -> bool:
+    """Whether a call may run beside its adjacent parallel calls: the tool says calls run
+    concurrently (``Info.concurrent``) or this call is read-only (``read_only`` when the
+    caller has already asked :func:`is_read_only_call`)."""
+    if tool.info().concurrent:
+        return True
+    return is_read_only_call(tool, args) if read_only is None else read_only
 
 
 def is_protected_call(tool: Tool, args: str | bytes) -> bool:

@@ -145,7 +145,7 @@ def test_live_edit_preview_names_the_cell_the_edit_inserts() -> None:
     from nb_tools.jupyter._live_notebook import LiveNotebook, LiveNotebookEdit
 
     nb = LiveNotebook()
-    nb._take_snapshot({"path": "a.ipynb", "cells": [{"id": "c1", "cell_type": "code"}]})
+    nb.take_snapshot({"path": "a.ipynb", "cells": [{"id": "c1", "cell_type": "code"}]})
     tool = LiveNotebookEdit(nb)
     args = '{"cell_id": "c1", "edit_mode": "insert", "cell_type": "code", "new_source": "1"}'
     change = tool.preview(args)

@@ -166,7 +166,7 @@ def test_the_preview_diffs_against_the_last_snapshot(ready: Kernel) -> None:
     assert ready.ok(
         "from nb_tools.jupyter._live_notebook import live\n"
         "n = live()\n"
-        "n._take_snapshot({'path': 'nb.ipynb', 'cells': [{'id': 'q', 'cell_type': 'code',"
+        "n.take_snapshot({'path': 'nb.ipynb', 'cells': [{'id': 'q', 'cell_type': 'code',"
         " 'source': 'old'}]})\n"
         "from nb_tools.jupyter._live_notebook import LiveNotebookEdit\n"
         'print(LiveNotebookEdit(n).preview(\'{"cell_id": "q", "new_source": "new"}\')'

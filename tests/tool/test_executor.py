@@ -516,10 +516,15 @@ async def test_middleware_sees_an_unknown_tool_as_none() -> None:
 
 
 def test_parallel_groups_join_only_adjacent_parallel_items() -> None:
-    from nb_tools.tool._executor import parallel_groups
+    from nb_tools.tool._tasks import parallel_groups
 
     items = ["r1", "r2", "w1", "r3", "w2", "w3", "r4", "r5", "r6"]
     assert parallel_groups(items, lambda x: x.startswith("r")) == [
-        ["r1", "r2"], ["w1"], ["r3"], ["w2"], ["w3"], ["r4", "r5", "r6"],
+        ["r1", "r2"],
+        ["w1"],
+        ["r3"],
+        ["w2"],
+        ["w3"],
+        ["r4", "r5", "r6"],
     ]
     assert parallel_groups([], lambda x: True) == []

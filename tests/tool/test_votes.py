@@ -94,3 +94,57 @@ def test_registry_entries_is_live() -> None:
     assert view["voter"].tool.info().name == "voter"
     registry.remove("voter")
     assert "voter" not in view
+
+
+class Concurrent(Voter):
+    def info(self) -> Info:
+        return Info(name="concurrent", description="runs beside others", concurrent=True)
+
+
+def test_parallel_is_concurrent_or_read_only_and_one_vote_decides_it() -> None:
+    from nb_tools.tool._votes import is_parallel_call
+
+    assert is_parallel_call(Voter(), '{"x": 1}')  # the read-only vote says yes
+    assert not is_parallel_call(Voter(), "{}")
+    assert not is_parallel_call(Broken(), '{"x": 1}')  # a failing vote: not read-only
+    assert is_parallel_call(Concurrent(), "{}")
+    # A caller that already asked the read-only vote passes its answer (asked once).
+    assert is_parallel_call(Voter(), "{}", read_only=True)
+    assert not is_parallel_call(Voter(), '{"x": 1}', read_only=False)
+    assert is_parallel_call(Concurrent(), "{}", read_only=False)
+
+
+def test_the_agent_and_the_executor_group_calls_alike() -> None:
+    """The turn's plan and ``Executor.execute_batch`` ask the same vote."""
+    from nb_tools.agent._schedule import plan
+    from nb_tools.model import ToolCall
+    from nb_tools.tool import Executor
+
+    @tool(register=False, read_only=True)
+    def look(x: int = 0) -> str:
+        """Looks."""
+        return "seen"
+
+    @tool(register=False)
+    def change(x: int = 0) -> str:
+        """Changes."""
+        return "changed"
+
+    reg = Registry(Voter(), Concurrent(), look, change)
+    ex = Executor(reg)
+    calls = [
+        ToolCall(id=str(i), name=name, arguments=args)
+        for i, (name, args) in enumerate(
+            [
+                ("voter", '{"x": 1}'),
+                ("voter", "{}"),
+                ("concurrent", "{}"),
+                ("look", "{}"),
+                ("change", "{}"),
+                ("missing", "{}"),
+            ]
+        )
+    ]
+    by_plan = [plan(reg, c).parallel for c in calls]
+    by_executor = [ex._parallel(c) for c in calls]
+    assert by_plan == by_executor == [True, False, True, True, False, False]
