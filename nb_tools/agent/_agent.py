@@ -169,6 +169,14 @@ class Agent:
         return self._tools if self._tools is not None else default_registry()
 
     @property
+    def model_name(self) -> str | None:
+        """The model's name without making the provider: the provider's, else the name
+        given (``None``: the default, chosen on the first run)."""
+        if self._provider is not None:
+            return self._provider.model
+        return self._model_name
+
+    @property
     def provider(self) -> Provider:
         """The provider, created on first use when the agent was given a model name."""
         if self._provider is None:

@@ -155,7 +155,7 @@ def agent_dict(agent: Agent) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
-        "model": _model_name(agent),
+        "model": agent.model_name,
         "system": agent.system,
         "approval": agent.approval,
         "max_turns": agent.max_turns,
@@ -192,12 +192,6 @@ def _restore(cls: type, data: Mapping[str, Any]) -> Any:
                 tuple(item) if isinstance(item, list) and _is_tuple(hints.get(f.name)) else item
             )
     return cls(**kwargs)
-
-
-def _model_name(agent: Agent) -> str | None:
-    if agent._provider is not None:
-        return agent._provider.model
-    return agent._model_name
 
 
 def save(agent: Agent, path: str | os.PathLike[str]) -> None:

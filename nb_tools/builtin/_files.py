@@ -107,6 +107,11 @@ class _FileTool:
     def _key(self, parsed: dict[str, Any]) -> str:
         return f"{self.name}:{call_key(parsed)}"
 
+    def hold_to(self, args: Args, target: tuple[Target, ...]) -> None:
+        """Bind the call with ``args`` to ``target``: when it runs it must still resolve
+        there (another tool that maps its calls onto this one decided the target)."""
+        self.bindings.bind(self._key(self._parse(args)), target, replace=True)
+
     def _target(self, raw: str) -> Target:
         path = self.workspace.resolve(raw, tool=self.name)
         return Target(raw=raw, path=path, protected=self.workspace.is_protected(raw))

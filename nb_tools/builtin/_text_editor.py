@@ -142,7 +142,7 @@ class TextEditorTool(_FileTool):
             target = None if parsed["command"] == "view" else self._checked_target(parsed)
             tool, mapped = self._map(parsed)
             if target is not None:  # the tool mapped onto is held to the same target
-                tool.bindings.bind(tool._key(tool._parse(mapped)), target, replace=True)
+                tool.hold_to(mapped, target)
         except ValueError as exc:
             return Result.error(str(exc))
         result = await tool.call(mapped)

@@ -92,17 +92,17 @@ class _OpenAIHandler(_Handler):
         if problem is not None:
             self._send_error(400, problem)
             return
-        action = fake._next_action(body)
+        action = fake.next_action(body)
         if action.reply is None:
             self._send_failure(fake, action)
             return
         reply = action.reply
-        ids = [c.id or fake._new_id("call") for c in reply.calls]
+        ids = [c.id or fake.new_id("call") for c in reply.calls]
         model, usage = str(body["model"]), usage_for(reply, body)
         cut = action.fault.cut_after if action.fault else None
         try:
             if chat:
-                completion_id = fake._new_id("chatcmpl")
+                completion_id = fake.new_id("chatcmpl")
                 if body.get("stream"):
                     include = bool((body.get("stream_options") or {}).get("include_usage"))
                     chunks = chat_chunks(
@@ -124,7 +124,7 @@ class _OpenAIHandler(_Handler):
             custom = {t["name"] for t in body.get("tools", ()) if t.get("type") == "custom"}
             events = response_events(
                 reply,
-                response_id=fake._new_id("resp"),
+                response_id=fake.new_id("resp"),
                 model=model,
                 tool_ids=ids,
                 usage=usage,

@@ -180,7 +180,9 @@ class FakeMessagesServer:
         with self._lock:
             self.requests.append(request)
 
-    def _next_action(self, body: Mapping[str, Any]) -> _Action:
+    def next_action(self, body: Mapping[str, Any]) -> _Action:
+        """What to answer the request ``body`` with: the next scripted step (the OpenAI
+        fake server shares the script)."""
         with self._lock:
             step: object = self._take_step()
         if step is None:
@@ -237,7 +239,8 @@ class FakeMessagesServer:
     def _fault_action(self, fault: Fault) -> _Action:
         return _Action(fault=fault, status=fault.status or 500, message=fault.message)
 
-    def _new_id(self, prefix: str) -> str:
+    def new_id(self, prefix: str) -> str:
+        """A fresh id (``toolu_fake_0001``)."""
         with self._lock:
             return f"{prefix}_fake_{next(self._ids):04d}"
 
@@ -298,7 +301,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(fake, body)
 
     def _answer(self, fake: FakeMessagesServer, body: Mapping[str, Any]) -> None:
-        action = fake._next_action(body)
+        action = fake.next_action(body)
         if action.reply is None:
             self._send_failure(fake, action)
             return
@@ -307,8 +310,8 @@ class _Handler(BaseHTTPRequestHandler):
             fake.signed.update(recorded_thinking(reply.raw_sse))
             self._stream_raw(reply.raw_sse)
             return
-        ids = [c.id or fake._new_id("toolu") for c in reply.calls]
-        msg_id, model, usage = fake._new_id("msg"), str(body["model"]), usage_for(reply, body)
+        ids = [c.id or fake.new_id("toolu") for c in reply.calls]
+        msg_id, model, usage = fake.new_id("msg"), str(body["model"]), usage_for(reply, body)
         cut = action.fault.cut_after if action.fault else None
         try:
             if body.get("stream"):

@@ -97,9 +97,9 @@ def _as_tool(source: Any, name: str, value: Any) -> FunctionTool | None:
         return None
     is_class = isinstance(source, type)
     if isinstance(value, FunctionTool):
-        if not value._method:
+        if not value.is_method:
             return value
-        if value._binds_class:
+        if value.binds_class:
             return value.bind(source if is_class else type(source))
         return None if is_class else value.bind(source)
     if isinstance(value, staticmethod):

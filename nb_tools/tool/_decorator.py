@@ -176,6 +176,16 @@ class FunctionTool:
 
     # -- the tool -----------------------------------------------------------------------
 
+    @property
+    def is_method(self) -> bool:
+        """Whether the function is a method (or classmethod) still to be bound."""
+        return self._method
+
+    @property
+    def binds_class(self) -> bool:
+        """Whether it binds to the class (a classmethod), not to an instance."""
+        return self._binds_class
+
     def info(self) -> Info:
         return self._info
 

@@ -16,25 +16,8 @@ DEPENDENCY_PROTOCOLS = {
 }
 """Private-looking names that belong to a dependency's documented protocol."""
 
-KNOWN = {
-    # The conversation rework (issue 15, item 2) moves this state out of Agent.
-    ("agent/_driver.py", "_messages"),
-    ("agent/_agent.py", "_build"),  # TurnDriver._build
-    ("agent/_persist.py", "_provider"),
-    ("agent/_persist.py", "_model_name"),
-    ("agent/_persist.py", "_usage"),
-    # FunctionTool's binding kind, read by tools_from: needs a public property.
-    ("tool/_collect.py", "_method"),
-    ("tool/_collect.py", "_binds_class"),
-    # The text editor calls the file tools' argument helpers (builtin/_files.py).
-    ("builtin/_text_editor.py", "_key"),
-    ("builtin/_text_editor.py", "_parse"),
-    # The OpenAI fake server drives the Messages fake's script (testing/server.py).
-    ("testing/openai_server.py", "_new_id"),
-    ("testing/openai_server.py", "_next_action"),
-    ("testing/openai_server.py", "_record"),
-}
-"""Reads being removed elsewhere; a read not listed here fails."""
+KNOWN: set[tuple[str, str]] = set()
+"""Reads allowed for now (none): a read not listed here fails."""
 
 
 def _defined_here(tree: ast.AST) -> set[str]:
