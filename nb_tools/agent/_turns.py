@@ -32,6 +32,7 @@ from nb_tools.model._limits import (
     limits_for,
     server_tool,
 )
+from nb_tools.tool._types import AnthropicDefined
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent
@@ -275,7 +276,7 @@ class TurnPolicy:
             kept = self._specs.get(id(spec))
             if kept is None or kept[0] is not spec:
                 tool = registry.get(spec.name)
-                base = getattr(tool, "ANTHROPIC_TYPE", "") if tool is not None else ""
+                base = tool.ANTHROPIC_TYPE if isinstance(tool, AnthropicDefined) else ""
                 declared = anthropic_tool(base, spec.name, self.model) if base else None
                 new = (
                     dataclasses.replace(spec, anthropic_type=declared["type"]) if declared else spec

@@ -11,6 +11,7 @@ from typing import Any
 
 from nb_tools.jupyter._diff import PRE_STYLE
 from nb_tools.jupyter._session import Session, get_session
+from nb_tools.tool._types import FromMCPServer
 
 _APPROVAL_CHOICES = (
     ("approval: the tool's own", "default"),
@@ -80,7 +81,7 @@ def tool_groups(session: Session) -> list[tuple[str | None, list[str]]]:
     servers: dict[str, list[str]] = {}
     for tool in session.registry.list():
         name = tool.info().name
-        server = getattr(tool, "mcp_server", None)
+        server = tool.mcp_server if isinstance(tool, FromMCPServer) else None
         if isinstance(server, str):
             servers.setdefault(server, []).append(name)
         else:

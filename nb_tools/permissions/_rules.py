@@ -43,6 +43,7 @@ from nb_tools.permissions._hosts import HostError, domain_matches, url_host
 from nb_tools.permissions._shell import parse_script
 from nb_tools.permissions._shell_rules import allow_blockers, covers, deny_match
 from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name
+from nb_tools.tool._types import FromMCPServer
 
 Action: TypeAlias = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("deny", "ask", "allow")
@@ -246,7 +247,7 @@ def _name_matches(rule: Rule, name: str, tool: Any) -> bool:
         ok = fnmatch.fnmatchcase(name.lower(), rule.tool.lower())
     if ok and rule.tool.lower().startswith(MCP_NAME_PREFIX) and rule.action == "allow":
         split = split_mcp_name(name)
-        server = getattr(tool, "mcp_server", None)
+        server = tool.mcp_server if isinstance(tool, FromMCPServer) else None
         return split is not None and server is not None and server == split[0]
     return ok
 

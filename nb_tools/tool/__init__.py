@@ -15,9 +15,11 @@ from nb_tools.tool._registry import Registry, default_registry
 from nb_tools.tool._schema import Schema
 from nb_tools.tool._truncate import truncate
 from nb_tools.tool._types import (
+    AnthropicDefined,
     ApprovalByArguments,
     Call,
     Change,
+    FromMCPServer,
     Info,
     MultiPreviewer,
     Previewer,
@@ -32,10 +34,12 @@ from nb_tools.tool._votes import is_read_only_call, needs_approval, preview_chan
 
 __all__ = [
     "MCP_NAME_PREFIX",
+    "AnthropicDefined",
     "ApprovalByArguments",
     "Call",
     "Change",
     "Executor",
+    "FromMCPServer",
     "FunctionTool",
     "Info",
     "Middleware",

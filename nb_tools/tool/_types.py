@@ -82,6 +82,23 @@ class ProtectedCall(Protocol):
 
 
 @runtime_checkable
+class AnthropicDefined(Protocol):
+    """A tool the Messages API defines itself (the text editor, bash): declared to Claude by
+    its ``ANTHROPIC_TYPE`` family (``"text_editor_20250728"``), the version chosen for the
+    model, instead of by its schema."""
+
+    ANTHROPIC_TYPE: str
+
+
+@runtime_checkable
+class FromMCPServer(Protocol):
+    """A tool served by an MCP server: ``mcp_server`` is the server's name, which an allow
+    rule for ``mcp__NAME__…`` must match, and which the inspector groups by."""
+
+    mcp_server: str
+
+
+@runtime_checkable
 class ValidatedCall(Protocol):
     """A tool that also takes arguments already validated against its own
     ``Info.parameters`` (a ``@tool`` function), so the executor parses the raw text once.
