@@ -17,6 +17,7 @@ from nb_tools.agent._turns import configure_request
 from nb_tools.jupyter._session import DEMO_MODEL, Session, get_session, has_credentials
 from nb_tools.model import Provider, provider_name
 from nb_tools.tool import Registry
+from nb_tools.tool._tasks import wait_waking
 
 if TYPE_CHECKING:
     from nb_tools.agent import Agent, RunResult
@@ -26,7 +27,6 @@ BUDGET_ENV = "NB_TOOLS_BUDGET_USD"
 PAUSES = ("max_turns", "budget")
 """Stop reasons after which the cell asks "Continue?" (when a person approves calls)."""
 DEFAULT_MAX_TURNS = 25
-WAKE_SECONDS = 0.25
 SETTLE_SECONDS = 10.0
 """How long a stopped run may take to answer its calls and emit ``RunFinished``."""
 
@@ -306,8 +306,7 @@ async def _run_shown(
         task = asyncio.ensure_future(agent.run(prompt, on_event=handler, attachments=attachments))
         try:
             while True:
-                while not task.done():
-                    await asyncio.wait({task}, timeout=WAKE_SECONDS)
+                await wait_waking(asyncio.wait({task}))  # the run's end, not its result
                 reason = recorder.stop_reason
                 if task.cancelled() or task.exception() is not None:
                     break
