@@ -121,7 +121,7 @@ def _frame_summary(df: Any, limit: int = 6, exact: int = 50) -> tuple[str, int]:
     cols: list[str] = []
     for i, (name, dtype) in enumerate(zip(dtypes.index, dtypes.values, strict=False)):
         if i < limit:
-            cols.append(f"{name}:{dtype}")
+            cols.append(f"{repr_name(name)}:{dtype}")
         if issubclass(type(dtype), np.dtype):
             mem += dtype.itemsize * rows
         elif asked < exact and type_module(type(dtype)).startswith("pandas."):
