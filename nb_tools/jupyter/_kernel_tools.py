@@ -26,17 +26,16 @@ from typing import Any
 from nb_tools.jupyter._static_frames import NOT_RUN, null_count, relabel, repr_name, safe_head
 from nb_tools.jupyter._static_read import (
     StaticReadError,
-    array_text,
     attribute_lines,
     builtin_len,
     read_attr,
     read_item,
-    safe_repr,
     safe_values,
     shallow_size,
     type_module,
     type_name,
 )
+from nb_tools.jupyter._static_repr import array_text, safe_repr
 from nb_tools.tool import Info, Registry, Result, Schema, Tool
 
 __all__ = [

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nb_tools.jupyter._static_read import safe_repr, safe_values, trusted_type, type_name
+from nb_tools.jupyter._static_read import labels_safe, safe_values, trusted_type, type_name
+from nb_tools.jupyter._static_repr import safe_repr
 
 __all__ = ["NOT_RUN", "null_count", "relabel", "safe_head", "shown_positions"]
 
@@ -19,16 +20,6 @@ NOT_RUN = (
     "objects of types other than builtins, shown with describe's own repr (their "
     "__repr__, __str__, __hash__ and __eq__ are not run)"
 )
-
-
-def _is_multi(index: Any) -> bool:
-    return type_name(type(index)) == "pandas.MultiIndex"
-
-
-def _labels_safe(index: Any) -> bool:
-    if _is_multi(index):
-        return all(safe_values(level) for level in index.levels)
-    return safe_values(index)
 
 
 def _safe_labels(index: Any) -> Any:
@@ -45,9 +36,9 @@ def relabel(obj: Any) -> tuple[Any, list[str]]:
     notes: list[str] = []
     axes = [("index", 0, obj.index)]
     if _is_frame(obj):
-        axes.append(("columns", 1, obj.columns))
+        axes.append(("column", 1, obj.columns))
     for what, axis, index in axes:
-        if not _labels_safe(index):
+        if not labels_safe(index):
             obj = obj.set_axis(_safe_labels(index), axis=axis)
             notes.append(f"note: the {what} labels are {NOT_RUN}")
     return obj, notes

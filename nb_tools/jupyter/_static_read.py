@@ -18,14 +18,10 @@ would run, and the way out (the ``python`` tool, which asks the user first).
 from __future__ import annotations
 
 import contextlib
-import datetime
 import decimal
 import functools
-import pathlib
 import sys
 import types
-import uuid
-from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
@@ -33,9 +29,10 @@ __all__ = [
     "StaticReadError",
     "attribute_lines",
     "builtin_len",
+    "holds_unsafe",
+    "labels_safe",
     "read_attr",
     "read_item",
-    "safe_repr",
     "safe_values",
     "shallow_size",
     "trusted_type",
@@ -61,32 +58,6 @@ TRUSTED_PACKAGES = frozenset({"numpy", "pandas"})
 """Top-level packages whose code (properties, ``__getattr__``, ``__getitem__``, ``repr``)
 may run without a click. Their types only: a user's subclass is the user's code."""
 
-_REPR_EXACT = _ids(
-    type(None),
-    bool,
-    int,
-    float,
-    complex,
-    str,
-    bytes,
-    bytearray,
-    range,
-    type(Ellipsis),
-    type(NotImplemented),
-    datetime.date,
-    datetime.timedelta,
-    datetime.timezone,
-    decimal.Decimal,
-    uuid.UUID,
-    pathlib.PurePosixPath,
-    pathlib.PureWindowsPath,
-    pathlib.PosixPath,
-    pathlib.WindowsPath,
-)
-"""Exact types whose ``repr`` is the interpreter's or the standard library's and calls no
-other object's code (``datetime.datetime``/``time`` too, when their ``tzinfo`` is not the
-user's)."""
-
 _ELEMENT_TYPES = _ids(type(None), bool, int, float, complex, str, bytes, decimal.Decimal)
 """Exact types an object column or array may hold and still be formatted, hashed and
 compared by pandas/NumPy (their ``str``, ``hash`` and ``==`` are the interpreter's)."""
@@ -107,7 +78,6 @@ _WRAPPED = ("fget", "func", "__func__", "_accessor")
 
 _WAY_OUT = "use the python tool, which asks the user first"
 
-_EXC_ARGS = BaseException.__dict__["args"].__get__
 _type_dict = type.__dict__["__dict__"].__get__
 _type_mro = type.__dict__["__mro__"].__get__
 _type_qualname = type.__dict__["__qualname__"].__get__
@@ -322,6 +292,8 @@ def _through(obj: Any, name: str, path: str, owner: type, value: Any) -> Any:
             return value.__get__(obj, t)
         raise _refuse(path, "a C-level property", value.__objclass__)
     if _runs_trusted_code(value):
+        if name not in _STRUCTURAL and trusted_type(t) and holds_unsafe(obj):
+            raise _holds(path, obj, "it")
         try:
             return value.__get__(obj, t)
         except Exception as exc:
@@ -370,10 +342,28 @@ def _fallback(obj: Any, name: str, path: str) -> Any:
             f"__getattr__ ({type_name(owner)}) would make one up by running its code, so "
             f"describe does not ({_WAY_OUT})"
         )
+    if trusted_type(t) and holds_unsafe(obj, lookup_only=True):
+        raise _holds(path, obj, "its labels")
     try:
         return getattr(obj, name)
     except Exception as exc:
         raise StaticReadError(f"{path}: {type(exc).__name__}: {exc}") from None
+
+
+_STRUCTURAL = frozenset(
+    {"shape", "dtype", "dtypes", "ndim", "size", "index", "columns", "name", "names"}
+    | {"nbytes", "T", "axes", "empty", "values", "array", "flags", "attrs", "levels", "codes"}
+)
+"""NumPy/pandas attributes that read structure, never the values' own code."""
+
+
+def _holds(path: str, obj: Any, what: str) -> StaticReadError:
+    pkg = _package(type_module(type(obj)))
+    return StaticReadError(
+        f"{path}: the {type_name(type(obj))} holds objects of types other than builtins, "
+        f"and reading {what} makes {pkg} hash, compare or format them, which runs their "
+        f"code, so describe does not ({_WAY_OUT})"
+    )
 
 
 # -- items ----------------------------------------------------------------------------
@@ -406,6 +396,8 @@ def read_item(obj: Any, key: Any, where: str) -> Any:
                 n = base.__len__(obj)
                 raise StaticReadError(f"{where} has no item {key!r} (length {n})") from None
     if trusted_type(t) and _owner(t, "__getitem__") is not None:
+        if holds_unsafe(obj, lookup_only=True):
+            raise _holds(path, obj, "an item")
         try:
             return obj[key]
         except Exception as exc:
@@ -427,178 +419,6 @@ def builtin_len(value: Any) -> int | None:
         if issubclass(type(value), base):
             return int(base.__len__(value))
     return None
-
-
-# -- a repr that runs no user code ----------------------------------------------------
-
-MAX_STRING = 400
-MAX_ITEMS = 20
-MAX_LEVEL = 3
-
-
-def _cut(text: str, limit: int = MAX_STRING) -> str:
-    if len(text) <= limit:
-        return text
-    keep = max(limit - 3, 0)
-    return text[: keep // 2] + "..." + text[len(text) - (keep - keep // 2) :]
-
-
-def _scalar_repr(value: Any, base: type | None = None) -> str:
-    """The repr of a builtin scalar (or of the builtin value inside a subclass) by the
-    builtin's own ``__repr__``; long strings and bytes cut in the middle first."""
-    t = base or type(value)
-    if t is int:
-        try:
-            return _cut(int.__repr__(value))
-        except ValueError:  # more digits than sys.get_int_max_str_digits()
-            return f"<int of {int.bit_length(value)} bits>"
-    if t is str or t is bytes or t is bytearray:
-        if t.__len__(value) > MAX_STRING:
-            half = MAX_STRING // 2
-            value = t.__add__(
-                t.__getitem__(value, slice(None, half)), t.__getitem__(value, slice(-half, None))
-            )
-        return _cut(t.__repr__(value))
-    return _cut(t.__repr__(value))
-
-
-def _safe_datetime(value: Any) -> bool:
-    t = type(value)
-    if t is not datetime.datetime and t is not datetime.time:
-        return False
-    tz = value.tzinfo
-    return tz is None or type(tz) is datetime.timezone
-
-
-def _items(values: Iterable[Any], level: int, limit: int = MAX_ITEMS) -> list[str]:
-    out: list[str] = []
-    for i, v in enumerate(values):
-        if i >= limit:
-            out.append("...")
-            break
-        out.append(safe_repr(v, level + 1))
-    return out
-
-
-def safe_repr(value: Any, level: int = 0) -> str:
-    """A short repr that calls no ``__repr__``/``__str__``/``__len__`` of the user's:
-    builtin scalars and containers (subclasses too, read through the builtin's own
-    methods), NumPy/pandas values through their own code with object elements recursed
-    here, anything else as ``<module.Qualname object: field=...>`` from its instance
-    ``__dict__`` and ``__slots__`` (a dataclass's generated ``__repr__`` is not called)."""
-    t = type(value)
-    if _is(t, _REPR_EXACT) or _safe_datetime(value):
-        return _scalar_repr(value)
-    if level >= MAX_LEVEL:
-        return "..."
-    name = _type_qualname(t)
-    if issubclass(t, dict):
-        pairs = []
-        for i, (k, v) in enumerate(dict.items(value)):
-            if i >= MAX_ITEMS:
-                pairs.append("...")
-                break
-            pairs.append(f"{safe_repr(k, level + 1)}: {safe_repr(v, level + 1)}")
-        body = "{" + ", ".join(pairs) + "}"
-        return body if t is dict else f"{name}({body})"
-    if issubclass(t, tuple):
-        found = _lookup(t, "_fields")  # a namedtuple
-        fields = found[1] if found is not None else None
-        if type(fields) is tuple and all(type(f) is str for f in fields):
-            shown = _items(tuple.__iter__(value), level)
-            parts = [f"{f}={v}" for f, v in zip(fields, shown, strict=False)]
-            return f"{name}({', '.join(parts + shown[len(fields) :])})"
-        body = ", ".join(_items(tuple.__iter__(value), level))
-        body = f"({body},)" if tuple.__len__(value) == 1 else f"({body})"
-        return body if t is tuple else f"{name}{body}"
-    for base, left, right in ((list, "[", "]"), (set, "{", "}"), (frozenset, "frozenset({", "})")):
-        if issubclass(t, base):
-            body = left + ", ".join(_items(base.__iter__(value), level)) + right
-            if base is set and not base.__len__(value):
-                body = "set()"
-            return body if t is base else f"{name}({body})"
-    for base in (bool, int, float, complex, str, bytes, bytearray):  # IntEnum, ...
-        if issubclass(t, base):
-            return f"{name}({_scalar_repr(value, base)})"
-    if trusted_type(t):
-        return _trusted_repr(value, level)
-    if t is types.FunctionType or t is types.BuiltinFunctionType:
-        return f"<function {value.__qualname__}>"
-    if t is types.MethodType:
-        func = value.__func__
-        shown = func.__qualname__ if type(func) is types.FunctionType else "?"
-        return f"<bound method {shown}>"
-    if t is types.ModuleType:
-        return f"<module {_cut(str(object.__getattribute__(value, '__name__')), 80)}>"
-    if issubclass(t, type):
-        return f"<class {type_name(value)}>"
-    if issubclass(t, BaseException):
-        args = _EXC_ARGS(value)
-        return f"{type_name(t)}{safe_repr(args, level) if type(args) is tuple else '(...)'}"
-    fields = _fields(value)
-    shown = _items_kv(fields, level)
-    head = f"<{type_name(t)} object"
-    return f"{head}: {shown}>" if shown else f"{head}>"
-
-
-def _fields(value: Any) -> list[tuple[str, Any]]:
-    """The instance ``__dict__`` (a real dict only) and the ``__slots__`` fields set."""
-    out = list(dict.items(d)) if (d := _instance_dict(value)) is not None else []
-    for c in _type_mro(type(value)):
-        for k, v in dict.items(dict(_type_dict(c))):
-            if type(v) is types.MemberDescriptorType and type(k) is str:
-                with contextlib.suppress(AttributeError):  # a slot not set
-                    out.append((k, v.__get__(value, type(value))))
-    return out
-
-
-def _items_kv(fields: list[tuple[str, Any]], level: int) -> str:
-    parts = []
-    for i, (k, v) in enumerate(fields):
-        if i >= MAX_ITEMS:
-            parts.append("...")
-            break
-        key = k if type(k) is str else safe_repr(k, level + 1)
-        parts.append(f"{key}={safe_repr(v, level + 1)}")
-    return ", ".join(parts)
-
-
-def _trusted_repr(value: Any, level: int) -> str:
-    import numpy as np
-
-    if issubclass(type(value), np.ndarray):
-        return array_text(value, level)
-    mod = type_module(type(value))
-    qual = _type_qualname(type(value))
-    if _package(mod) == "pandas" and qual in ("DataFrame", "Series"):
-        shape = "x".join(str(d) for d in value.shape)
-        return f"<{qual} {shape}>"
-    if _lookup(type(value), "dtype") is not None and _owner(type(value), "__len__"):
-        try:
-            dtype = value.dtype
-            if not safe_values(value):
-                return f"<{mod.split('.')[0]}.{qual} of {len(value)} {dtype} values>"
-        except Exception:  # a summary line, not the answer
-            return f"<{mod.split('.')[0]}.{qual}>"
-    return _cut(repr(value))
-
-
-def array_text(a: Any, level: int = 0) -> str:
-    """An ndarray as ``np.array2string`` shows it, object elements through ``safe_repr``."""
-    import numpy as np
-
-    if not a.dtype.hasobject:
-        return np.array2string(a, threshold=50, edgeitems=3, max_line_width=120)
-    if a.dtype.names:
-        return f"<structured array {a.shape} with object fields>"
-    flat = a.reshape(-1)
-    n = int(flat.shape[0])
-    if n <= 2 * 3 + 1:
-        shown = _items(flat.tolist(), level, limit=n)
-    else:
-        shown = [*_items(flat[:3].tolist(), level), "...", *_items(flat[-3:].tolist(), level)]
-    shape = "" if a.ndim == 1 else f" (flattened from shape {a.shape})"
-    return "[" + ", ".join(shown) + "]" + shape
 
 
 def safe_values(values: Any) -> bool:
@@ -625,6 +445,43 @@ def safe_values(values: Any) -> bool:
         return cats is None or safe_values(cats)
     subtype = getattr(dtype, "subtype", None)  # IntervalDtype
     return not (issubclass(type(subtype), np.dtype) and subtype.hasobject)
+
+
+def labels_safe(index: Any) -> bool:
+    """``safe_values`` for a pandas axis; a MultiIndex by its levels."""
+    if type_name(type(index)) == "pandas.MultiIndex":
+        return all(safe_values(level) for level in index.levels)
+    return safe_values(index)
+
+
+def holds_unsafe(obj: Any, *, lookup_only: bool = False) -> bool:
+    """Whether pandas/NumPy code run on ``obj`` may hash, compare or format objects of
+    the user's: its values or labels are not all ``safe_values``. ``lookup_only``: only
+    the labels a key is looked up in (a DataFrame's columns, a Series' index)."""
+    import numpy as np
+
+    t = type(obj)
+    name = type_name(t)
+    if name == "pandas.DataFrame":
+        if not labels_safe(obj.columns):
+            return True
+        if lookup_only:
+            return False
+        if not labels_safe(obj.index):
+            return True
+        dtypes = obj.dtypes.values
+        return not all(
+            safe_values(obj.iloc[:, i])
+            for i, d in enumerate(dtypes)
+            if not (issubclass(type(d), np.dtype) and not d.hasobject)
+        )
+    if name == "pandas.Series":
+        return not labels_safe(obj.index) or (not lookup_only and not safe_values(obj))
+    if lookup_only or issubclass(t, np.ndarray):
+        return False  # positions: no label is hashed; numpy's getsets touch no element
+    if _lookup(t, "dtype") is not None and _lookup(t, "__len__") is not None:
+        return not (labels_safe(obj) if name.endswith("Index") else safe_values(obj))
+    return False
 
 
 def _trusted_scalar(t: type) -> bool:
