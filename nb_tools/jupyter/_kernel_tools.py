@@ -179,7 +179,7 @@ def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str 
         try:
             line, mem = summary_line(name, value)
         except Exception as exc:  # a broken property must not hide the others
-            line, mem = f"{name}: {type(value).__name__} (unreadable: {exc})", 0
+            line, mem = f"{name}: {type_name(type(value))} (unreadable: {exc})", 0
         total += mem
         if size + len(line) + 1 > MAX_LIST_CHARS:
             cut += 1
@@ -251,6 +251,12 @@ def _frame_text(obj: Any, width: int = 120) -> str:
         return str(obj.to_string(max_rows=20))
 
 
+def _plain(dtype: Any) -> bool:
+    import numpy as np
+
+    return issubclass(type(dtype), np.dtype) and not dtype.hasobject
+
+
 def _describe_frame(name: str, df: Any, rows: int) -> str:
     """Columns whose values are not all builtins (``safe_values``) are shown through
     ``safe_repr``, counted by ``null_count`` and left out of ``describe()``."""
@@ -260,7 +266,7 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
     work, notes = relabel(df)
     dtypes = list(work.dtypes.values)
     listed = min(len(dtypes), 60)
-    safe = [safe_values(work.iloc[:, i]) for i in range(listed)]
+    safe = [_plain(dtypes[i]) or safe_values(work.iloc[:, i]) for i in range(listed)]
     plain = [i for i in range(listed) if safe[i]]
     nulls = dict(zip(plain, work.iloc[:, plain].isna().sum().values, strict=False))
     cols = []
@@ -346,7 +352,8 @@ def _describe_array(name: str, a: Any) -> str:
 
 def _describe_other(name: str, value: Any) -> str:
     t = type(value)
-    out = [f"{name}: {type_module(t)}.{type_name(t).rpartition('.')[2]}"]
+    shown = type_name(t) if type_module(t) != "builtins" else f"builtins.{type_name(t)}"
+    out = [f"{name}: {shown}"]
     size = builtin_len(value)
     if size is not None:
         out[0] += f", len {size}"

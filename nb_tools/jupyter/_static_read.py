@@ -298,6 +298,12 @@ def _through(obj: Any, name: str, path: str, owner: type, value: Any) -> Any:
             return value.__get__(obj, t)
         except Exception as exc:
             raise StaticReadError(f"{path}: {type(exc).__name__}: {exc}") from None
+    foreign = [c for c in _descriptor_code(value) if not _trusted_code(c)]
+    if foreign and issubclass(type(foreign[0]), type) and foreign[0] is not dt:
+        raise StaticReadError(  # a pandas accessor of the user's, say
+            f"{path} is {_what(value)} of {type_name(owner)} that makes a "
+            f"{type_name(foreign[0])}; that runs its code, so describe does not ({_WAY_OUT})"
+        )
     raise _refuse(path, _what(value), owner)
 
 

@@ -155,6 +155,41 @@ class OwnFrame(pd.DataFrame):
         return 0.0
 
 
+class Masked:
+    """``isinstance`` reads ``__class__`` when the type does not match: a property here."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        ran("__class__ property")
+        return Masked
+
+
+class Meta(type):
+    """Even hashing or comparing a type can run code: its metaclass's."""
+
+    def __hash__(cls) -> int:
+        ran("metaclass __hash__")
+        return 1
+
+    def __eq__(cls, other: object) -> bool:
+        ran("metaclass __eq__")
+        return cls is other
+
+
+class Odd(metaclass=Meta):
+    __slots__ = ("v",)
+
+    def __init__(self, v: int) -> None:
+        self.v = v
+
+
+class Probe:
+    """A pandas accessor of the user's: pandas' descriptor, the user's class."""
+
+    def __init__(self, obj: Any) -> None:
+        ran("accessor __init__")
+
+
 @dataclasses.dataclass
 class Row:
     name: str
@@ -188,6 +223,10 @@ def namespace() -> dict[str, Any]:
         "own_frame": OwnFrame({"a": [1, 2]}),
         "row": Row("r", Loud(4)),
         "error": ValueError("bad", Loud(5)),
+        "masked": Masked(),
+        "odd": [Odd(1), Odd(2)],
+        "odd_arr": np.array([Odd(1), Odd(2)], dtype=object),
+        "odd_frame": pd.DataFrame({"o": np.array([Odd(1), None], dtype=object)}),
     }
 
 
@@ -206,6 +245,7 @@ REFUSED = [
     "col_labels[0]",
     "cats.cat",
     "series.hasnans",
+    "frame.nbtools_probe",
 ]
 PATHS = [
     *REFUSED,
@@ -239,17 +279,25 @@ PATHS = [
     "row",
     "row.payload",
     "error",
+    "masked",
+    "odd",
+    "odd[0].v",
+    "odd_arr",
+    "odd_frame",
 ]
 
 
 @pytest.fixture
 def ns(tmp_path: Path) -> dict[str, Any]:
+    pd.api.extensions.register_dataframe_accessor("nbtools_probe")(Probe)
     built = namespace()
     MARKER[:] = [tmp_path / "side-effect"]
     RAN.clear()  # building the frames hashed and measured the elements
     yield built
     MARKER.clear()
     RAN.clear()
+    delattr(pd.DataFrame, "nbtools_probe")
+    pd.DataFrame._accessors.discard("nbtools_probe")
 
 
 def describe(ns: dict[str, Any], path: str) -> types.SimpleNamespace:
@@ -264,6 +312,7 @@ def test_the_hooks_fire_when_python_runs_them(ns: dict[str, Any]) -> None:
     _ = repr(ns["items"]), repr(ns["arr"]), str(ns["frame"]), ns["counts"]["new"]
     _ = ns["keyed"]["k"], dir(ns["report"]), len(ns["report"]), ns["own_frame"].total
     ns["frame"].describe(include="all")
+    _ = ns["frame"].nbtools_probe, isinstance(ns["masked"], int), {type(ns["odd"][0])}
     for hook in (
         "__getattr__ secret_method",
         "__getattribute__ x",
@@ -274,6 +323,9 @@ def test_the_hooks_fire_when_python_runs_them(ns: dict[str, Any]) -> None:
         "element __repr__",
         "element __eq__",
         "DataFrame subclass property",
+        "accessor __init__",
+        "__class__ property",
+        "metaclass __hash__",
     ):
         assert hook in RAN
     assert "new" in ns["dd"] and "new" in ns["counts"]
@@ -317,6 +369,11 @@ def test_describe_and_list_variables_run_none_of_it(ns: dict[str, Any]) -> None:
         "describe: frame.obj.is_unique: the pandas.Series holds objects of types other than "
         "builtins, and reading it makes pandas hash, compare or format them, which runs "
         f"their code, so describe does not {way_out}"
+    )
+    assert answers["frame.nbtools_probe"].text == (
+        "describe: frame.nbtools_probe is a pandas.core.accessor.Accessor descriptor of "
+        "pandas.DataFrame that makes a test_describe_runs_no_user_code.Probe; that runs its "
+        f"code, so describe does not {way_out}"
     )
     assert [p for p, answer in answers.items() if answer.error] == REFUSED
 
