@@ -108,11 +108,11 @@ def _package(module: str) -> str:
 
 
 def trusted_type(t: type) -> bool:
-    """``t`` is from a trusted package and every class in its MRO is too, or the
-    interpreter's (a user's subclass of a DataFrame is not)."""
+    """``t`` is from a trusted package and every class in its MRO is too, or a C type
+    of the interpreter's (``pd.Timestamp`` is a ``datetime``; a user's subclass of a
+    DataFrame is not trusted)."""
     return _package(type_module(t)) in TRUSTED_PACKAGES and all(
-        (mod := type_module(c)) == "builtins" or _package(mod) in TRUSTED_PACKAGES
-        for c in _type_mro(t)
+        _trusted_class(c) for c in _type_mro(t)
     )
 
 
@@ -134,7 +134,7 @@ def _owner(t: type, name: str) -> type | None:
     """The class in ``t``'s MRO whose own ``__dict__`` defines ``name``."""
     for c in _type_mro(t):
         if name in _type_dict(c):
-            return c
+            return c  # type: ignore[no-any-return]
     return None
 
 
@@ -449,8 +449,8 @@ def safe_values(values: Any) -> bool:
     if _lookup(type(dtype), "categories") is not None:
         cats = dtype.categories
         return cats is None or safe_values(cats)
-    subtype = getattr(dtype, "subtype", None)  # IntervalDtype
-    return not (issubclass(type(subtype), np.dtype) and subtype.hasobject)
+    subtype: Any = getattr(dtype, "subtype", None)  # IntervalDtype
+    return not (issubclass(type(subtype), np.dtype) and bool(subtype.hasobject))
 
 
 def labels_safe(index: Any) -> bool:

@@ -78,19 +78,19 @@ def _cut(text: str, limit: int = MAX_STRING) -> str:
 def _scalar_repr(value: Any, base: type | None = None) -> str:
     """The repr of a builtin scalar (or of the builtin value inside a subclass) by the
     builtin's own ``__repr__``; long strings and bytes cut in the middle first."""
-    t = base or type(value)
+    t: Any = base or type(value)
     if t is int:
         try:
             return _cut(int.__repr__(value))
         except ValueError:  # more digits than sys.get_int_max_str_digits()
             return f"<int of {int.bit_length(value)} bits>"
     if t is str or t is bytes or t is bytearray:
-        if t.__len__(value) > MAX_STRING:
+        text: Any = t
+        if text.__len__(value) > MAX_STRING:
             half = MAX_STRING // 2
-            value = t.__add__(
-                t.__getitem__(value, slice(None, half)), t.__getitem__(value, slice(-half, None))
-            )
-        return _cut(t.__repr__(value))
+            head = text.__getitem__(value, slice(None, half))
+            value = text.__add__(head, text.__getitem__(value, slice(-half, None)))
+        return _cut(text.__repr__(value))
     return _cut(t.__repr__(value))
 
 
@@ -143,34 +143,33 @@ def safe_repr(value: Any, level: int = 0) -> str:
         body = ", ".join(_items(tuple.__iter__(value), level))
         body = f"({body},)" if tuple.__len__(value) == 1 else f"({body})"
         return body if t is tuple else f"{name}{body}"
-    for base, left, right in ((list, "[", "]"), (set, "{", "}"), (frozenset, "frozenset({", "})")):
-        if issubclass(t, base):
-            body = left + ", ".join(_items(base.__iter__(value), level)) + right
-            if base is set and not base.__len__(value):
-                body = "set()"
-            return body if t is base else f"{name}({body})"
-    for base in (bool, int, float, complex, str, bytes, bytearray):  # IntEnum, ...
-        if issubclass(t, base):
-            return f"{name}({_scalar_repr(value, base)})"
-    if trusted_type(t) and (shown := _trusted_repr(value, level)) is not None:
-        return shown
+    for seq, left, right in ((list, "[", "]"), (set, "{", "}"), (frozenset, "frozenset({", "})")):
+        if issubclass(t, seq):
+            items = ", ".join(_items(seq.__iter__(value), level))
+            body = left + items + right if items or seq is list else f"{seq.__name__}()"
+            return body if t is seq else f"{name}({body})"
+    if trusted_type(t) and (own := _trusted_repr(value, level)) is not None:
+        return own  # before the scalars: np.float64 is a float
+    for scalar in (bool, int, float, complex, str, bytes, bytearray):  # IntEnum, ...
+        if issubclass(t, scalar):
+            return f"{name}({_scalar_repr(value, scalar)})"
     if t is types.FunctionType or t is types.BuiltinFunctionType:
         return f"<function {value.__qualname__}>"
     if t is types.MethodType:
         func = value.__func__
-        shown = func.__qualname__ if type(func) is types.FunctionType else "?"
-        return f"<bound method {shown}>"
+        qual = func.__qualname__ if type(func) is types.FunctionType else "?"
+        return f"<bound method {qual}>"
     if t is types.ModuleType:
-        return f"<module {_cut(str(object.__getattribute__(value, '__name__')), 80)}>"
+        mod = (_instance_dict(value) or {}).get("__name__")
+        return f"<module {_cut(mod, 80) if type(mod) is str else '?'}>"
     if issubclass(t, type):
         return f"<class {type_name(value)}>"
     if issubclass(t, BaseException):
         args = _EXC_ARGS(value)
         return f"{type_name(t)}{safe_repr(args, level) if type(args) is tuple else '(...)'}"
-    fields = _fields(value)
-    shown = _items_kv(fields, level)
+    fields = _items_kv(_fields(value), level)
     head = f"<{type_name(t)} object"
-    return f"{head}: {shown}>" if shown else f"{head}>"
+    return f"{head}: {fields}>" if fields else f"{head}>"
 
 
 def _fields(value: Any) -> list[tuple[str, Any]]:
