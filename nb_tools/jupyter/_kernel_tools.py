@@ -268,7 +268,9 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
     listed = min(len(dtypes), 60)
     safe = [_plain(dtypes[i]) or safe_values(work.iloc[:, i]) for i in range(listed)]
     plain = [i for i in range(listed) if safe[i]]
-    nulls = dict(zip(plain, work.iloc[:, plain].isna().sum().values, strict=False))
+    # the safe columns (all of them, mostly: no copy then)
+    safe_part = work if len(plain) == len(dtypes) else work.iloc[:, plain]
+    nulls = dict(zip(plain, safe_part.isna().sum().values, strict=False))
     cols = []
     for i in range(listed):
         n = nulls[i] if safe[i] else null_count(work.iloc[:, i])
@@ -291,7 +293,7 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
         out.append(f"note: column(s) {', '.join(unsafe)} hold {NOT_RUN}")
     left_out = [repr_name(work.columns[i]) for i in range(listed) if not safe[i]]
     if len(dtypes) <= 60:
-        stats_frame = work.iloc[:, plain]
+        stats_frame = safe_part
     else:  # describe()'s default: the numeric and datetime columns
         kinds = [issubclass(type(d), np.dtype) and d.kind in "iufcmM" for d in dtypes]
         stats_frame = work.iloc[:, [i for i, k in enumerate(kinds) if k]]
