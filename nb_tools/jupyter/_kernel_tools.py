@@ -2,11 +2,14 @@
 ``describe``, and ``kernel_tools()`` (these two plus ``python``, plus the live notebook
 tools when a frontend with the nb_tools extension is connected).
 
-Both read ``get_ipython().user_ns`` without running the user's code: no ``repr()`` of a big
-object (DataFrames and arrays are summarised from their shape, dtypes and ``nbytes``;
-``memory_usage(deep=False)`` never walks object columns), every answer capped in characters.
-``describe`` takes a name or an attribute/item path with literal keys (``model.coef_``,
-``d["key"]``, ``xs[0]``); no calls, no evaluation.
+Both read ``get_ipython().user_ns`` without running the user's code (they run without a
+click): attributes, items and reprs go through ``_static_read`` (no property, ``__getattr__``,
+``__getitem__``, ``__repr__``, ``__len__`` or ``__dir__`` of the user's runs; NumPy's and
+pandas' own code does), no ``repr()`` of a big object (DataFrames and arrays are summarised
+from their shape, dtypes and ``nbytes``; ``memory_usage(deep=False)`` never walks object
+columns), every answer capped in characters. ``describe`` takes a name or an
+attribute/item path with literal keys (``model.coef_``, ``d["key"]``, ``xs[0]``); no calls,
+no evaluation.
 """
 
 from __future__ import annotations
@@ -20,6 +23,19 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from nb_tools.jupyter._static_frames import NOT_RUN, null_count, relabel, repr_name, safe_head
+from nb_tools.jupyter._static_read import (
+    StaticReadError,
+    attribute_lines,
+    builtin_len,
+    read_attr,
+    read_item,
+    safe_values,
+    shallow_size,
+    type_module,
+    type_name,
+)
+from nb_tools.jupyter._static_repr import array_text, safe_repr
 from nb_tools.tool import Info, Registry, Result, Schema, Tool
 
 __all__ = [
@@ -45,6 +61,7 @@ _SKIP_TYPES: tuple[type, ...] = (
 )
 _INTERNAL = frozenset(("In", "Out", "exit", "quit", "get_ipython"))
 _SCALARS = (int, float, complex, bool)
+_CONTAINERS = (list, tuple, dict, set, frozenset, bytes, bytearray)
 
 
 def _shell(shell: Any = None) -> Any:
@@ -68,10 +85,10 @@ def _size(n: float) -> str:
 
 def _kind(value: Any) -> str:
     """The library a value comes from, read from its type's module (no attribute access)."""
-    mod = type(value).__module__ or ""
+    mod = type_module(type(value))
     if mod == "pandas" or mod.startswith("pandas."):
         return "pandas"
-    if mod == "numpy" and type(value).__name__ == "ndarray":
+    if type_name(type(value)) == "numpy.ndarray":
         return "ndarray"
     return ""
 
@@ -81,9 +98,9 @@ def is_user_variable(name: str, value: Any, hidden: Mapping[str, Any]) -> bool:
         return False
     if name in hidden and hidden[name] is value:
         return False
-    if isinstance(value, _SKIP_TYPES):
+    if issubclass(type(value), _SKIP_TYPES):  # not isinstance: it may read __class__
         return False
-    mod = type(value).__module__ or ""
+    mod = type_module(type(value))
     return not mod.startswith(("nb_tools.", "IPython.", "ipykernel."))
 
 
@@ -103,10 +120,10 @@ def _frame_summary(df: Any, limit: int = 6, exact: int = 50) -> tuple[str, int]:
     cols: list[str] = []
     for i, (name, dtype) in enumerate(zip(dtypes.index, dtypes.values, strict=False)):
         if i < limit:
-            cols.append(f"{name}:{dtype}")
-        if isinstance(dtype, np.dtype):
+            cols.append(f"{repr_name(name)}:{dtype}")
+        if issubclass(type(dtype), np.dtype):
             mem += dtype.itemsize * rows
-        elif asked < exact:
+        elif asked < exact and type_module(type(dtype)).startswith("pandas."):
             asked += 1
             mem += int(df.iloc[:, i].array.nbytes)
         else:
@@ -118,7 +135,8 @@ def _frame_summary(df: Any, limit: int = 6, exact: int = 50) -> tuple[str, int]:
 def summary_line(name: str, value: Any) -> tuple[str, int]:
     """One line about ``value`` and its memory in bytes (shallow where deep is costly)."""
     kind = _kind(value)
-    tname = type(value).__name__
+    t = type(value)
+    tname = type_name(t).rpartition(".")[2]
     if kind == "pandas" and tname == "DataFrame":
         cols, mem = _frame_summary(value)
         rows, ncols = value.shape
@@ -130,17 +148,18 @@ def summary_line(name: str, value: Any) -> tuple[str, int]:
         mem = int(value.nbytes)
         shape = "x".join(str(d) for d in value.shape) or "scalar"
         return f"{name}: ndarray {shape} {value.dtype} {_size(mem)}", mem
-    mem = sys.getsizeof(value, 0)
-    if isinstance(value, _SCALARS):
+    mem = shallow_size(value)
+    if any(t is s for s in _SCALARS):
         return f"{name}: {tname} = {value!r}"[:80], mem
-    if isinstance(value, str):
+    if t is str:
         shown = reprlib.repr(value) if len(value) > 40 else repr(value)
         return f"{name}: str len {len(value)} = {shown}", mem
-    if isinstance(value, (list, tuple, dict, set, frozenset, bytes, bytearray)):
-        return f"{name}: {tname} len {len(value)} {_size(mem)}", mem
-    mod = type(value).__module__
+    if any(t is c for c in _CONTAINERS):
+        return f"{name}: {tname} len {builtin_len(value)} {_size(mem)}", mem
+    mod = type_module(t)
     qual = tname if mod in ("builtins", "__main__") else f"{mod.split('.')[0]}.{tname}"
-    return f"{name}: {qual}", mem
+    size = builtin_len(value)
+    return f"{name}: {qual}" + (f" len {size}" if size is not None else ""), mem
 
 
 def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str = "") -> str:
@@ -160,7 +179,7 @@ def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str 
         try:
             line, mem = summary_line(name, value)
         except Exception as exc:  # a broken property must not hide the others
-            line, mem = f"{name}: {type(value).__name__} (unreadable: {exc})", 0
+            line, mem = f"{name}: {type_name(type(value))} (unreadable: {exc})", 0
         total += mem
         if size + len(line) + 1 > MAX_LIST_CHARS:
             cut += 1
@@ -214,12 +233,9 @@ def resolve_path(path: str, ns: Mapping[str, Any]) -> Any:
     done = node.id
     for kind, key in reversed(steps):
         try:
-            value = getattr(value, key) if kind == "attr" else value[key]
-        except Exception as exc:
-            what = f"attribute {key}" if kind == "attr" else f"item {key!r}"
-            raise PathError(
-                f"describe: {done} has no {what} ({type(exc).__name__}: {exc})"
-            ) from None
+            value = read_attr(value, key, done) if kind == "attr" else read_item(value, key, done)
+        except StaticReadError as exc:
+            raise PathError(f"describe: {exc}") from None
         done += f".{key}" if kind == "attr" else f"[{key!r}]"
     return value
 
@@ -235,41 +251,83 @@ def _frame_text(obj: Any, width: int = 120) -> str:
         return str(obj.to_string(max_rows=20))
 
 
+def _plain(dtype: Any) -> bool:
+    import numpy as np
+
+    return issubclass(type(dtype), np.dtype) and not dtype.hasobject
+
+
 def _describe_frame(name: str, df: Any, rows: int) -> str:
+    """Columns whose values are not all builtins (``safe_values``) are shown through
+    ``safe_repr``, counted by ``null_count`` and left out of ``describe()``."""
+    import numpy as np
+
     mem = int(df.memory_usage(index=True, deep=False).sum())
-    nulls = df.isna().sum()
-    cols = [
-        f"  {c}: {t}" + (f", {int(n)} null" if n else "")
-        for c, t, n in zip(df.columns[:60], df.dtypes.values[:60], nulls.values[:60], strict=False)
-    ]
-    if len(df.columns) > 60:
-        cols.append(f"  … {len(df.columns) - 60} more columns")
+    work, notes = relabel(df)
+    dtypes = list(work.dtypes.values)
+    listed = min(len(dtypes), 60)
+    safe = [_plain(dtypes[i]) or safe_values(work.iloc[:, i]) for i in range(listed)]
+    plain = [i for i in range(listed) if safe[i]]
+    # the safe columns (all of them, mostly: no copy then)
+    safe_part = work if len(plain) == len(dtypes) else work.iloc[:, plain]
+    nulls = dict(zip(plain, safe_part.isna().sum().values, strict=False))
+    cols = []
+    for i in range(listed):
+        n = nulls[i] if safe[i] else null_count(work.iloc[:, i])
+        cols.append(
+            f"  {repr_name(work.columns[i])}: {dtypes[i]}" + (f", {int(n)} null" if n else "")
+        )
+    if len(dtypes) > 60:
+        cols.append(f"  … {len(dtypes) - 60} more columns")
+    head, unsafe = safe_head(work, rows)
     out = [
         f"{name}: DataFrame, {df.shape[0]} rows x {df.shape[1]} columns, {_size(mem)} (shallow)",
-        f"index: {type(df.index).__name__} {df.index.dtype}",
+        f"index: {type_name(type(df.index)).rpartition('.')[2]} {df.index.dtype}",
+        *notes,
         "columns:",
         *cols,
         f"head({rows}):",
-        _frame_text(df.head(rows)),
+        _frame_text(head),
     ]
+    if unsafe:
+        out.append(f"note: column(s) {', '.join(unsafe)} hold {NOT_RUN}")
+    left_out = [repr_name(work.columns[i]) for i in range(listed) if not safe[i]]
+    if len(dtypes) <= 60:
+        stats_frame = safe_part
+    else:  # describe()'s default: the numeric and datetime columns
+        kinds = [issubclass(type(d), np.dtype) and d.kind in "iufcmM" for d in dtypes]
+        stats_frame = work.iloc[:, [i for i, k in enumerate(kinds) if k]]
     try:
-        stats = df.describe(include="all") if len(df.columns) <= 60 else df.describe()
-        out += ["describe():", _frame_text(stats)]
+        if stats_frame.shape[1]:
+            stats = (
+                stats_frame.describe(include="all") if len(dtypes) <= 60 else stats_frame.describe()
+            )
+            out += ["describe():", _frame_text(stats)]
     except (ValueError, TypeError) as exc:
         out.append(f"describe() failed: {exc}")
+    if left_out:
+        out.append(
+            f"describe() leaves out {', '.join(left_out)}: objects of types other than builtins"
+        )
     return "\n".join(out)
 
 
 def _describe_series(name: str, s: Any, rows: int) -> str:
     mem = int(s.memory_usage(index=True, deep=False))
+    work, notes = relabel(s)
+    head, _ = safe_head(work, rows)
     out = [
-        f"{name}: Series {s.name!r}, {len(s)} values, dtype {s.dtype}, "
-        f"{int(s.isna().sum())} null, {_size(mem)} (shallow)",
+        f"{name}: Series {safe_repr(s.name)}, {len(s)} values, dtype {s.dtype}, "
+        f"{null_count(s)} null, {_size(mem)} (shallow)",
+        *notes,
         f"head({rows}):",
-        _frame_text(s.head(rows)),
+        _frame_text(head),
     ]
+    if not safe_values(work):
+        out.append(f"note: its values are {NOT_RUN}; no describe() for them")
+        return "\n".join(out)
     try:
-        out += ["describe():", _frame_text(s.describe())]
+        out += ["describe():", _frame_text(work.describe())]
     except (ValueError, TypeError) as exc:
         out.append(f"describe() failed: {exc}")
     return "\n".join(out)
@@ -288,37 +346,24 @@ def _describe_array(name: str, a: Any) -> str:
             out.append(
                 f"min {low}, max {high}, mean {mean}, std {std}" + (f", {nan} NaN" if nan else "")
             )
-    out.append(np.array2string(a, threshold=50, edgeitems=3, max_line_width=120))
+    out.append(array_text(a))
+    if not safe_values(a):
+        out.append(f"note: its elements are {NOT_RUN}")
     return "\n".join(out)
-
-
-_short = reprlib.Repr()
-_short.maxstring = 400
-_short.maxother = 400
-_short.maxlist = _short.maxtuple = _short.maxdict = _short.maxset = 20
-_short.maxlevel = 3
 
 
 def _describe_other(name: str, value: Any) -> str:
     t = type(value)
-    out = [f"{name}: {t.__module__}.{t.__qualname__}"]
-    if hasattr(value, "__len__") and isinstance(value, (list, tuple, dict, set, str, bytes)):
-        out[0] += f", len {len(value)}"
-    out.append(_short.repr(value))
-    if t.__module__ not in ("builtins",):
-        attrs = []
-        for attr in dir(value)[:200]:
-            if attr.startswith("_"):
-                continue
-            try:
-                v = getattr(value, attr)
-            except Exception:
-                continue
-            if callable(v):
-                continue
-            attrs.append(f"  {attr}: {type(v).__name__}")
+    shown = type_name(t) if type_module(t) != "builtins" else f"builtins.{type_name(t)}"
+    out = [f"{name}: {shown}"]
+    size = builtin_len(value)
+    if size is not None:
+        out[0] += f", len {size}"
+    out.append(safe_repr(value))
+    if type_module(t) != "builtins":
+        attrs = attribute_lines(value)
         if attrs:
-            out += ["attributes:", *attrs[:40]]
+            out += ["attributes:", *attrs]
     return "\n".join(out)
 
 

@@ -1,0 +1,109 @@
+"""pandas objects shown by ``describe`` without running the user's code on their values.
+
+pandas formats object values with their ``str``/``repr`` (``to_string``), and hashes and
+compares them (``describe()``, ``value_counts``); ``isna`` asks them ``isinstance``
+questions that read ``__class__``. A column, Series or axis whose values are not all
+exact builtins (``_static_read.safe_values``) is shown through ``safe_repr`` instead and
+left out of the statistics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nb_tools.jupyter._static_read import labels_safe, safe_values, trusted_type, type_name
+from nb_tools.jupyter._static_repr import safe_repr
+
+__all__ = ["NOT_RUN", "null_count", "relabel", "safe_head", "shown_positions"]
+
+NOT_RUN = (
+    "objects of types other than builtins, shown with describe's own repr (their "
+    "__repr__, __str__, __hash__ and __eq__ are not run)"
+)
+
+
+def _safe_labels(index: Any) -> Any:
+    import numpy as np
+    import pandas as pd
+
+    values = np.asarray(index.to_numpy(), dtype=object)
+    return pd.Index([safe_repr(v) for v in values], dtype=object)
+
+
+def relabel(obj: Any) -> tuple[Any, list[str]]:
+    """``obj`` (a DataFrame or Series) with any axis that holds unsafe labels replaced by
+    their safe reprs (a new object: the user's is not touched), and notes saying so."""
+    notes: list[str] = []
+    axes = [("index", 0, obj.index)]
+    if _is_frame(obj):
+        axes.append(("column", 1, obj.columns))
+    for what, axis, index in axes:
+        if not labels_safe(index):
+            obj = obj.set_axis(_safe_labels(index), axis=axis)
+            notes.append(f"note: the {what} labels are {NOT_RUN}")
+    return obj, notes
+
+
+def _is_frame(obj: Any) -> bool:
+    return type_name(type(obj)) == "pandas.DataFrame"
+
+
+def shown_positions(ncols: int, max_cols: int = 20) -> list[int]:
+    """The column positions ``to_string(max_cols=max_cols)`` formats."""
+    if ncols <= max_cols:
+        return list(range(ncols))
+    half = max_cols // 2
+    return [*range(half), *range(ncols - half, ncols)]
+
+
+def _as_text(col: Any) -> list[str]:
+    """The values of an unsafe column as safe reprs (a foreign extension array's values
+    are not even read: iterating it is its code)."""
+    import numpy as np
+
+    dtype = col.dtype
+    if not issubclass(type(dtype), np.dtype) and not trusted_type(type(dtype)):
+        return [f"<{type_name(type(dtype))} value>"] * len(col)
+    return [safe_repr(v) for v in np.asarray(col.array, dtype=object)]
+
+
+def safe_head(obj: Any, rows: int) -> tuple[Any, list[str]]:
+    """``obj.head(rows)`` with unsafe columns (among those shown) as safe reprs, and the
+    labels of those columns."""
+    import pandas as pd
+
+    head = obj.head(rows)
+    if not _is_frame(head):
+        if safe_values(head):
+            return head, []
+        return pd.Series(_as_text(head), index=head.index, dtype=object), [repr_name(head.name)]
+    unsafe: list[str] = []
+    for pos in shown_positions(head.shape[1]):
+        col = head.iloc[:, pos]
+        if not safe_values(col):
+            head.isetitem(pos, _as_text(col))
+            unsafe.append(repr_name(head.columns[pos]))
+    return head, unsafe
+
+
+def repr_name(label: Any) -> str:
+    return label if type(label) is str else safe_repr(label)
+
+
+def null_count(col: Any) -> int:
+    """Missing values of a column or Series: pandas' ``isna`` when its values are safe,
+    else counted here by identity and ``float`` NaN only."""
+    import numpy as np
+    import pandas as pd
+
+    if safe_values(col):
+        return int(col.isna().sum())
+    dtype = col.dtype
+    if not issubclass(type(dtype), np.dtype) and not trusted_type(type(dtype)):
+        return 0
+    na, nat = pd.NA, pd.NaT
+    return sum(
+        1
+        for v in np.asarray(col.array, dtype=object)
+        if v is None or v is na or v is nat or (type(v) is float and v != v)
+    )
