@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import os
 import reprlib
 import sys
 import types
@@ -26,6 +27,7 @@ from typing import Any
 from nb_tools.jupyter._static_frames import NOT_RUN, null_count, relabel, repr_name, safe_head
 from nb_tools.jupyter._static_read import (
     StaticReadError,
+    _instance_dict,
     attribute_lines,
     builtin_len,
     read_attr,
@@ -35,7 +37,7 @@ from nb_tools.jupyter._static_read import (
     type_module,
     type_name,
 )
-from nb_tools.jupyter._static_repr import array_text, safe_repr
+from nb_tools.jupyter._static_repr import HIDDEN, array_text, safe_repr, secret_name
 from nb_tools.tool import Info, Registry, Result, Schema, Tool
 
 __all__ = [
@@ -178,6 +180,8 @@ def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str 
         count += 1
         try:
             line, mem = summary_line(name, value)
+            if secret_name(name):
+                line = f"{name}: {type_name(type(value))} {HIDDEN}"
         except Exception as exc:  # a broken property must not hide the others
             line, mem = f"{name}: {type_name(type(value))} (unreadable: {exc})", 0
         total += mem
@@ -199,6 +203,25 @@ def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str 
 
 class PathError(ValueError):
     pass
+
+
+def last_name(path: str) -> str:
+    """The last name of a describe path: ``cfg`` in ``cfg``, ``key`` in ``a.key`` and in
+    ``a["key"]`` ("" when it is not a name)."""
+    try:
+        node = ast.parse(path.strip(), mode="eval").body
+    except SyntaxError:
+        return ""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        key = node.slice.value
+        return (
+            key if isinstance(key, str) else key.decode("latin-1") if isinstance(key, bytes) else ""
+        )
+    return ""
 
 
 def resolve_path(path: str, ns: Mapping[str, Any]) -> Any:
@@ -367,7 +390,25 @@ def _describe_other(name: str, value: Any) -> str:
     return "\n".join(out)
 
 
+def _describe_environ(name: str, env: Any) -> str:
+    """``os.environ`` as the variables it holds, read from its own data (no code of the
+    mapping runs); values under secret-looking names are hidden."""
+    data = (_instance_dict(env) or {}).get("_data")
+    if type(data) is not dict:
+        return f"{name}: os._Environ (its data cannot be read without running code)"
+    lines = [f"{name}: the environment, {len(data)} variables"]
+    for key in sorted(data, key=lambda k: os.fsdecode(k) if type(k) in (str, bytes) else ""):
+        if type(key) not in (str, bytes) or type(data[key]) not in (str, bytes):
+            continue
+        text = os.fsdecode(key)
+        shown = HIDDEN if secret_name(text) else safe_repr(os.fsdecode(data[key]))
+        lines.append(f"  {text}={shown}")
+    return "\n".join(lines)
+
+
 def describe_value(name: str, value: Any, *, rows: int = 5) -> str:
+    if type(value) is type(os.environ):
+        return _describe_environ(name, value)
     kind, tname = _kind(value), type(value).__name__
     if kind == "pandas" and tname == "DataFrame":
         return _describe_frame(name, value, rows)
@@ -453,6 +494,11 @@ class DescribeTool(_ReadOnlyTool):
             value = resolve_path(path, ip.user_ns)
         except PathError as exc:
             return Result.error(str(exc))
+        if secret_name(last_name(path)):
+            return Result.error(
+                f"describe: {path.strip()} is not shown: its name looks like a secret (an API "
+                "key, a token, a password); the python tool can read it once the user approves"
+            )
         text = describe_value(path.strip(), value, rows=rows)
         return Result(content=_cap(text, MAX_DESCRIBE_CHARS))
 

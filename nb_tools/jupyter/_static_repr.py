@@ -10,6 +10,7 @@ import contextlib
 import datetime
 import decimal
 import pathlib
+import re
 import types
 import uuid
 from collections.abc import Iterable
@@ -102,6 +103,52 @@ def _safe_datetime(value: Any) -> bool:
     return tz is None or type(tz) is datetime.timezone
 
 
+HIDDEN = "<hidden: the name looks like a secret>"
+"""What stands for a value kept under a secret-looking name (``api_key``, ``*_TOKEN``...)."""
+
+
+_SECRET_WORDS = frozenset(
+    [
+        "token",
+        "tokens",
+        "secret",
+        "secrets",
+        "password",
+        "passwords",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "cookie",
+        "cookies",
+        "apikey",
+        "auth",
+        "authorization",
+        "bearer",
+    ]
+)
+_KEY_KINDS = frozenset(
+    ["api", "access", "secret", "private", "auth", "signing", "encryption", "client"]
+)
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def secret_name(key: object) -> bool:
+    """Whether ``key`` (a str, or bytes as ``os.environ`` keeps them) names a secret: a
+    word such as token, secret, password, credential, cookie or auth, or a key of a secret
+    kind (``api_key``, ``AWS_SECRET_ACCESS_KEY``, ``privateKey``). The model is not shown
+    such values without the user's approval; ``sort_key`` or ``monkey`` are not secrets."""
+    if type(key) is bytes:
+        key = key.decode("latin-1")
+    if type(key) is not str or len(key) > 200:
+        return False
+    words = [w.lower() for w in _WORDS.findall(key)]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    return any(w == "key" and i and words[i - 1] in _KEY_KINDS for i, w in enumerate(words))
+
+
 def _items(values: Iterable[Any], level: int, limit: int = MAX_ITEMS) -> list[str]:
     out: list[str] = []
     for i, v in enumerate(values):
@@ -130,7 +177,8 @@ def safe_repr(value: Any, level: int = 0) -> str:
             if i >= MAX_ITEMS:
                 pairs.append("...")
                 break
-            pairs.append(f"{safe_repr(k, level + 1)}: {safe_repr(v, level + 1)}")
+            shown = HIDDEN if secret_name(k) else safe_repr(v, level + 1)
+            pairs.append(f"{safe_repr(k, level + 1)}: {shown}")
         body = "{" + ", ".join(pairs) + "}"
         return body if t is dict else f"{name}({body})"
     if issubclass(t, tuple):
@@ -190,7 +238,7 @@ def _items_kv(fields: list[tuple[str, Any]], level: int) -> str:
             parts.append("...")
             break
         key = k if type(k) is str else safe_repr(k, level + 1)
-        parts.append(f"{key}={safe_repr(v, level + 1)}")
+        parts.append(f"{key}={HIDDEN if secret_name(k) else safe_repr(v, level + 1)}")
     return ", ".join(parts)
 
 

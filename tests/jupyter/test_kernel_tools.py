@@ -266,3 +266,41 @@ def test_describe_never_runs_a_property_the_model_names(
     assert not marker.exists()
     ready.ok("conn.commit_now")  # the property does write when the user's code reads it
     assert marker.read_text() == "committed"
+
+
+def test_secrets_in_the_kernel_never_reach_the_model_without_a_click(
+    ready: Kernel, server
+) -> None:
+    ready.ok(
+        "import os\n"
+        "os.environ['SERVICE_API_KEY'] = 'sk-live-0123456789'\n"
+        "db = {'host': 'db.internal', 'password': 'hunter2-hunter2'}\n"
+        "GITHUB_TOKEN = 'ghp_abcdefghijklmnop'\n"
+        "class Settings:\n"
+        "    def __init__(self):\n"
+        "        self.region = 'eu'\n"
+        "        self.private_key = 'BEGIN-PRIVATE-KEY-xyz'\n"
+        "settings = Settings()\n"
+    )
+    server.push(
+        reply(
+            "",
+            call("list_variables"),
+            describe("os.environ"),
+            describe("db"),
+            describe('db["password"]'),
+            describe("GITHUB_TOKEN"),
+            describe("settings"),
+            describe("settings.private_key"),
+        ),
+        reply("Looked."),
+    )
+    ex = ready.run("%%agent --new\nlook around")
+    assert not ex.buttons("Approve")
+    sent = json.dumps(server.requests[-1].body)
+    for secret in ("sk-live-0123456789", "hunter2-hunter2", "ghp_abcdefghijklmnop", "xyz"):
+        assert secret not in sent
+    texts = [text_of(b) for b in tool_results(server)]
+    assert "db.internal" in texts[2] and "'eu'" in texts[5]  # the rest is still shown
+    assert "looks like a secret" in texts[3] and "looks like a secret" in texts[6]
+    assert "SERVICE_API_KEY" in texts[1]  # the name is shown, its value is not
