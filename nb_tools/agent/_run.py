@@ -223,10 +223,10 @@ class Run:
             outcome = await self.turn(max_tokens)
             if isinstance(outcome, Finished):
                 return self.result(outcome.stop_reason, outcome.error)
+            if self.stop_after_turn and not outcome.mid_turn:
+                return self.result("stopped_after_turn")  # asked for: no "Continue?"
             if self.turns >= self.agent.max_turns and outcome.max_tokens is None:
                 return self.result("max_turns")  # a cut call's one retry still goes
-            if self.stop_after_turn and not outcome.mid_turn:
-                return self.result("stopped_after_turn")
             max_tokens = outcome.max_tokens
 
     async def turn(self, max_tokens: int | None = None) -> TurnOutcome:

@@ -311,12 +311,15 @@ class RunView:
 
     def stop_after_turn(self) -> None:
         """The "Stop after this turn" button: the calls of the turn in progress finish and
-        are answered, then the run ends before its next request."""
+        are answered, then the run ends before its next request. Paused at "Continue?",
+        the run is between turns already: it stops there."""
         button, callback = self.stop_after_button, self._on_stop_after_turn
         if self.stop_button.disabled or button is None or button.disabled or callback is None:
             return
         button.disabled = True
         button.description = "Stopping after this turn…"
+        if self._continue is not None:
+            self._continue.answer(False)
         callback()
 
     # -- events ----------------------------------------------------------------------

@@ -272,6 +272,33 @@ async def test_continue_prompt_resumes_the_cell_and_adds_up_the_usage() -> None:
     assert d["usage"]["input_tokens"] > agent.last_result.usage.input_tokens > 0
 
 
+async def test_stop_after_this_turn_at_the_continue_prompt_stops_there() -> None:
+    asked: list[str] = []
+    view = RunView(
+        TranscriptRecorder("go"),
+        on_stop_after_turn=lambda: asked.append("after"),
+        loop=asyncio.get_running_loop(),
+    )
+    asking = asyncio.ensure_future(view.ask_continue("Paused at the turn limit (1 turns)."))
+    await asyncio.sleep(0.05)
+    assert view.stop_after_button is not None
+    view.stop_after_button.click()
+    assert await asking is False  # the run is between turns: no Continue
+    assert asked == ["after"]
+
+
+async def test_stop_after_turn_wins_over_the_turn_limit_so_nothing_asks_to_continue() -> None:
+    model = ScriptedModel([reply("", call("launch", target="a")), reply("never")])
+    ran: list = []
+    agent = Agent(model, tools=make_tools(ran), approval="auto", max_turns=1)
+
+    def on_event(event: object) -> None:
+        agent.stop(after_turn=True)
+
+    result = await agent.run("go", on_event=on_event)
+    assert result.stop_reason == "stopped_after_turn" and ran == ["a"]
+
+
 async def test_stop_interrupts_a_running_sync_tool(tmp_path) -> None:
     import time
 
