@@ -9,12 +9,14 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, assert_never
 
 from nb_tools.agent._events import (
     ApprovalDecided,
+    ApprovalRequested,
     Event,
     ModelFailed,
+    ModelRetrying,
     RunFinished,
     TextDelta,
     ToolCallFinished,
@@ -181,6 +183,10 @@ class TranscriptRecorder:
                     "system": getattr(result, "system", None),
                     "messages": encode_messages(messages),
                 }
+        elif isinstance(event, ApprovalRequested | ModelRetrying):
+            pass  # the live view shows these; the transcript keeps the decision
+        else:
+            assert_never(event)
 
     def _tool_item(self, call_id: str, name: str, arguments: str) -> dict[str, Any]:
         item = self._tools.get(call_id)
@@ -235,7 +241,7 @@ class TranscriptRecorder:
         """The transcript (a deep copy: later events do not change it)."""
         d = self.summary()
         d["items"] = json.loads(json.dumps(self.items))
-        out = {
+        out: dict[str, Any] = {
             k: d[k]
             for k in (  # the documented order
                 "version",
