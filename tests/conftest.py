@@ -13,3 +13,31 @@ os.environ["NB_TOOLS_BLOCK_REAL_MODELS"] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 from nb_tools.testing._guard import block_real_models  # noqa: F401  (autouse fixture)
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def transcripts_follow_the_schema(monkeypatch: pytest.MonkeyPatch):
+    """Every transcript a recorder builds in this process validates against the shipped
+    schema (nb_tools/agent/transcript.schema.json): the contract holds in every scenario
+    the suite runs, not only in the schema's own tests."""
+    import jsonschema
+
+    from nb_tools.agent._transcript import TranscriptRecorder
+    from nb_tools.agent._transcript_schema import load_schema
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    to_dict = TranscriptRecorder.to_dict
+    problems: list[str] = []
+
+    def checked(self: TranscriptRecorder) -> dict:
+        d = to_dict(self)
+        for error in validator.iter_errors(d):
+            path = "/".join(map(str, error.absolute_path))
+            problems.append(f"/{path}: {error.message[:300]}")
+        return d
+
+    monkeypatch.setattr(TranscriptRecorder, "to_dict", checked)
+    yield
+    assert not problems, "a transcript broke its schema:\n" + "\n".join(dict.fromkeys(problems))

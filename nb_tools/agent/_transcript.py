@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Mapping
 from typing import Any, assert_never
 
@@ -275,14 +276,33 @@ def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:
 
 
 def format_duration(seconds: object) -> str:
-    """``12 ms``, ``1.5 s``, ``2 min 5 s`` (the labextension's formatDuration says the same)."""
-    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds != seconds:
+    """``12 ms``, ``1.5 s``, ``2 min 5 s``: whole milliseconds first, then tenths of a
+    second under a minute, then whole seconds, each rounded half up in integers (the
+    labextension's formatDuration is the same arithmetic, so both show the same text)."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
         return ""
-    if seconds < 1:
-        return f"{round(seconds * 1000)} ms"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    return f"{int(seconds // 60)} min {round(seconds % 60)} s"
+    if not math.isfinite(seconds) or seconds < 0:
+        return ""
+    ms = math.floor(seconds * 1000 + 0.5)
+    if ms < 1000:
+        return f"{ms} ms"
+    tenths = (ms + 50) // 100
+    if tenths < 600:
+        return f"{tenths // 10}.{tenths % 10} s"
+    whole = (ms + 500) // 1000
+    return f"{whole // 60} min {whole % 60} s"
+
+
+STATUS_LABELS: dict[str, str] = {
+    "cut_off": "cut off",
+    "running_in_background": "still running in the background",
+}
+
+
+def status_label(status: object) -> str:
+    """A tool status as a card's badge says it (``cut_off`` -> "cut off")."""
+    text = str(status)
+    return STATUS_LABELS.get(text, text.replace("_", " "))
 
 
 def who_text(by: object) -> str:
@@ -294,8 +314,10 @@ ENDINGS = {
     "max_turns": "Paused at the turn limit ({turns} turns).",
     "budget": "Paused: the next turn would pass this run's budget.",
     "stopped": "Stopped.",
+    "stopped_after_turn": "Stopped after turn {turns}, as asked.",
 }
 CONTINUE_HINT = "Run `%%agent --continue` to go on."
+CONTINUABLE = ("max_turns", "budget", "stopped_after_turn")
 
 
 def ending_text(d: Mapping[str, Any]) -> str:
@@ -305,7 +327,7 @@ def ending_text(d: Mapping[str, Any]) -> str:
     if template is None:
         return ""
     text = template.format(turns=d.get("turns"))
-    return f"{text} {CONTINUE_HINT}" if reason in ("max_turns", "budget") else text
+    return f"{text} {CONTINUE_HINT}" if reason in CONTINUABLE else text
 
 
 def tool_status_line(item: Mapping[str, Any]) -> str:
