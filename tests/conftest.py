@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 # Before anything imports the SDK: no real key or endpoint from the environment, and the
 # Anthropic provider refuses any base URL that is not on loopback (NB_TOOLS_BLOCK_REAL_MODELS).
 # Kernels and servers started by tests inherit this environment.
@@ -13,8 +15,6 @@ os.environ["NB_TOOLS_BLOCK_REAL_MODELS"] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 from nb_tools.testing._guard import block_real_models  # noqa: F401  (autouse fixture)
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
