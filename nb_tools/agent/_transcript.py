@@ -10,7 +10,7 @@ import base64
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, assert_never
+from typing import Any, assert_never, cast
 
 from nb_tools.agent._events import (
     ApprovalDecided,
@@ -33,7 +33,8 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
-from nb_tools.agent._transcript_blocks import MESSAGES_KINDS, item_text_lines, messages_item
+from nb_tools.agent._transcript_blocks import item_text_lines, messages_item
+from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind
 from nb_tools.model import Part, Usage
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
@@ -163,7 +164,7 @@ class TranscriptRecorder:
                 self.items[-1]["text"] += event.text
                 return
             self._text_open = False
-            self.items.append(messages_item(event))
+            self.items.append(dict(messages_item(event)))
         elif isinstance(event, RunFinished):
             result = event.result
             self.stop_reason = getattr(result, "stop_reason", None) or self.stop_reason
@@ -348,7 +349,9 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
     """The transcript as plain text (the ``text/plain`` fallback)."""
     out: list[str] = []
     for item in d.get("items", []):
-        kind = item.get("kind")
+        if item.get("kind") not in ITEM_KINDS:
+            continue  # a kind from a newer nb_tools
+        kind = cast(ItemKind, item["kind"])
         if kind == "user":
             out.append(f"User: {item.get('text', '')}")
         elif kind == "assistant":
@@ -373,8 +376,16 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
                 out.append(f"  | … {len(lines) - max_result_lines} more lines")
             for part in item.get("parts") or []:
                 out.append(f"  [{part.get('kind')} {part.get('media_type')}]")
-        elif kind in MESSAGES_KINDS:
+        elif (
+            kind == "thinking"
+            or kind == "server_tool"
+            or kind == "citations"
+            or kind == "compaction"
+            or kind == "notice"
+        ):
             out.extend(item_text_lines(item))
+        else:
+            assert_never(kind)
     footer = f"[{d.get('stop_reason') or 'running'}] " + usage_line(
         d.get("usage", {}), d.get("turns")
     )
