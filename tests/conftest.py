@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
@@ -22,18 +23,25 @@ def transcripts_follow_the_schema(monkeypatch: pytest.MonkeyPatch):
     """Every transcript a recorder builds in this process validates against the shipped
     schema (nb_tools/agent/transcript.schema.json): the contract holds in every scenario
     the suite runs, not only in the schema's own tests."""
-    import jsonschema
-
     from nb_tools.agent._transcript import TranscriptRecorder
-    from nb_tools.agent._transcript_schema import load_schema
 
-    validator = jsonschema.Draft202012Validator(load_schema())
+    validator = _transcript_validator()
     to_dict = TranscriptRecorder.to_dict
     problems: list[str] = []
 
     def checked(self: TranscriptRecorder) -> dict:
         d = to_dict(self)
         for error in validator.iter_errors(d):
+            while error.context:  # inside anyOf: the item type whose kind matched
+                branches: dict[object, list] = {}
+                for e in error.context:
+                    branches.setdefault(e.relative_schema_path[0], []).append(e)
+                near = [
+                    errors
+                    for errors in branches.values()
+                    if not any(e.validator == "const" and list(e.path) == ["kind"] for e in errors)
+                ]
+                error = (near[0] if near else error.context)[0]
             path = "/".join(map(str, error.absolute_path))
             problems.append(f"/{path}: {error.message[:300]}")
         return d
@@ -41,3 +49,12 @@ def transcripts_follow_the_schema(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(TranscriptRecorder, "to_dict", checked)
     yield
     assert not problems, "a transcript broke its schema:\n" + "\n".join(dict.fromkeys(problems))
+
+
+@functools.cache
+def _transcript_validator():
+    import jsonschema
+
+    from nb_tools.agent._transcript_schema import load_schema
+
+    return jsonschema.Draft202012Validator(load_schema())

@@ -129,3 +129,13 @@ def test_the_schema_refuses_what_the_contract_does_not_say(path: tuple, value: o
     target[path[-1]] = value
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(load_schema()).validate(d)
+
+
+def test_approval_sources_are_the_kinds_of_the_pipelines_sources() -> None:
+    from typing import get_args
+
+    from nb_tools.agent._approval import Source
+    from nb_tools.agent._transcript_types import ApprovalSource
+
+    kinds = {cls.__dataclass_fields__["kind"].default for cls in get_args(Source)}
+    assert kinds == set(get_args(ApprovalSource))
