@@ -34,7 +34,7 @@ from nb_tools.agent._notices import (
     ThinkingDelta,
 )
 from nb_tools.agent._transcript_blocks import item_text_lines, messages_item
-from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind
+from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind, StopReason
 from nb_tools.model import Part, Usage
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
@@ -311,20 +311,20 @@ def who_text(by: object) -> str:
     return "you" if by in (None, "user") else str(by)
 
 
-ENDINGS = {
+ENDINGS: dict[StopReason, str] = {
     "max_turns": "Paused at the turn limit ({turns} turns).",
     "budget": "Paused: the next turn would pass this run's budget.",
     "stopped": "Stopped.",
     "stopped_after_turn": "Stopped after turn {turns}, as asked.",
 }
 CONTINUE_HINT = "Run `%%agent --continue` to go on."
-CONTINUABLE = ("max_turns", "budget", "stopped_after_turn")
+CONTINUABLE: tuple[StopReason, ...] = ("max_turns", "budget", "stopped_after_turn")
 
 
 def ending_text(d: Mapping[str, Any]) -> str:
     """What a run's end means and what to do next ("" for an ordinary end)."""
     reason = d.get("stop_reason")
-    template = ENDINGS.get(str(reason))
+    template = ENDINGS.get(cast(StopReason, reason))
     if template is None:
         return ""
     text = template.format(turns=d.get("turns"))
