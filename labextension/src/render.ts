@@ -213,7 +213,8 @@ function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
   for (const diff of item.diffs ?? []) {
     card.appendChild(renderDiff(diff));
   }
-  if (item.progress && (item.result === null || item.result === undefined)) {
+  if (item.progress) {
+    // kept beside the result: a long tool's log is part of the record
     const tail = splitLines(item.progress).slice(-PROGRESS_LINES).join('\n');
     card.appendChild(section('Progress', el('pre', 'jp-nbtools-progress', tail, 'progress')));
   }

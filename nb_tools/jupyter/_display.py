@@ -246,7 +246,7 @@ def tool_item_html(
         )
         pieces.append(diff_html(str(diff.get("diff", ""))).replace("<pre ", _DIFF_PRE, 1))
     shown_progress = progress if progress is not None else item.get("progress")
-    if shown_progress and item.get("result") is None:
+    if shown_progress:  # kept beside the result: a long tool's log is part of the record
         tail = "\n".join(str(shown_progress).splitlines()[-PROGRESS_LINES:])
         pieces.append(_pre(tail, _MUTED, "progress"))
     saw = item.get("model_saw")
