@@ -77,6 +77,7 @@ def test_nothing_built_is_committed() -> None:
     files = subprocess.run(
         ["git", "ls-files", "labextension"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.split()
-    built = [f for f in files if f.split("/")[1] in {"node_modules", "lib", "lib-test", "dist", ".yarn"}]
+    built_dirs = {"node_modules", "lib", "lib-test", "dist", ".yarn"}
+    built = [f for f in files if f.split("/")[1] in built_dirs]
     assert built == []
     assert {"labextension/package.json", "labextension/yarn.lock"} <= set(files)
