@@ -43,3 +43,7 @@ fi
 
 python3 -m pip install -q --upgrade pip
 python3 -m pip install -q -e ".[dev]"
+
+# The labextension's own tests (`jlpm test`: its renderer under jsdom) need its
+# devDependencies; the wheel build above skips `jlpm install` when dist/ already exists.
+(cd labextension && jlpm install)

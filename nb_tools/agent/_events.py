@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from nb_tools.agent._notices import (
     CitationsReceived,
@@ -19,6 +19,15 @@ from nb_tools.tool._types import Change, Info
 if TYPE_CHECKING:
     from nb_tools.agent._agent import RunResult
     from nb_tools.agent._approval import AskReason, Source
+
+ToolStatus: TypeAlias = Literal[
+    "ok", "error", "denied", "stopped", "cut_off", "running_in_background", "pending"
+]
+"""How a tool call ended: "ok"; "error" (the tool failed, or its arguments were invalid);
+"denied"; "stopped" (a stop came before it started, or it was read-only); "cut_off" (a
+stop came while it ran: not run again); "running_in_background" (stopped, but its thread
+was blocked outside Python and may still change things). "pending" is the transcript's
+only: announced, never finished (e.g. the kernel died)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,7 +88,7 @@ class ToolCallFinished:
     call: ToolCall
     result: ToolResult
     duration: float
-    status: str  # "ok" | "error" | "denied" | "stopped" | "cut_off" | "running_in_background"
+    status: ToolStatus  # never "pending"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
+
+CompactionHow: TypeAlias = Literal["server", "summary", "cleared"]
+NoticeKind: TypeAlias = Literal[
+    "retry_max_tokens", "pause_turn", "server_tool_skipped", "image_resized", "image_dropped"
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,7 +27,7 @@ class ContextCompacted:
     replaced by a summary the model wrote) or "cleared" (old large tool results replaced by
     a note). ``tokens_before`` is the conversation's size that triggered it (0: unknown)."""
 
-    how: Literal["server", "summary", "cleared"]
+    how: CompactionHow
     messages_before: int
     messages_after: int
     tokens_before: int = 0
@@ -33,9 +38,9 @@ class ContextCompacted:
 class RunNotice:
     """Something the run did on its own that the user should know: ``kind`` is
     "retry_max_tokens", "server_tool_skipped", "image_resized", "image_dropped",
-    "pause_turn", ..."""
+    "pause_turn"."""
 
-    kind: str
+    kind: NoticeKind
     message: str
 
 

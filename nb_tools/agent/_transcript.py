@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, assert_never, cast
 
 from nb_tools.agent._events import (
     ApprovalDecided,
+    ApprovalRequested,
     Event,
     ModelFailed,
+    ModelRetrying,
     RunFinished,
     TextDelta,
     ToolCallFinished,
@@ -30,7 +33,8 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
-from nb_tools.agent._transcript_blocks import MESSAGES_KINDS, item_text_lines, messages_item
+from nb_tools.agent._transcript_blocks import item_text_lines, messages_item
+from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind, StopReason
 from nb_tools.model import Part, Usage
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
@@ -160,7 +164,7 @@ class TranscriptRecorder:
                 self.items[-1]["text"] += event.text
                 return
             self._text_open = False
-            self.items.append(messages_item(event))
+            self.items.append(dict(messages_item(event)))
         elif isinstance(event, RunFinished):
             result = event.result
             self.stop_reason = getattr(result, "stop_reason", None) or self.stop_reason
@@ -181,6 +185,10 @@ class TranscriptRecorder:
                     "system": getattr(result, "system", None),
                     "messages": encode_messages(messages),
                 }
+        elif isinstance(event, ApprovalRequested | ModelRetrying):
+            pass  # the live view shows these; the transcript keeps the decision
+        else:
+            assert_never(event)
 
     def _tool_item(self, call_id: str, name: str, arguments: str) -> dict[str, Any]:
         item = self._tools.get(call_id)
@@ -235,7 +243,7 @@ class TranscriptRecorder:
         """The transcript (a deep copy: later events do not change it)."""
         d = self.summary()
         d["items"] = json.loads(json.dumps(self.items))
-        out = {
+        out: dict[str, Any] = {
             k: d[k]
             for k in (  # the documented order
                 "version",
@@ -269,14 +277,33 @@ def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:
 
 
 def format_duration(seconds: object) -> str:
-    """``12 ms``, ``1.5 s``, ``2 min 5 s`` (the labextension's formatDuration says the same)."""
-    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds != seconds:
+    """``12 ms``, ``1.5 s``, ``2 min 5 s``: whole milliseconds first, then tenths of a
+    second under a minute, then whole seconds, each rounded half up in integers (the
+    labextension's formatDuration is the same arithmetic, so both show the same text)."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
         return ""
-    if seconds < 1:
-        return f"{round(seconds * 1000)} ms"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    return f"{int(seconds // 60)} min {round(seconds % 60)} s"
+    if not math.isfinite(seconds) or seconds < 0:
+        return ""
+    ms = math.floor(seconds * 1000 + 0.5)
+    if ms < 1000:
+        return f"{ms} ms"
+    tenths = (ms + 50) // 100
+    if tenths < 600:
+        return f"{tenths // 10}.{tenths % 10} s"
+    whole = (ms + 500) // 1000
+    return f"{whole // 60} min {whole % 60} s"
+
+
+STATUS_LABELS: dict[str, str] = {
+    "cut_off": "cut off",
+    "running_in_background": "still running in the background",
+}
+
+
+def status_label(status: object) -> str:
+    """A tool status as a card's badge says it (``cut_off`` -> "cut off")."""
+    text = str(status)
+    return STATUS_LABELS.get(text, text.replace("_", " "))
 
 
 def who_text(by: object) -> str:
@@ -284,22 +311,24 @@ def who_text(by: object) -> str:
     return "you" if by in (None, "user") else str(by)
 
 
-ENDINGS = {
+ENDINGS: dict[StopReason, str] = {
     "max_turns": "Paused at the turn limit ({turns} turns).",
     "budget": "Paused: the next turn would pass this run's budget.",
     "stopped": "Stopped.",
+    "stopped_after_turn": "Stopped after turn {turns}, as asked.",
 }
 CONTINUE_HINT = "Run `%%agent --continue` to go on."
+CONTINUABLE: tuple[StopReason, ...] = ("max_turns", "budget", "stopped_after_turn")
 
 
 def ending_text(d: Mapping[str, Any]) -> str:
     """What a run's end means and what to do next ("" for an ordinary end)."""
     reason = d.get("stop_reason")
-    template = ENDINGS.get(str(reason))
+    template = ENDINGS.get(cast(StopReason, reason))
     if template is None:
         return ""
     text = template.format(turns=d.get("turns"))
-    return f"{text} {CONTINUE_HINT}" if reason in ("max_turns", "budget") else text
+    return f"{text} {CONTINUE_HINT}" if reason in CONTINUABLE else text
 
 
 def tool_status_line(item: Mapping[str, Any]) -> str:
@@ -320,7 +349,9 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
     """The transcript as plain text (the ``text/plain`` fallback)."""
     out: list[str] = []
     for item in d.get("items", []):
-        kind = item.get("kind")
+        if item.get("kind") not in ITEM_KINDS:
+            continue  # a kind from a newer nb_tools
+        kind = cast(ItemKind, item["kind"])
         if kind == "user":
             out.append(f"User: {item.get('text', '')}")
         elif kind == "assistant":
@@ -345,8 +376,16 @@ def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:
                 out.append(f"  | … {len(lines) - max_result_lines} more lines")
             for part in item.get("parts") or []:
                 out.append(f"  [{part.get('kind')} {part.get('media_type')}]")
-        elif kind in MESSAGES_KINDS:
+        elif (
+            kind == "thinking"
+            or kind == "server_tool"
+            or kind == "citations"
+            or kind == "compaction"
+            or kind == "notice"
+        ):
             out.extend(item_text_lines(item))
+        else:
+            assert_never(kind)
     footer = f"[{d.get('stop_reason') or 'running'}] " + usage_line(
         d.get("usage", {}), d.get("turns")
     )

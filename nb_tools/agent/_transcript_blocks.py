@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias, assert_never
 
 from nb_tools.agent._notices import (
     CitationsReceived,
@@ -15,11 +15,27 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
+from nb_tools.agent._transcript_types import (
+    CitationsItem,
+    CitationSource,
+    CompactionItem,
+    NoticeItem,
+    SearchResult,
+    ServerToolItem,
+    ThinkingItem,
+)
 
 OUTPUT_MAX_CHARS = 20_000
 
+MessagesEvent: TypeAlias = (
+    ThinkingDelta | ServerToolUsed | CitationsReceived | ContextCompacted | RunNotice
+)
+MessagesItem: TypeAlias = (
+    ThinkingItem | ServerToolItem | CitationsItem | CompactionItem | NoticeItem
+)
 
-def messages_item(event: object) -> dict[str, Any]:
+
+def messages_item(event: MessagesEvent) -> MessagesItem:
     if isinstance(event, ThinkingDelta):
         return {"kind": "thinking", "text": event.text}
     if isinstance(event, ServerToolUsed):
@@ -35,22 +51,37 @@ def messages_item(event: object) -> dict[str, Any]:
         }
     if isinstance(event, RunNotice):
         return {"kind": "notice", "notice": event.kind, "text": event.message}
-    raise TypeError(f"no transcript item for {type(event).__name__}")
+    assert_never(event)
 
 
-def citation(c: Mapping[str, Any]) -> dict[str, Any]:
+def _text(value: object) -> str | None:
+    """A value the API sent where text belongs, as text (``None`` stays ``None``)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value) if isinstance(value, dict | list) else str(value)
+
+
+def citation(c: Mapping[str, Any]) -> CitationSource:
     return {
-        "type": c.get("type", ""),
-        "title": c.get("title") or c.get("document_title") or "",
-        "url": c.get("url") or "",
-        "cited_text": c.get("cited_text") or "",
+        "type": _text(c.get("type")) or "",
+        "title": _text(c.get("title") or c.get("document_title")) or "",
+        "url": _text(c.get("url")) or "",
+        "cited_text": _text(c.get("cited_text")) or "",
     }
 
 
-def server_tool_item(event: ServerToolUsed) -> dict[str, Any]:
+def _search_result(r: Mapping[str, Any]) -> SearchResult:
+    return {
+        "title": _text(r.get("title")) or "",
+        "url": _text(r.get("url")) or "",
+        "page_age": _text(r.get("page_age")),
+    }
+
+
+def server_tool_item(event: ServerToolUsed) -> ServerToolItem:
     """``{"kind": "server_tool", "name", "arguments", "result_type", "error", "results":
     [{"title", "url", "page_age"}], "code", "stdout", "stderr", "return_code", "url"}``."""
-    item: dict[str, Any] = {
+    item: ServerToolItem = {
         "kind": "server_tool",
         "id": event.id,
         "name": event.name,
@@ -69,28 +100,24 @@ def server_tool_item(event: ServerToolUsed) -> dict[str, Any]:
     except ValueError:
         args = {}
     if isinstance(args, dict):
-        item["code"] = args.get("code") or args.get("command")
-        item["url"] = args.get("url")
+        item["code"] = _text(args.get("code") or args.get("command"))
+        item["url"] = _text(args.get("url"))
     content = event.content
     if isinstance(content, Mapping) and str(content.get("type", "")).endswith("_error"):
         item["error"] = str(content.get("error_code", "error"))
     elif isinstance(content, list):  # web search results
-        item["results"] = [
-            {"title": r.get("title", ""), "url": r.get("url", ""), "page_age": r.get("page_age")}
-            for r in content
-            if isinstance(r, Mapping)
-        ]
+        item["results"] = [_search_result(r) for r in content if isinstance(r, Mapping)]
     elif isinstance(content, Mapping):  # code execution, web fetch
-        for key in ("stdout", "stderr", "return_code"):
-            if key in content:
-                value = content[key]
-                item[key] = value[:OUTPUT_MAX_CHARS] if isinstance(value, str) else value
+        for key in ("stdout", "stderr"):
+            text = _text(content.get(key))
+            if text is not None:
+                item[key] = text[:OUTPUT_MAX_CHARS]
+        code = content.get("return_code")
+        if isinstance(code, int) and not isinstance(code, bool):
+            item["return_code"] = code
         if content.get("url"):
-            item["url"] = content["url"]
+            item["url"] = _text(content["url"])
     return item
-
-
-MESSAGES_KINDS = frozenset({"thinking", "server_tool", "citations", "compaction", "notice"})
 
 
 def item_text_lines(item: Mapping[str, Any]) -> list[str]:

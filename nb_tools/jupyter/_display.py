@@ -4,25 +4,33 @@ pieces the live widgets reuse, so a card looks the same during the run and after
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from html import escape
-from typing import Any
+from typing import Any, assert_never, cast
 
 from nb_tools.agent._transcript import (
     TRANSCRIPT_MIME,
     ending_text,
     format_duration,
     pretty_arguments,
+    status_label,
     transcript_text,
     usage_line,
     who_text,
 )
+from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind
 from nb_tools.jupyter._diff import PRE_STYLE, diff_html
-from nb_tools.jupyter._display_blocks import messages_item_html
+from nb_tools.jupyter._display_blocks import citations_html, note_html, server_tool_html
 from nb_tools.jupyter._markdown import TOKEN_CSS, code_block_html, markdown_html
 
 RESULT_PREVIEW_CHARS = 1_500
 FULL_RESULT_CHARS = 20_000
+PROGRESS_LINES = 12
+# The images a card shows (the labextension's IMAGE_TYPES): raster types a browser draws
+# without running anything (no SVG), and data that is base64 and nothing else.
+IMAGE_TYPES = re.compile(r"image/(png|jpeg|gif|webp)")
+BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 
 _STATUS_COLOUR = {
     "ok": "var(--jp-success-color1,#1a7f37)",
@@ -48,8 +56,26 @@ _CARD = (
 _MUTED = "color:var(--jp-content-font-color2,#57606a)"
 
 
-def _pre(text: str, style: str = "") -> str:
-    return f'<pre style="{PRE_STYLE};white-space:pre-wrap;{style}">{escape(text)}</pre>'
+def _pre(text: str, style: str = "", field: str = "") -> str:
+    mark = f' data-nbt="{field}"' if field else ""
+    return f'<pre{mark} style="{PRE_STYLE};white-space:pre-wrap;{style}">{escape(text)}</pre>'
+
+
+def is_shown_image(media_type: object, data: object) -> bool:
+    """Whether a card shows this image: a whitelisted type and base64 data."""
+    return (
+        isinstance(media_type, str)
+        and IMAGE_TYPES.fullmatch(media_type) is not None
+        and isinstance(data, str)
+        and BASE64.fullmatch(data) is not None
+    )
+
+
+def _img(media_type: str, data: str, cls: str, field: str) -> str:
+    return (
+        f'<img class="{cls}" data-nbt="{field}" src="data:{media_type};base64,{data}" '
+        'style="max-width:100%;max-height:400px;display:block;margin:2px 0"/>'
+    )
 
 
 def status_html(label: str, status: str | None = None) -> str:
@@ -62,15 +88,15 @@ def result_html(text: str, *, error: bool = False) -> str:
     """A result, truncated to a preview with a "show all" toggle holding the rest."""
     style = _ERROR_TEXT if error else ""
     if len(text) <= RESULT_PREVIEW_CHARS:
-        return _pre(text, style)
+        return _pre(text, style, "result")
     full = text[:FULL_RESULT_CHARS]
     more = ""
     if len(text) > FULL_RESULT_CHARS:
-        more = f"\n… {len(text) - FULL_RESULT_CHARS} more characters"
+        more = f"\n… {len(text) - FULL_RESULT_CHARS:,} more characters"
     return (
-        _pre(text[:RESULT_PREVIEW_CHARS] + " …", style)
-        + f'<details><summary style="cursor:pointer;{_MUTED}">show all '
-        f"({len(text):,} characters)</summary>{_pre(full + more, style)}</details>"
+        _pre(text[:RESULT_PREVIEW_CHARS] + " …", style, "result")
+        + f'<details><summary data-nbt="result-more" style="cursor:pointer;{_MUTED}">show all '
+        f"({len(text):,} characters)</summary>{_pre(full + more, style, 'result-full')}</details>"
     )
 
 
@@ -79,17 +105,19 @@ def parts_html(parts: list[Mapping[str, Any]]) -> str:
     for part in parts:
         data = part.get("data")
         media_type = str(part.get("media_type", ""))
-        if part.get("kind") == "image" and data and media_type.startswith("image/"):
-            out.append(
-                f'<img src="data:{escape(media_type)};base64,{data}" '
-                'style="max-width:100%;max-height:400px;display:block;margin:2px 0"/>'
-            )
+        if part.get("kind") == "image" and is_shown_image(media_type, data):
+            out.append(_img(media_type, str(data), "nbtools-image", "image"))
         else:
-            out.append(
-                f'<div style="{_MUTED}">[{escape(str(part.get("kind")))} '
-                f"{escape(media_type)}]</div>"
-            )
+            out.append(f'<div data-nbt="part" style="{_MUTED}">{escape(part_text(part))}</div>')
     return "".join(out)
+
+
+def part_text(part: Mapping[str, Any]) -> str:
+    """A part that is not shown: ``[image image/svg+xml]``, with the note if it has one."""
+    note = part.get("note")
+    return f"[{part.get('kind') or 'part'} {part.get('media_type') or ''}" + (
+        f": {note}]" if note else "]"
+    )
 
 
 def approval_html(approval: Mapping[str, Any] | None) -> str:
@@ -101,10 +129,14 @@ def approval_html(approval: Mapping[str, Any] | None) -> str:
     message = approval.get("message")
     note = f": {escape(str(message))}" if message else ""
     who = escape(who_text(approval.get("by")))
-    return f'<div class="nbtools-approval" style="color:{colour}">{verb} by {who}{note}</div>'
+    return (
+        f'<div class="nbtools-approval" data-nbt="approval" style="color:{colour}">'
+        f"{verb} by {who}{note}</div>"
+    )
 
 
-# Argument names shown as code (with the language to highlight them in) or as a path.
+# Argument names shown as code (with the language to highlight them in) or as a path
+# (the labextension's CODE_ARGS, PATH_ARGS, SHELL_TOOLS).
 _CODE_ARGS = {"command": "bash", "cmd": "bash", "script": "bash", "code": "python"}
 _PATH_ARGS = ("path", "file_path", "notebook_path", "filename", "directory", "cwd", "url")
 _SHELL_TOOLS = ("bash", "shell", "run_shell", "sh")
@@ -126,26 +158,31 @@ def args_html(name: str, raw: str, *, expanded: bool) -> str:
             if key == "code" and name in _SHELL_TOOLS:
                 language = "bash"
             if language and isinstance(value, str):
-                pieces.append(code_block_html(value, language))
+                pieces.append(code_block_html(value, language).replace("<pre ", _ARG_PRE, 1))
             elif key in _PATH_ARGS and isinstance(value, str):
                 pieces.append(
-                    f'<div><span style="{_MUTED}">{escape(key)}</span> '
+                    f'<div data-nbt="args"><span style="{_MUTED}">{escape(key)}</span> '
                     f'<code style="font-family:var(--jp-code-font-family,monospace)">'
                     f"{escape(value)}</code></div>"
                 )
             else:
                 rest[key] = value
         if rest:
-            pieces.append(_pre(json.dumps(rest, indent=2, ensure_ascii=False)))
-    else:
-        pieces.append(_pre(pretty_arguments(raw)))
+            pieces.append(_pre(json.dumps(rest, indent=2, ensure_ascii=False), field="args"))
+    elif raw:
+        pieces.append(_pre(pretty_arguments(raw), field="args"))
+    if not pieces:
+        return ""
     body = "".join(pieces)
     if expanded:
         return f'<div class="nbtools-args">{body}</div>'
     return (
         f'<details class="nbtools-args"><summary style="cursor:pointer;{_MUTED}">'
-        f"arguments</summary>{body}</details>"
+        f"Arguments</summary>{body}</details>"
     )
+
+
+_ARG_PRE = '<pre data-nbt="args" '
 
 
 def display_html(shown: Mapping[str, Any] | None) -> str:
@@ -154,14 +191,14 @@ def display_html(shown: Mapping[str, Any] | None) -> str:
         return ""
     html = shown.get("text/html")
     if isinstance(html, str):
-        return f'<div class="nbtools-display" style="overflow:auto;max-height:30em">{html}</div>'
+        return (
+            '<div class="nbtools-display" data-nbt="display" '
+            f'style="overflow:auto;max-height:30em">{html}</div>'
+        )
     for mime in ("image/png", "image/jpeg"):
         data = shown.get(mime)
-        if isinstance(data, str):
-            return (
-                f'<img class="nbtools-display" src="data:{mime};base64,{escape(data)}" '
-                'style="max-width:100%;max-height:400px;display:block;margin:2px 0"/>'
-            )
+        if is_shown_image(mime, data):
+            return _img(mime, str(data), "nbtools-display", "display-image")
     return ""
 
 
@@ -169,8 +206,11 @@ def traceback_html(tb: str) -> str:
     """A failing tool's traceback for its developer (the model got the one-line message)."""
     return (
         f'<details class="nbtools-traceback"><summary style="cursor:pointer;{_MUTED}">'
-        f"traceback</summary>{_pre(tb, _ERROR_TEXT)}</details>"
+        f"Traceback</summary>{_pre(tb, _ERROR_TEXT, 'traceback')}</details>"
     )
+
+
+_ERROR_STATUSES = ("error", "denied", "cut_off", "stopped", "running_in_background")
 
 
 def tool_item_html(
@@ -178,53 +218,47 @@ def tool_item_html(
 ) -> str:
     """One tool call as a card: name, status, duration, arguments (open while the call
     waits or runs), approval, diff preview, progress, result (truncated, errors in red),
-    the traceback of a tool that raised (collapsed), images."""
+    the traceback of a tool that raised (collapsed), images. ``status``: the live view's
+    own ("running", "waiting") while the call is not finished."""
     status = status or str(item.get("status", "pending"))
     live = item.get("status") in (None, "pending")
     duration = format_duration(item.get("duration"))
-    took = f' <span style="{_MUTED}">{duration}</span>' if duration else ""
-    background = item.get("background") or status == "running_in_background"
-    label = "still running in the background" if background else status
+    took = f' <span data-nbt="duration" style="{_MUTED}">{duration}</span>' if duration else ""
     # The same shape as the labextension's card: a <details> whose summary holds the
     # name, a status badge and the duration; open while the call is live, then open only
     # for what needs a look (not ok, or a diff), so the end of the run changes nothing.
     is_open = live or status != "ok" or bool(item.get("diffs")) or bool(item.get("display"))
     colour = _STATUS_COLOUR.get(status, _STATUS_COLOUR["pending"])
-    name = escape(str(item.get("name")))
+    name = escape(str(item.get("name") or "(unnamed tool)"))
     pieces = [
-        f'<details class="nbtools-card" data-status="{escape(status)}"'
+        f'<details class="nbtools-card" data-nbt-item="tool" data-status="{escape(status)}"'
         f'{" open" if is_open else ""} style="{_CARD};border-left-color:{colour}">',
-        f'<summary style="cursor:pointer;padding:2px 0"><span style="font-family:'
-        f'var(--jp-code-font-family,monospace);font-weight:600">{name}</span> '
-        f"{badge_html(label, status)}{took}</summary>",
-        args_html(str(item.get("name")), str(item.get("arguments", "")), expanded=live),
+        f'<summary style="cursor:pointer;padding:2px 0"><span data-nbt="name" style="font-'
+        f'family:var(--jp-code-font-family,monospace);font-weight:600">{name}</span> '
+        f"{badge_html(status_label(status), status)}{took}</summary>",
+        args_html(str(item.get("name")), str(item.get("arguments") or ""), expanded=live),
         approval_html(item.get("approval")),
     ]
     for diff in item.get("diffs") or []:
         pieces.append(
-            f'<div style="{_MUTED}">{escape(str(diff.get("kind")))} '
+            f'<div data-nbt="diff-path" style="{_MUTED}">{escape(str(diff.get("kind")))} '
             f"{escape(str(diff.get('path')))}</div>"
         )
-        pieces.append(diff_html(str(diff.get("diff", ""))))
+        pieces.append(diff_html(str(diff.get("diff", ""))).replace("<pre ", _DIFF_PRE, 1))
     shown_progress = progress if progress is not None else item.get("progress")
-    if shown_progress and item.get("result") is None:
-        tail = "\n".join(str(shown_progress).splitlines()[-12:])
-        pieces.append(_pre(tail, _MUTED))
+    if shown_progress:  # kept beside the result: a long tool's log is part of the record
+        tail = "\n".join(str(shown_progress).splitlines()[-PROGRESS_LINES:])
+        pieces.append(_pre(tail, _MUTED, "progress"))
     saw = item.get("model_saw")
     if isinstance(saw, Mapping):
         pieces.append(
-            f'<div class="nbtools-model-saw" style="{_MUTED}">The model saw the start and the '
-            f"end: {saw.get('bytes', 0):,} of {saw.get('of', 0):,} bytes (--result-limit)</div>"
+            f'<div class="nbtools-model-saw" data-nbt="model-saw" style="{_MUTED}">The model saw '
+            f"the start and the end: {saw.get('bytes', 0):,} of {saw.get('of', 0):,} bytes "
+            "(--result-limit)</div>"
         )
     result = item.get("result")
     if result:
-        pieces.append(
-            result_html(
-                str(result),
-                error=item.get("status")
-                in ("error", "denied", "cut_off", "stopped", "running_in_background"),
-            )
-        )
+        pieces.append(result_html(str(result), error=item.get("status") in _ERROR_STATUSES))
     if item.get("traceback"):
         pieces.append(traceback_html(str(item["traceback"])))
     pieces.append(display_html(item.get("display")))
@@ -233,12 +267,15 @@ def tool_item_html(
     return "".join(pieces)
 
 
+_DIFF_PRE = '<pre data-nbt="diff" data-nbt-lines="" '
+
+
 def badge_html(label: str, status: str | None = None) -> str:
     """The status as a pill, as the labextension shows it."""
     colour = _STATUS_COLOUR.get(status or label, _STATUS_COLOUR["pending"])
     return (
-        f'<span class="nbtools-badge" style="padding:0 6px;border-radius:8px;font-size:'
-        f"var(--jp-ui-font-size0,11px);font-weight:600;text-transform:uppercase;color:"
+        f'<span class="nbtools-badge" data-nbt="status" style="padding:0 6px;border-radius:8px;'
+        f"font-size:var(--jp-ui-font-size0,11px);font-weight:600;text-transform:uppercase;color:"
         f'var(--jp-ui-inverse-font-color1,#fff);background:{colour}">'
         f"{escape(label.replace('_', ' '))}</span>"
     )
@@ -253,18 +290,18 @@ _TEXT_BOX = "padding:0 8px;border-left:3px solid var(--jp-border-color2,#d0d7de)
 
 def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:
     """The assistant's Markdown in the labextension's look (a bar on the left, the
-    "Assistant" label on a segment's first piece)."""
+    "Assistant" label on a segment's first piece); the user's text as typed."""
     if who == "user":
         return (
-            f'<div class="nbtools-user" style="margin:4px 0"><b>You:</b> '
-            f'<span style="white-space:pre-wrap">{escape(text)}</span></div>'
+            f'<div class="nbtools-user" data-nbt-item="user" style="margin:4px 0"><b>You:</b> '
+            f'<span data-nbt="text" style="white-space:pre-wrap">{escape(text)}</span></div>'
         )
     head = f'<span style="{_LABEL}">Assistant</span>' if label else ""
     # jp-RenderedHTMLCommon: inside JupyterLab, the live text gets the look of its rendered
     # Markdown (tables, lists, code), as the final transcript has.
     return (
-        f'<div class="nbtools-assistant jp-RenderedHTMLCommon" style="{_TEXT_BOX}">'
-        f"{head}{markdown_html(text)}</div>"
+        f'<div class="nbtools-assistant jp-RenderedHTMLCommon" data-nbt-item="assistant" '
+        f'style="{_TEXT_BOX}">{head}<div data-nbt="text">{markdown_html(text)}</div></div>'
     )
 
 
@@ -274,7 +311,11 @@ def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
     stop = d.get("stop_reason")
     line = usage_line(d.get("usage", {}), d.get("turns"))
     error = d.get("error")
-    err = f'<div style="{_ERROR_TEXT}">Error: {escape(str(error))}</div>' if error else ""
+    err = (
+        f'<div data-nbt="error" style="{_ERROR_TEXT}">Error: {escape(str(error))}</div>'
+        if error
+        else ""
+    )
     model = d.get("model")
     bits = [escape(str(model))] if model else []
     bits.append(escape(line))
@@ -290,30 +331,48 @@ def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
         )
     ending = ending_text(d)
     end = (
-        f'<div class="nbtools-ending" style="margin-top:2px">{escape(ending)}</div>'
+        f'<div class="nbtools-ending" data-nbt="ending" style="margin-top:2px">'
+        f"{escape(ending)}</div>"
         if ending
         else ""
     )
     return (
-        f'{TOKEN_CSS}<div class="nbtools-footer" style="{_MUTED};'
+        f'{TOKEN_CSS}<div class="nbtools-footer" data-nbt="footer" style="{_MUTED};'
         f'font-size:var(--jp-ui-font-size1,13px);margin-top:4px">{busy}{" · ".join(bits)}</div>'
         f"{err}{end}"
     )
 
 
+def item_html(item: Mapping[str, Any], *, first: bool) -> str:
+    """One transcript item (``first``: nothing shown before it); "" for a kind this
+    version does not know (a newer nb_tools wrote it)."""
+    if item.get("kind") not in ITEM_KINDS:
+        return ""
+    kind = cast(ItemKind, item["kind"])
+    if kind == "user":  # the first prompt is the cell's own source, just above
+        return "" if first else text_html(str(item.get("text", "")), who="user")
+    if kind == "assistant":
+        return text_html(str(item.get("text", "")))
+    if kind == "thinking":
+        return thinking_html(str(item.get("text", "")))
+    if kind == "tool":
+        return tool_item_html(item)
+    if kind == "server_tool":
+        return server_tool_html(item)
+    if kind == "citations":
+        return citations_html(item)
+    if kind == "compaction" or kind == "notice":
+        return note_html(item)
+    assert_never(kind)
+
+
 def transcript_html(d: Mapping[str, Any]) -> str:
     """The whole transcript as self-contained HTML (the ``text/html`` fallback)."""
-    body = []
+    body: list[str] = []
     for item in d.get("items", []):
-        kind = item.get("kind")
-        if kind == "assistant":  # the prompt is the cell's own source, just above
-            body.append(text_html(str(item.get("text", ""))))
-        elif kind == "thinking":
-            body.append(thinking_html(str(item.get("text", ""))))
-        elif kind == "tool":
-            body.append(tool_item_html(item))
-        elif kind != "user":
-            body.append(messages_item_html(item))
+        shown = item_html(item, first=not body)
+        if shown:
+            body.append(shown)
     body.append(footer_html(d))
     return f'<div class="nbtools-transcript" style="{_ROOT}">{"".join(body)}</div>'
 
@@ -321,8 +380,9 @@ def transcript_html(d: Mapping[str, Any]) -> str:
 def thinking_html(text: str) -> str:
     """The model's thinking, collapsed."""
     return (
-        f'<details class="nbtools-thinking"><summary style="cursor:pointer;{_MUTED}">'
-        f'thinking</summary><div style="{_MUTED}">{markdown_html(text)}</div></details>'
+        f'<details class="nbtools-thinking" data-nbt-item="thinking"><summary style="cursor:'
+        f'pointer;{_MUTED}">Thinking</summary><div data-nbt="text" style="{_MUTED}">'
+        f"{markdown_html(text)}</div></details>"
     )
 
 

@@ -121,9 +121,10 @@ async def test_a_run_with_thinking_server_tools_and_citations_in_the_transcript(
     from nb_tools.jupyter._display import transcript_html
 
     html = transcript_html(d)
-    assert '<details class="nbtools-thinking">' in html and "thinking</summary>" in html
+    assert '<details class="nbtools-thinking"' in html and "Thinking</summary>" in html
     assert '<a href="https://a.example/x"' in html and "A &lt;b&gt;" in html
-    assert 'href="javascript' not in html and "<li>bad</li>" in html  # shown, not linked
+    assert 'href="javascript' not in html  # shown, not linked:
+    assert '<span data-nbt="link">bad</span></li>' in html
     assert "print(6*7)" in html and "42" in html
     check_scripted(model.requests)
 

@@ -149,10 +149,9 @@ def test_saved_transcript_renders_with_our_extension_without_kernel(lab: Any, pa
     assert cards.count() == 3
     edit, plot, denied = cards.nth(0), cards.nth(1), cards.nth(2)
     assert edit.locator("summary").inner_text().split() == ["edit_file", "OK", "12", "ms"]
-    assert json.loads(edit.locator(".jp-nbtools-args").inner_text()) == {
-        "file_path": "notes.txt",
-        "old": "old line",
-    }
+    # Arguments as the HTML fallback shows them: a path on its line, the rest as JSON.
+    assert edit.locator(".jp-nbtools-arg-path").inner_text() == "file_path notes.txt"
+    assert json.loads(edit.locator(".jp-nbtools-args").inner_text()) == {"old": "old line"}
     assert edit.locator(".jp-nbtools-approval").inner_text() == "Approved by you"
     assert edit.locator(".jp-nbtools-diff-add").inner_text() == "+new line\n"
     assert edit.locator(".jp-nbtools-diff-del").inner_text() == "-old line\n"
@@ -165,6 +164,7 @@ def test_saved_transcript_renders_with_our_extension_without_kernel(lab: Any, pa
     assert image.get_attribute("src") == f"data:image/png;base64,{PNG}"
     assert image.evaluate("i => i.complete && i.naturalWidth") == 2
     assert plot.locator(".jp-nbtools-progress").inner_text() == "rendered 3/3"
+    assert plot.locator(".jp-nbtools-result").inner_text() == "a plot"
     assert denied.get_attribute("data-status") == "denied"
     assert denied.locator(".jp-nbtools-args").inner_text() == "{not json"
     assert denied.locator(".jp-nbtools-approval").inner_text() == "Denied by you: not today"

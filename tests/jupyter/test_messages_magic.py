@@ -41,7 +41,7 @@ def test_agent_options_reach_the_request_and_the_transcript(
     assert kinds == ["user", "thinking", "server_tool", "assistant"]
     assert transcript["items"][2]["results"][0]["url"] == "https://sq.example"
     html = ex.displays[-1]["data"]["text/html"]
-    assert '<details class="nbtools-thinking">' in html and 'href="https://sq.example"' in html
+    assert '<details class="nbtools-thinking"' in html and 'href="https://sq.example"' in html
     # the options are kept: the next run thinks again, without a new --thinking
     server.push(reply("Still a square."))
     kernel.ok("%%agent\nAnd now?")

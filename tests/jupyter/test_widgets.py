@@ -199,7 +199,7 @@ async def test_progress_shows_in_the_card_with_a_bar_for_fractions() -> None:
     assert card.bar in view.box.children
     await task
     assert card.bar.value == 100 and "done" in card.html.value
-    assert "half way" not in card.html.value  # the result replaces the progress text
+    assert "half way" in card.html.value  # the progress stays beside the result, as saved
 
 
 async def test_model_failure_shows_in_the_footer() -> None:

@@ -61,7 +61,7 @@ def test_installed_extension_is_a_complete_build_of_this_package() -> None:
 
 
 def test_renderer_handles_the_mime_type_python_displays() -> None:
-    source = (SOURCE / "src" / "index.ts").read_text()
+    source = (SOURCE / "src" / "render.ts").read_text()
     declared = re.findall(r"export const MIME_TYPE = '([^']+)';", source)
     assert declared == [TRANSCRIPT_MIME]
     static = installed_dir() / "static"
@@ -77,6 +77,7 @@ def test_nothing_built_is_committed() -> None:
     files = subprocess.run(
         ["git", "ls-files", "labextension"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.split()
-    built = [f for f in files if f.split("/")[1] in {"node_modules", "lib", "dist", ".yarn"}]
+    built_dirs = {"node_modules", "lib", "lib-test", "dist", ".yarn"}
+    built = [f for f in files if f.split("/")[1] in built_dirs]
     assert built == []
     assert {"labextension/package.json", "labextension/yarn.lock"} <= set(files)

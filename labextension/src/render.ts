@@ -1,0 +1,341 @@
+/**
+ * Renders an nb_tools transcript (docs/transcript.md, version 1; the types are generated
+ * from its JSON Schema) as DOM. Pure DOM: the page's Markdown renderer and sanitizer come
+ * in as `IRenderTools`, so the golden tests run this under jsdom
+ * (labextension/test/golden.test.js) against the same fixtures as the Python fallback.
+ *
+ * Every string goes in through textContent, except the assistant's Markdown and a tool's
+ * HTML value, which go through the page's sanitizer.
+ */
+import {
+  el,
+  image,
+  isShownImage,
+  partText,
+  renderArguments,
+  renderCitations,
+  renderNote,
+  renderServerTool
+} from './items';
+import type { Diff, Item, StopReason, ToolItem, ToolStatus, Transcript } from './transcript.generated';
+
+export const MIME_TYPE = 'application/vnd.nbtools.transcript+json';
+const CLASS = 'jp-nbtools-Transcript';
+const STATUSES: ToolStatus[] = ['ok', 'error', 'denied', 'stopped', 'cut_off', 'running_in_background', 'pending'];
+/** A status as a badge says it (Python: STATUS_LABELS in nb_tools/agent/_transcript.py). */
+const STATUS_LABELS: { [status: string]: string } = {
+  cut_off: 'cut off',
+  running_in_background: 'still running in the background'
+};
+/** What a run's end means and what to do next (Python: ENDINGS, CONTINUABLE). */
+const ENDINGS: { [reason in StopReason]?: string } = {
+  max_turns: 'Paused at the turn limit ({turns} turns).',
+  budget: "Paused: the next turn would pass this run's budget.",
+  stopped: 'Stopped.',
+  stopped_after_turn: 'Stopped after turn {turns}, as asked.'
+};
+const CONTINUABLE: StopReason[] = ['max_turns', 'budget', 'stopped_after_turn'];
+const CONTINUE_HINT = 'Run `%%agent --continue` to go on.';
+/** Result text: a preview, then the rest (up to FULL_RESULT_CHARS) behind "show all". */
+const RESULT_PREVIEW_CHARS = 1500;
+const FULL_RESULT_CHARS = 20000;
+const PROGRESS_LINES = 12;
+const MAX_DIFF_LINES = 400;
+
+/** The page's machinery, from the renderer's options (absent in plain tests). */
+export interface IRenderTools {
+  /** Cleans a tool's HTML value (JupyterLab's sanitizer). */
+  sanitizer: { sanitize(dirty: string): string };
+  /** Renders Markdown into host (sanitized); null: show the text as it is. */
+  markdown: ((host: HTMLElement, source: string) => Promise<void>) | null;
+}
+
+/**
+ * `12 ms`, `1.5 s`, `2 min 5 s`: whole milliseconds first, then tenths of a second under a
+ * minute, then whole seconds, each rounded half up in integers (the same arithmetic as
+ * Python's format_duration, so both show the same text).
+ */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (typeof seconds !== 'number' || !isFinite(seconds) || seconds < 0) {
+    return '';
+  }
+  const ms = Math.floor(seconds * 1000 + 0.5);
+  if (ms < 1000) {
+    return `${ms} ms`;
+  }
+  const tenths = Math.floor((ms + 50) / 100);
+  if (tenths < 600) {
+    return `${Math.floor(tenths / 10)}.${tenths % 10} s`;
+  }
+  const whole = Math.floor((ms + 500) / 1000);
+  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+}
+
+/** 1234 -> "1,234" (the Python side formats numbers the same way). */
+export function formatCount(n: number | undefined | null): string {
+  return (n ?? 0).toLocaleString('en-US');
+}
+
+/** Python's str.splitlines for the separators a transcript holds. */
+function splitLines(text: string): string[] {
+  const lines = text.split(/\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/);
+  if (lines.length > 0 && lines[lines.length - 1] === '') {
+    lines.pop();
+  }
+  return lines;
+}
+
+function renderText(text: string, cls: string, kind: string, tools: IRenderTools | null, pending: Promise<void>[]): HTMLElement {
+  const box = el('div', cls);
+  box.dataset.nbtItem = kind;
+  if (!tools?.markdown) {
+    box.appendChild(el('div', 'jp-nbtools-text', text, 'text'));
+    return box;
+  }
+  const host = el('div', 'jp-nbtools-markdown jp-RenderedHTMLCommon jp-RenderedMarkdown', undefined, 'text');
+  box.appendChild(host);
+  pending.push(
+    tools.markdown(host, text).catch(() => {
+      host.replaceChildren(el('div', 'jp-nbtools-text', text));
+    })
+  );
+  return box;
+}
+
+function renderThinking(text: string, tools: IRenderTools | null, pending: Promise<void>[]): HTMLElement {
+  const box = el('details', 'jp-nbtools-thinking');
+  box.dataset.nbtItem = 'thinking';
+  box.appendChild(el('summary', 'jp-nbtools-thinking-summary', 'Thinking'));
+  const body = renderText(text, 'jp-nbtools-thinking-text', 'thinking', tools, pending);
+  delete body.dataset.nbtItem;
+  box.appendChild(body);
+  return box;
+}
+
+function diffLineClass(line: string): string {
+  if (line.startsWith('@@')) {
+    return 'jp-nbtools-diff-hunk';
+  }
+  if (line.startsWith('+++') || line.startsWith('---')) {
+    return 'jp-nbtools-diff-meta';
+  }
+  if (line.startsWith('+')) {
+    return 'jp-nbtools-diff-add';
+  }
+  if (line.startsWith('-')) {
+    return 'jp-nbtools-diff-del';
+  }
+  return 'jp-nbtools-diff-ctx';
+}
+
+function renderDiff(diff: Partial<Diff>): HTMLElement {
+  const box = el('div', 'jp-nbtools-diff');
+  box.appendChild(el('div', 'jp-nbtools-diff-path', `${diff.kind} ${diff.path}`, 'diff-path'));
+  const pre = el('pre', 'jp-nbtools-diff-body', undefined, 'diff');
+  pre.dataset.nbtLines = '';
+  const lines = splitLines(diff.diff ?? '');
+  for (const line of lines.slice(0, MAX_DIFF_LINES)) {
+    pre.appendChild(el('span', diffLineClass(line), line + '\n'));
+  }
+  if (lines.length > MAX_DIFF_LINES) {
+    pre.appendChild(el('span', 'jp-nbtools-diff-hunk', `… ${lines.length - MAX_DIFF_LINES} more lines\n`));
+  }
+  box.appendChild(pre);
+  return box;
+}
+
+function section(label: string, ...body: HTMLElement[]): HTMLElement {
+  const box = el('div', 'jp-nbtools-section');
+  box.appendChild(el('div', 'jp-nbtools-label', label));
+  body.forEach(node => box.appendChild(node));
+  return box;
+}
+
+/** A result: a preview, and the whole (up to 20,000 characters) behind "show all". */
+function renderResult(text: string): HTMLElement[] {
+  const chars = Array.from(text); // code points, as Python counts
+  if (chars.length <= RESULT_PREVIEW_CHARS) {
+    return [el('pre', 'jp-nbtools-result', text, 'result')];
+  }
+  const more =
+    chars.length > FULL_RESULT_CHARS ? `\n… ${formatCount(chars.length - FULL_RESULT_CHARS)} more characters` : '';
+  const all = el('details', 'jp-nbtools-result-all');
+  all.appendChild(el('summary', 'jp-nbtools-label', `show all (${formatCount(chars.length)} characters)`, 'result-more'));
+  all.appendChild(el('pre', 'jp-nbtools-result', chars.slice(0, FULL_RESULT_CHARS).join('') + more, 'result-full'));
+  return [el('pre', 'jp-nbtools-result', chars.slice(0, RESULT_PREVIEW_CHARS).join('') + ' …', 'result'), all];
+}
+
+/** A tool's rich value (its HTML, sanitized, or an image) inside its card. */
+function renderDisplay(shown: { [mime: string]: string }, tools: IRenderTools | null): HTMLElement | null {
+  const html = shown['text/html'];
+  if (typeof html === 'string' && tools) {
+    const box = el('div', 'jp-nbtools-display jp-RenderedHTMLCommon', undefined, 'display');
+    box.innerHTML = tools.sanitizer.sanitize(html);
+    return box;
+  }
+  for (const mime of ['image/png', 'image/jpeg']) {
+    const data = shown[mime];
+    if (isShownImage(mime, data)) {
+      return image(mime, data, 'jp-nbtools-image jp-nbtools-display', 'display-image', 'tool output');
+    }
+  }
+  return null;
+}
+
+function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
+  const status = typeof item.status === 'string' && item.status ? item.status : 'pending';
+  const known = STATUSES.includes(status) ? status : 'pending';
+  const card = el('details', `jp-nbtools-tool jp-nbtools-status-${known}`);
+  card.dataset.nbtItem = 'tool';
+  card.dataset.status = status;
+  card.open = status !== 'ok' || (item.diffs?.length ?? 0) > 0 || !!item.display;
+  const summary = el('summary', 'jp-nbtools-tool-summary');
+  const name = item.name || '(unnamed tool)';
+  summary.appendChild(el('span', 'jp-nbtools-tool-name', name, 'name'));
+  summary.appendChild(el('span', 'jp-nbtools-badge', STATUS_LABELS[status] ?? status.replace(/_/g, ' '), 'status'));
+  const duration = formatDuration(item.duration);
+  if (duration) {
+    summary.appendChild(el('span', 'jp-nbtools-duration', duration, 'duration'));
+  }
+  card.appendChild(summary);
+
+  const args = renderArguments(item.arguments ?? '');
+  if (args.length > 0) {
+    card.appendChild(section('Arguments', ...args));
+  }
+  const approval = item.approval;
+  if (approval) {
+    const verb = approval.approved ? 'Approved' : 'Denied';
+    const who = ` by ${!approval.by || approval.by === 'user' ? 'you' : approval.by}`;
+    const why = approval.message ? `: ${approval.message}` : '';
+    card.appendChild(el('div', `jp-nbtools-approval jp-nbtools-${verb.toLowerCase()}`, verb + who + why, 'approval'));
+  }
+  for (const diff of item.diffs ?? []) {
+    card.appendChild(renderDiff(diff));
+  }
+  if (item.progress) {
+    // kept beside the result: a long tool's log is part of the record
+    const tail = splitLines(item.progress).slice(-PROGRESS_LINES).join('\n');
+    card.appendChild(section('Progress', el('pre', 'jp-nbtools-progress', tail, 'progress')));
+  }
+  if (item.model_saw) {
+    const saw = item.model_saw;
+    const text = `The model saw the start and the end: ${formatCount(saw.bytes)} of ${formatCount(saw.of)} bytes (--result-limit)`;
+    card.appendChild(el('div', 'jp-nbtools-model-saw', text, 'model-saw'));
+  }
+  if (item.result) {
+    card.appendChild(section('Result', ...renderResult(item.result)));
+  }
+  if (item.traceback) {
+    // For the tool's developer; the model got the one-line message above.
+    const tb = el('details', 'jp-nbtools-traceback');
+    tb.appendChild(el('summary', 'jp-nbtools-label', 'Traceback'));
+    tb.appendChild(el('pre', 'jp-nbtools-traceback-body', item.traceback, 'traceback'));
+    card.appendChild(tb);
+  }
+  if (item.display) {
+    const shown = renderDisplay(item.display, tools);
+    if (shown) {
+      card.appendChild(shown);
+    }
+  }
+  for (const part of item.parts ?? []) {
+    if (part.kind === 'image' && isShownImage(part.media_type, part.data)) {
+      card.appendChild(image(part.media_type, part.data, 'jp-nbtools-image', 'image', `${name} image`));
+    } else {
+      card.appendChild(el('div', 'jp-nbtools-part', partText(part), 'part'));
+    }
+  }
+  return card;
+}
+
+/** The same line the live view's footer shows (nb_tools/jupyter/_display.py). */
+function renderFooter(t: Transcript): HTMLElement {
+  const u = t.usage ?? {};
+  const bits = [
+    t.model ?? '',
+    typeof t.turns === 'number' ? `${t.turns} turn${t.turns === 1 ? '' : 's'}` : '',
+    `${formatCount(u.input_tokens)} in / ${formatCount(u.output_tokens)} out tokens`,
+    `${formatCount(u.cache_read_input_tokens)} cached`,
+    `$${(u.cost_usd ?? 0).toFixed(4)}`,
+    t.stop_reason ?? ''
+  ];
+  return el('div', 'jp-nbtools-footer', bits.filter(Boolean).join(' · '), 'footer');
+}
+
+/** What a run's end means and what to do next ("" for an ordinary end). */
+export function endingText(t: Transcript): string {
+  const reason = t.stop_reason;
+  const template = reason ? ENDINGS[reason] : undefined;
+  if (!reason || !template) {
+    return '';
+  }
+  const text = template.replace('{turns}', String(t.turns ?? '?'));
+  return CONTINUABLE.includes(reason) ? `${text} ${CONTINUE_HINT}` : text;
+}
+
+/** One item ("first": nothing shown before it); null for a kind this version does not know. */
+function renderItem(item: Item, first: boolean, tools: IRenderTools | null, pending: Promise<void>[]): HTMLElement | null {
+  switch (item.kind) {
+    case 'user': {
+      // The first prompt is the cell's own source, just above; a continued run's is shown.
+      if (first) {
+        return null;
+      }
+      const box = el('div', 'jp-nbtools-user');
+      box.dataset.nbtItem = 'user';
+      box.appendChild(el('div', 'jp-nbtools-text', item.text ?? '', 'text'));
+      return box;
+    }
+    case 'assistant':
+      return renderText(item.text ?? '', 'jp-nbtools-assistant', 'assistant', tools, pending);
+    case 'thinking':
+      return renderThinking(item.text ?? '', tools, pending);
+    case 'tool':
+      return renderTool(item, tools);
+    case 'server_tool':
+      return renderServerTool(item);
+    case 'citations':
+      return renderCitations(item);
+    case 'compaction':
+    case 'notice':
+      return renderNote(item);
+    default: {
+      const unknown: never = item; // a new kind must be rendered here (compile error)
+      void unknown; // at run time: a newer nb_tools's kind, skipped
+      return null;
+    }
+  }
+}
+
+export function renderTranscript(data: unknown, tools: IRenderTools | null = null, pending: Promise<void>[] = []): HTMLElement {
+  const root = el('div', CLASS);
+  root.dataset.mimeType = MIME_TYPE;
+  const t = (data ?? {}) as Transcript;
+  if (typeof data !== 'object' || t.version !== 1) {
+    root.appendChild(
+      el(
+        'div',
+        'jp-nbtools-error',
+        `nb_tools transcript version ${String(t.version)} is not supported by this extension ` +
+          '(it reads version 1); upgrade nb_tools to view it.'
+      )
+    );
+    return root;
+  }
+  for (const item of t.items ?? []) {
+    const shown = renderItem(item, root.childElementCount === 0, tools, pending);
+    if (shown) {
+      root.appendChild(shown);
+    }
+  }
+  root.appendChild(renderFooter(t));
+  if (t.error) {
+    root.appendChild(el('div', 'jp-nbtools-error', `Error: ${t.error}`, 'error'));
+  }
+  const ending = endingText(t);
+  if (ending) {
+    root.appendChild(el('div', 'jp-nbtools-ending', ending, 'ending'));
+  }
+  return root;
+}

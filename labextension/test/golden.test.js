@@ -1,0 +1,63 @@
+// Golden tests: the labextension's renderer (src/render.ts, compiled by tsconfig.test.json)
+// under jsdom shows what tests/fixtures/transcripts/*.view.json say, the same goldens the
+// Python fallback is checked against (tests/contract/test_transcript_goldens.py).
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { test } = require('node:test');
+const { JSDOM } = require('jsdom');
+
+const dom = new JSDOM('<!doctype html><html><body></body></html>');
+global.document = dom.window.document;
+
+const { renderTranscript, formatDuration } = require('../lib-test/render.js');
+const { viewOf } = require('./view.js');
+
+const FIXTURES = path.resolve(__dirname, '..', '..', 'tests', 'fixtures', 'transcripts');
+// The page's sanitizer is JupyterLab's; here the HTML goes in as it is (only text is compared).
+const TOOLS = { sanitizer: { sanitize: html => html }, markdown: null };
+
+const names = fs
+  .readdirSync(FIXTURES)
+  .filter(name => name.endsWith('.json') && !name.endsWith('.view.json'))
+  .sort();
+
+test('there are fixtures', () => {
+  assert.ok(names.length >= 10, `only ${names.length} fixtures in ${FIXTURES}`);
+});
+
+for (const name of names) {
+  test(`${name} shows what its golden says`, () => {
+    const data = JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8'));
+    const golden = JSON.parse(fs.readFileSync(path.join(FIXTURES, name.replace(/\.json$/, '.view.json')), 'utf8'));
+    const root = renderTranscript(data, TOOLS, []);
+    assert.deepEqual(viewOf(root), golden);
+  });
+}
+
+test('an image element never gets a source outside the whitelist', () => {
+  const data = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'images.json'), 'utf8'));
+  const root = renderTranscript(data, TOOLS, []);
+  for (const img of root.querySelectorAll('img')) {
+    assert.match(img.getAttribute('src'), /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/);
+  }
+});
+
+test('a transcript kind this version does not know is skipped', () => {
+  const data = {
+    version: 1, model: 'm', stop_reason: 'end_turn', error: null, turns: 1,
+    items: [{ kind: 'hologram', text: 'from the future' }, { kind: 'assistant', text: 'hi' }],
+    usage: {}
+  };
+  const view = viewOf(renderTranscript(data, TOOLS, []));
+  assert.deepEqual(view.items.map(i => i.kind), ['assistant']);
+});
+
+test('formatDuration rounds in integers', () => {
+  assert.equal(formatDuration(0.0125), '13 ms');
+  assert.equal(formatDuration(0.9996), '1.0 s');
+  assert.equal(formatDuration(59.96), '1 min 0 s');
+  assert.equal(formatDuration(-1), '');
+});
