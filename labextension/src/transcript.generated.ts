@@ -16,7 +16,7 @@ export interface Transcript {
   /** in conversation order */
   items: Item[];
   usage: TranscriptUsage;
-  conversation?: Conversation;
+  conversation?: SavedConversation;
 }
 
 /** Who approved or denied a call, and why. */
@@ -62,13 +62,6 @@ export interface CompactionItem {
   tokens_before: number;
 }
 
-/** The whole conversation after the run, as the next request would send it (``Agent.from_notebook`` rebuilds the agent from it); renderers ignore it. */
-export interface Conversation {
-  system: string | null;
-  /** each message as {"$type": "Message", ...}, see nb_tools.agent._persist */
-  messages: unknown[];
-}
-
 /** A writer's preview, computed before approval. */
 export interface Diff {
   path: string;
@@ -108,6 +101,13 @@ export interface Part {
 }
 
 export type PartKind = 'image' | 'document';
+
+/** The whole conversation after the run, as the next request would send it (``Agent.from_notebook`` rebuilds the agent from it); renderers ignore it. */
+export interface SavedConversation {
+  system: string | null;
+  /** each message as {"$type": "Message", ...}, see nb_tools.agent._persist */
+  messages: unknown[];
+}
 
 export interface SearchResult {
   title: string;

@@ -44,6 +44,7 @@ from nb_tools.agent._events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
+    ToolStatus,
     TurnStarted,
     UsageUpdated,
 )
@@ -351,7 +352,7 @@ class Run:
                 by = decision.by if decision is not None else None
                 approved.append(approve(p, by, sandbox=self.agent.sandbox))
                 continue
-            status = "error" if is_invalid_arguments(decision) else "denied"
+            status: ToolStatus = "error" if is_invalid_arguments(decision) else "denied"
             result = ToolResult(
                 tool_use_id=p.call.id,
                 content=denial_text(decision),
@@ -368,7 +369,9 @@ class Run:
             await run_approved(self.executor, approved, self.tracker, finished)
         self._answer_pending()
 
-    async def _report(self, p: CallPlan, result: ToolResult, duration: float, status: str) -> None:
+    async def _report(
+        self, p: CallPlan, result: ToolResult, duration: float, status: ToolStatus
+    ) -> None:
         self.reported.add(p.call.id)
         await self.emit(
             ToolCallFinished(call=p.call, result=result, duration=duration, status=status)
@@ -412,16 +415,16 @@ class Run:
             )
         )
 
-    def _answer_pending(self) -> list[tuple[CallPlan, ToolResult, str]]:
+    def _answer_pending(self) -> list[tuple[CallPlan, ToolResult, ToolStatus]]:
         """Answer every pending call in one user message (a stop answers the calls without
         a result); return the answers made up here, for their events."""
-        made: list[tuple[CallPlan, ToolResult, str]] = []
+        made: list[tuple[CallPlan, ToolResult, ToolStatus]] = []
         results: list[ToolResult] = []
         for p in self.pending:
             result = self.tracker.results.get(p.call.id)
             if result is None:
                 started = p.call.id in self.tracker.started
-                status = "cut_off" if started and not p.read_only else "stopped"
+                status: ToolStatus = "cut_off" if started and not p.read_only else "stopped"
                 text = CUT_OFF_TEXT if status == "cut_off" else STOPPED_TEXT
                 if started and still_running(p.call.id):  # a sync tool blocked in C
                     status, text = "running_in_background", BACKGROUND_TEXT

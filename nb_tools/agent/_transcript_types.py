@@ -25,7 +25,6 @@ __all__ = [
     "CitationsItem",
     "CompactionHow",
     "CompactionItem",
-    "Conversation",
     "Diff",
     "DiffKind",
     "Item",
@@ -35,6 +34,7 @@ __all__ = [
     "NoticeKind",
     "Part",
     "PartKind",
+    "SavedConversation",
     "SearchResult",
     "ServerToolItem",
     "StopReason",
@@ -239,7 +239,7 @@ class TranscriptUsage(TypedDict):
     web_fetch_requests: NotRequired[int]
 
 
-class Conversation(TypedDict):
+class SavedConversation(TypedDict):
     """The whole conversation after the run, as the next request would send it
     (``Agent.from_notebook`` rebuilds the agent from it); renderers ignore it."""
 
@@ -262,7 +262,7 @@ class Transcript(TypedDict):
     turns: int
     items: Annotated[list[Item], "in conversation order"]
     usage: TranscriptUsage
-    conversation: NotRequired[Conversation]
+    conversation: NotRequired[SavedConversation]
 
 
 # Named for the schema's $defs and the TypeScript types (a Literal alias has no name).

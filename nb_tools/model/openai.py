@@ -278,7 +278,8 @@ class _ChatTurn:
             ToolUseBlock(id=c.id, name=c.name, arguments="".join(c.arguments) or "{}")
             for _, c in sorted(self.calls.items())
         )
-        stop = _CHAT_STOP.get(self.finish_reason or "", self.finish_reason or "end_turn")
+        # A reason this version does not know ends the reply as an ordinary end.
+        stop = _CHAT_STOP.get(self.finish_reason or "", "end_turn")
         if self.calls and stop == "end_turn":
             stop = "tool_use"  # some servers say "stop" after tool calls
         if self.refusal and not self.text:
