@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 from kernel_helpers import TRANSCRIPT, WIDGET_VIEW, Execution, Kernel, clicker
@@ -206,23 +207,31 @@ def test_interrupt_during_a_tool_keeps_the_kernel_and_the_conversation(
     assert messages[-1]["content"][-1]["text"] == "What happened?"
 
 
-def test_stop_button_stops_the_run(ready: Kernel, server) -> None:
-    server.push(reply("Working.", call("slow_job", steps=300)))
-    state: dict = {}
+def click_at_progress(description: str, state: dict) -> Any:
+    """An ``on_message`` that clicks the button ``description`` once the running tool has
+    reported its second step (``state["clicked"]`` says it did)."""
 
     def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
         if msg["msg_type"] == "comm_open":
             s = msg["content"]["data"]["state"]
-            if s.get("_model_name") == "ButtonModel" and s.get("description") == "Stop":
-                state["stop"] = msg["content"]["comm_id"]
+            if s.get("_model_name") == "ButtonModel" and s.get("description") == description:
+                state["button"] = msg["content"]["comm_id"]
         if (
             msg["msg_type"] == "comm_msg"
-            and "stop" in state
+            and "button" in state
             and "clicked" not in state
             and "step 1" in json.dumps(msg["content"])
         ):
             state["clicked"] = True
-            k.click(state["stop"])
+            k.click(state["button"])
+
+    return on_message
+
+
+def test_stop_button_stops_the_run(ready: Kernel, server) -> None:
+    server.push(reply("Working.", call("slow_job", steps=300)))
+    state: dict = {}
+    on_message = click_at_progress("Stop", state)
 
     ex = ready.run("%%agent\nRun the slow job", on_message=on_message, timeout=30)
     assert state.get("clicked")
@@ -239,22 +248,7 @@ def test_stop_after_this_turn_lets_the_call_finish_then_sends_nothing(
     ready.ok("ran.clear()")
     before = len(server.requests)
     state: dict = {}
-
-    def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
-        if msg["msg_type"] == "comm_open":
-            s = msg["content"]["data"]["state"]
-            if s.get("_model_name") == "ButtonModel" and s.get("description") == (
-                "Stop after this turn"
-            ):
-                state["button"] = msg["content"]["comm_id"]
-        if (
-            msg["msg_type"] == "comm_msg"
-            and "button" in state
-            and "clicked" not in state
-            and "step 1" in json.dumps(msg["content"])
-        ):
-            state["clicked"] = True
-            k.click(state["button"])
+    on_message = click_at_progress("Stop after this turn", state)
 
     ex = ready.run("%%agent\nRun the slow job", on_message=on_message, timeout=30)
     assert state.get("clicked")
