@@ -340,6 +340,13 @@ _SHOWN_RAW = _ids(
 def _fallback(obj: Any, name: str, path: str) -> Any:
     t = type(obj)
     owner = _owner(t, "__getattr__")
+    if owner is None and t is types.ModuleType:
+        hook = (_instance_dict(obj) or {}).get("__getattr__")
+        if hook is not None:  # PEP 562: the module makes the attribute up when asked
+            raise StaticReadError(
+                f"{path}: the module has no attribute {name!r} of its own; its __getattr__ "
+                f"would make one up by running its code, so describe does not ({_WAY_OUT})"
+            )
     if owner is None:
         raise StaticReadError(f"{path}: {type_name(t)} has no attribute {name!r}")
     if not _trusted_owner(t, "__getattr__"):

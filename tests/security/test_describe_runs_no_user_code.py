@@ -416,3 +416,15 @@ def test_normal_data_reads_as_before(ns: dict[str, Any]) -> None:
     assert describe(plain, "df.shape").text == "df.shape: builtins.tuple, len 2\n(3, 1)"
     assert describe(plain, "a.shape").text == "a.shape: builtins.tuple, len 1\n(6,)"
     assert describe(plain, "df.columns").text.startswith("df.columns: pandas.Index")
+
+
+def test_a_modules_getattr_is_not_asked(ns: dict[str, Any]) -> None:
+    """PEP 562: a module's ``__getattr__`` makes attributes up by running code."""
+    lazy = types.ModuleType("lazy")
+    lazy.__dict__["__getattr__"] = lambda name: ran(f"module __getattr__ {name}")
+    lazy.__dict__["ready"] = 5
+    ns["lazy"] = lazy
+    assert describe(ns, "lazy.ready").text.endswith("5")
+    refused = describe(ns, "lazy.loaded")
+    assert refused.error and "its __getattr__ would make one up" in refused.text
+    assert RAN == []
