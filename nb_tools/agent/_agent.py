@@ -258,13 +258,15 @@ class Agent:
                 "(or use a second Agent)"
             )
         handlers = [h for h in (self.on_event, on_event) if h is not None]
-        run = self._run = Run(self, handlers)
-        try:
-            return await run.go(prompt, attachment_parts(attachments))
-        finally:
-            self._run = None
-            if run.ended is not None:
-                self.last_result = run.ended
+        run = Run(self, handlers)
+        with self.conversation.in_use("Agent.run"):
+            self._run = run
+            try:
+                return await run.go(prompt, attachment_parts(attachments))
+            finally:
+                self._run = None
+                if run.ended is not None:
+                    self.last_result = run.ended
 
     def stop(self, *, after_turn: bool = False) -> bool:
         """Stop the run in progress, from any thread (a button, a tool, another task).

@@ -5,7 +5,8 @@ every tool call of an assistant message is answered by the next user message."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from nb_tools.agent._turns import CONTINUE_TEXT
@@ -20,6 +21,7 @@ class Conversation:
     def __init__(self, messages: Iterable[Message] = (), usage: Usage | None = None) -> None:
         self._messages: list[Message] = list(messages)
         self._usage = usage if usage is not None else Usage()
+        self._in_use = False
         self.size = 0
         """The conversation's size in tokens after the last reply, as the API counted it
         (0: not known since the last change that was not a reply)."""
@@ -128,6 +130,22 @@ class Conversation:
         """Forget the messages (the usage is kept)."""
         self._messages.clear()
         self.size = 0
+
+    @contextlib.contextmanager
+    def in_use(self, who: str) -> Iterator[None]:
+        """Held by a run while it changes the conversation: a second run on the same
+        conversation (another agent sharing it) would interleave their messages."""
+        if self._in_use:
+            raise RuntimeError(
+                f"{who}: this conversation is in use by another run (an agent sharing it "
+                "is running); wait for that run, or give this agent a copy: "
+                "Agent(messages=other.messages)"
+            )
+        self._in_use = True
+        try:
+            yield
+        finally:
+            self._in_use = False
 
     def _last_role(self) -> str | None:
         return self._messages[-1].role if self._messages else None

@@ -117,3 +117,29 @@ async def test_one_turn_alone_reports_a_refusal_and_drops_the_prompt() -> None:
     assert isinstance(outcome, Finished) and outcome.stop_reason == "refusal"
     assert "declined" in (outcome.error or "")
     assert agent.messages == ()
+
+
+async def test_two_agents_sharing_a_conversation_cannot_run_at_once() -> None:
+    import asyncio
+
+    release = asyncio.Event()
+
+    @tool(register=False, read_only=True)
+    async def hold() -> str:
+        """Wait for the test."""
+        await release.wait()
+        return "held"
+
+    shared = Conversation()
+    first = Agent(ScriptedModel([reply("", call("hold")), reply("one")]), tools=[hold],
+                  messages=shared)
+    second = Agent(ScriptedModel([reply("two")]), tools=[], messages=shared)
+    task = asyncio.ensure_future(first.run("go"))
+    while not first.running:
+        await asyncio.sleep(0)
+    with pytest.raises(RuntimeError, match="in use by another run"):
+        await second.run("me too")
+    release.set()
+    assert (await task).text == "one"
+    assert (await second.run("now")).text == "two"  # free again; roles still alternate
+    assert conversation_problems(shared.messages) == []
