@@ -135,6 +135,7 @@ class Run:
         self.always = AlwaysAllow.empty()  # "Always allow" rules, compiled once per run
         self.stop_after_turn = False
         self.stop_asked = False
+        self.finishing = False  # the turns are over: a stop now changes nothing
         self.ended: RunResult | None = None  # how the run ended, once it has
 
     # -- stopping, from any thread -----------------------------------------------------------
@@ -146,8 +147,13 @@ class Run:
             self.stop_after_turn = True
             return
         self.stop_asked = True
-        if self.task is not None:
-            self.loop.call_soon_threadsafe(self.task.cancel)
+        self.loop.call_soon_threadsafe(self._cancel)
+
+    def _cancel(self) -> None:
+        """On the run's loop: cancel the run unless its turns are over (a stop that comes
+        while ``RunFinished`` goes out must not cancel whoever awaits ``run``)."""
+        if self.task is not None and not self.finishing:
+            self.task.cancel()
 
     # -- events --------------------------------------------------------------------------
 
@@ -207,6 +213,7 @@ class Run:
         try:
             self.start(prompt, attachments)
             result = await self._turns()
+            self.finishing = True
         except asyncio.CancelledError:
             result = await self._end_early("stopped")
             if self.stop_asked and self.task is not None and self.task.uncancel() == 0:
@@ -298,6 +305,7 @@ class Run:
         return Finished("error", message)
 
     async def _end_early(self, stop_reason: str, error: str | None = None) -> RunResult:
+        self.finishing = True
         result, events = self._stop(stop_reason, error)  # the conversation is valid here
         for event in events:
             await self.emit(event)

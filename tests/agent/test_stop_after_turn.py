@@ -152,3 +152,17 @@ async def test_stop_after_turn_from_another_thread_during_an_approval(tmp_path: 
     assert result.stop_reason == "stopped_after_turn"
     assert saved == ["x"] and started == ["s1"]
     assert model.remaining == 2
+
+
+async def test_a_stop_while_the_run_finishes_does_not_cancel_the_caller() -> None:
+    model = ScriptedModel([reply("Done.")])
+    agent = Agent(model, tools=[])
+
+    def on_event(event: object) -> None:
+        if isinstance(event, RunFinished):
+            agent.stop()  # e.g. a Stop click that comes as the run ends
+
+    result = await agent.run("hi", on_event=on_event)
+    assert result.stop_reason == "end_turn"
+    await asyncio.sleep(0.01)  # a stray cancel would land on this await
+    assert not agent.running
