@@ -181,14 +181,15 @@ def args_html(name: str, raw: str, *, expanded: bool) -> str:
         pieces.append(_pre(pretty_arguments(raw), field="args", visible=True))
     if not pieces:
         return ""
+    # The count stays in sight when the arguments are folded away.
     warning = transcript_warning(count_in_arguments(raw))
     if warning:
-        pieces.insert(0, f'<div data-nbt="hidden" style="{_WARN_TEXT}">{escape(warning)}</div>')
+        warning = f'<div data-nbt="hidden" style="{_WARN_TEXT}">{escape(warning)}</div>'
     body = "".join(pieces)
     if expanded:
-        return f'<div class="nbtools-args">{body}</div>'
+        return f'{warning}<div class="nbtools-args">{body}</div>'
     return (
-        f'<details class="nbtools-args"><summary style="cursor:pointer;{_MUTED}">'
+        f'{warning}<details class="nbtools-args"><summary style="cursor:pointer;{_MUTED}">'
         f"Arguments</summary>{body}</details>"
     )
 
@@ -253,7 +254,7 @@ def tool_item_html(
     for diff in item.get("diffs") or []:
         pieces.append(
             f'<div data-nbt="diff-path" style="{_MUTED}">{escape(str(diff.get("kind")))} '
-            f"{escape(str(diff.get('path')))}</div>"
+            f"{visible_html(str(diff.get('path')))}</div>"
         )
         pieces.append(diff_html(str(diff.get("diff", ""))).replace("<pre ", _DIFF_PRE, 1))
     shown_progress = progress if progress is not None else item.get("progress")
