@@ -54,7 +54,7 @@ const NAMES: { [cp: number]: string } = {
 const KIND_WORDS: [HiddenKind, string][] = [
   ['direction', 'direction-changing'],
   ['invisible', 'invisible'],
-  ['tag', 'tag (hidden ASCII)'],
+  ['tag', 'hidden-ASCII tag'],
   ['control', 'control']
 ];
 

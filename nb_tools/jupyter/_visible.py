@@ -235,7 +235,7 @@ def count_in_arguments(raw: str) -> Counter[HiddenKind]:
 _KIND_WORDS: dict[HiddenKind, str] = {
     "direction": "direction-changing",
     "invisible": "invisible",
-    "tag": "tag (hidden ASCII)",
+    "tag": "hidden-ASCII tag",
     "control": "control",
 }
 
