@@ -24,6 +24,8 @@ PRE_STYLE = (
     "background:var(--jp-layout-color2,#f6f8fa);border-radius:3px"
 )
 MAX_DIFF_LINES = 400
+# Long lines wrap (in a word too): what a card asks about never scrolls out of view.
+_WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
 
 
 def _style(line: str) -> str:
@@ -44,7 +46,7 @@ def diff_html(diff: str, *, max_lines: int = MAX_DIFF_LINES) -> str:
     lines = diff.splitlines()
     shown = lines[:max_lines]
     body = "".join(
-        f'<span style="display:block;{_style(line)}">{visible_html(line) or " "}</span>'
+        f'<span style="display:block;{_WRAP};{_style(line)}">{visible_html(line) or " "}</span>'
         for line in shown
     )
     if len(lines) > max_lines:

@@ -63,7 +63,10 @@ def _pre(text: str, style: str = "", field: str = "", *, visible: bool = False) 
     arguments: what the person reads must be what runs)."""
     mark = f' data-nbt="{field}"' if field else ""
     body = visible_html(text) if visible else escape(text)
-    return f'<pre{mark} style="{PRE_STYLE};white-space:pre-wrap;{style}">{body}</pre>'
+    return (
+        f'<pre{mark} style="{PRE_STYLE};white-space:pre-wrap;overflow-wrap:anywhere;{style}">'
+        f"{body}</pre>"
+    )
 
 
 def is_shown_image(media_type: object, data: object) -> bool:

@@ -34,7 +34,7 @@ _TOKENS = {
     "Comment": ("c", "var(--jp-mirror-editor-comment-color,#408080);font-style:italic"),
 }
 TOKEN_CSS = (
-    f"<style>.nbtools-code{{{PRE_STYLE};white-space:pre-wrap}}"
+    f"<style>.nbtools-code{{{PRE_STYLE};white-space:pre-wrap;overflow-wrap:anywhere}}"
     ".nbtools-busy{animation:nbtools-pulse .8s ease-in-out infinite alternate}"
     "@keyframes nbtools-pulse{from{opacity:1}to{opacity:.25}}"
     + "".join(

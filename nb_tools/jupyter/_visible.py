@@ -42,7 +42,7 @@ MARKER_STYLE = (
     "color:var(--jp-warn-color0,#7d4e00);background:rgba(255,196,0,.22);"
     "border:1px solid var(--jp-warn-color2,#d4a72c);border-radius:3px;padding:0 2px;"
     "font-family:var(--jp-code-font-family,monospace);font-size:85%;font-style:normal;"
-    "font-weight:normal;white-space:nowrap"
+    "font-weight:normal;white-space:pre-wrap;overflow-wrap:anywhere"
 )
 """The marker's look: the theme's warning colour on a light amber tint (reads in light
 and dark themes); small, so a few markers do not drown the code."""

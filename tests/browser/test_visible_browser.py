@@ -35,7 +35,13 @@ TROJAN = (
     'if access_level != "user":\n'
     '    print("You are an admin.")\n'
     f"greeting = {GREETING!r}  # {TAGS}\n"
+    f'padding = "{"A" * 400}"; import shutil  # END-OF-LONG-LINE\n'
 )
+# No <pre> in the cell scrolls sideways or runs past the cell's right edge (where the
+# widget's overflow:hidden cuts it off): a long line wraps, its end stays in view.
+SCROLLS_SIDEWAYS = """el => { const right = el.getBoundingClientRect().right;
+  return Array.from(el.querySelectorAll('pre')).filter(
+    p => p.scrollWidth > p.clientWidth + 1 || p.getBoundingClientRect().right > right + 1).length; }"""
 WARNING = "⚠ This call contains 26 invisible or direction-changing characters"
 
 
@@ -43,7 +49,7 @@ def test_trojan_source_is_visible_on_the_approval_card(lab: Any, page: Any, scri
     script.push(reply("Checking access.", call("python", code=TROJAN)), reply("Not run."))
     name = make_notebook(lab, "trojan_source.ipynb", "Check my access level")
     open_notebook(page, lab, name)
-    page.set_viewport_size({"width": 1100, "height": 900})
+    page.set_viewport_size({"width": 1100, "height": 1500})
     run_cells(page, 0, 1)
     agent = cell(page, 1)
     deny = enabled_button(agent, "Deny")
@@ -65,6 +71,7 @@ def test_trojan_source_is_visible_on_the_approval_card(lab: Any, page: Any, scri
     warning_box = warning.bounding_box()
     deny_box = deny.bounding_box()
     assert warning_box and deny_box and warning_box["y"] < deny_box["y"]
+    assert outputs.evaluate(SCROLLS_SIDEWAYS) == 0
     agent.scroll_into_view_if_needed()
     shot(page, "lab-trojan-source-approval-card", agent)
 
@@ -81,5 +88,6 @@ def test_trojan_source_is_visible_on_the_approval_card(lab: Any, page: Any, scri
     expect(card.locator(".jp-nbtools-hidden", has_text="⟨U+202E⟩").first).to_have_attribute(
         "title", "U+202E RIGHT-TO-LEFT OVERRIDE"
     )
+    assert agent.locator(OUTPUTS).evaluate(SCROLLS_SIDEWAYS) == 0
     shot(page, "lab-trojan-source-transcript", agent)
     assert page.console.unexpected() == []

@@ -139,6 +139,16 @@ def test_arguments_diff_and_assistant_code_blocks_are_marked() -> None:
     assert RLO not in md and "⟨U+202E⟩" in md
 
 
+def test_long_lines_wrap_so_nothing_scrolls_out_of_view() -> None:
+    from nb_tools.jupyter._markdown import TOKEN_CSS
+
+    line = "x = '" + "A" * 3000 + "'; import shutil"
+    assert "overflow-wrap:anywhere" in TOKEN_CSS.split(".nbtools-code{", 1)[1].split("}", 1)[0]
+    assert "white-space:pre-wrap;overflow-wrap:anywhere" in diff_html(f"+{line}\n")
+    shown = args_html("x", json.dumps({"content": line}), expanded=True)
+    assert "white-space:pre-wrap;overflow-wrap:anywhere" in shown
+
+
 def test_arguments_without_hidden_characters_get_no_warning() -> None:
     shown = args_html("python", json.dumps({"code": f"print({ORDINARY!r})"}), expanded=True)
     assert "nbtools-hidden" not in shown and 'data-nbt="hidden"' not in shown
