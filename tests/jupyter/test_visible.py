@@ -247,3 +247,17 @@ def test_every_category_that_can_hide_text_is_covered() -> None:
         ch = chr(cp)
         if unicodedata.category(ch) in ("Cf", "Cc", "Zl", "Zp") and ch not in "\n\t":
             assert hidden_kind(f"{ch}x", 0), f"U+{cp:04X}"
+
+
+def test_the_rules_table_shows_a_rule_s_hidden_characters() -> None:
+    from nb_tools.jupyter._inspector import rules_html
+    from nb_tools.jupyter._session import get_session, reset_session
+
+    reset_session()
+    try:
+        session = get_session()
+        session.rules.add("allow", f"edit_file(notes/{RLO}txt.exe)")
+        shown = rules_html(session)
+        assert RLO not in shown and "notes/<span" in shown and "⟨U+202E⟩" in shown
+    finally:
+        reset_session()
