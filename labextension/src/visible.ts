@@ -9,7 +9,8 @@ type HiddenKind = 'direction' | 'invisible' | 'tag' | 'control';
 
 const BIDI = new Set([0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]);
 const EXTRA_INVISIBLE = new Set([
-  0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x180b, 0x180c, 0x180d, 0x180f, 0x3164, 0xffa0
+  0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x180b, 0x180c, 0x180d, 0x180f, 0x3164, 0xffa0, 0x13439, 0x1343a, 0x1343b,
+  0x1343c, 0x1343d, 0x1343e, 0x1343f
 ]);
 const CONTROL = /^\p{Cc}$/u;
 const INVISIBLE = /^[\p{Cf}\p{Cs}\p{Zl}\p{Zp}]$/u;
@@ -144,6 +145,19 @@ function hiddenRuns(chars: string[]): IRun[] {
     i = j;
   }
   return runs;
+}
+
+/** The code points (not surrogates) marked when alone between two letters (the parity test). */
+export function hiddenCodePoints(): number[] {
+  const out: number[] = [];
+  for (let cp = 0; cp < 0x110000; cp++) {
+    if (cp < 0xd800 || cp > 0xdfff) {
+      if (hiddenKind(['a', String.fromCodePoint(cp), 'b'], 1) !== null) {
+        out.push(cp);
+      }
+    }
+  }
+  return out;
 }
 
 /** Append text to parent, each hidden character (run) as a marker span. */

@@ -61,6 +61,18 @@ test('hidden characters are markers, never in the DOM (Trojan Source)', () => {
   assert.match(last.textContent, /café 中文 😀 ❤️ שלום مرحبا/);
 });
 
+test('the same code points are marked as in Python (tests/contract/test_visible_parity.py)', () => {
+  const { hiddenCodePoints } = require('../lib-test/visible.js');
+  const ranges = JSON.parse(fs.readFileSync(path.join(FIXTURES, '..', 'hidden_codepoints.json'), 'utf8'));
+  const expected = [];
+  for (const [a, b] of ranges) {
+    for (let cp = a; cp <= b; cp++) {
+      expected.push(cp);
+    }
+  }
+  assert.deepEqual(hiddenCodePoints(), expected);
+});
+
 test('a transcript kind this version does not know is skipped', () => {
   const data = {
     version: 1, model: 'm', stop_reason: 'end_turn', error: null, turns: 1,

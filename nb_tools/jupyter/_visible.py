@@ -29,10 +29,13 @@ HiddenKind: TypeAlias = Literal["direction", "invisible", "tag", "control"]
 # Bidi controls: embeddings, overrides, isolates, marks (U+202A-E, U+2066-9, U+200E/F, U+061C).
 BIDI = frozenset([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 # Invisible letters and marks that are not format characters: combining grapheme joiner,
-# Hangul fillers, Khmer inherent vowels, Mongolian free variation selectors.
+# Hangul fillers, Khmer inherent vowels, Mongolian free variation selectors; and the
+# format characters Unicode 15 added (Egyptian hieroglyphs), for Pythons whose Unicode
+# is older (the labextension's is newer: both mark the same).
 _EXTRA_INVISIBLE = frozenset(
-    [0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x3164, 0xFFA0]
-)
+    [0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x3164, 0xFFA0,
+     *range(0x13439, 0x13440)]
+)  # fmt: skip
 _NAMES = {  # control characters have no unicodedata name
     0x00: "NULL", 0x07: "BELL", 0x08: "BACKSPACE", 0x0B: "LINE TABULATION",
     0x0C: "FORM FEED", 0x0D: "CARRIAGE RETURN", 0x1B: "ESCAPE (starts an ANSI escape)",
