@@ -178,10 +178,16 @@ def visible_spans(text: str, spans: list[tuple[int, int, str | None]]) -> str:
     """``text`` cut in ``spans`` ``(start, end, css_class)`` (a highlighter's tokens, in
     order, covering it), each a ``<span>`` when it has a class, hidden characters marked:
     a run is one marker at its start, whatever tokens it crosses."""
-    runs = hidden_runs(text)
+    runs = hidden_runs(text) if not (text.isascii() and text.isprintable()) else []
     out: list[str] = []
+    first = 0  # the first run that may overlap this span (spans are in order)
     for start, end, cls in spans:
-        body = "".join(_pieces(text, start, end, runs))
+        while first < len(runs) and runs[first].end <= start:
+            first += 1
+        last = first
+        while last < len(runs) and runs[last].start < end:
+            last += 1
+        body = "".join(_pieces(text, start, end, runs[first:last]))
         out.append(f'<span class="{cls}">{body}</span>' if cls and body else body)
     return "".join(out)
 
