@@ -33,7 +33,8 @@ def warning_html(request: ApprovalRequest) -> str:
     """The card's warning when the call's arguments (or the rule "Always allow" would
     add) hold invisible or direction-changing characters; "" when they do not."""
     found = count_in_arguments(request.call.arguments)
-    found.update(count_in_arguments(request.always_allow_rule or ""))
+    # the rule is made from the arguments: the larger count per kind, not the sum
+    found |= count_in_arguments(request.always_allow_rule or "")
     text = hidden_warning(found)
     if not text:
         return ""

@@ -261,3 +261,16 @@ def test_the_rules_table_shows_a_rule_s_hidden_characters() -> None:
         assert RLO not in shown and "notes/<span" in shown and "⟨U+202E⟩" in shown
     finally:
         reset_session()
+
+
+async def test_a_rule_made_from_the_arguments_is_not_counted_twice() -> None:
+    from nb_tools.agent._approval import ApprovalRequest
+    from nb_tools.jupyter._approval_card import ApprovalCard
+    from nb_tools.model import ToolCall
+
+    call = ToolCall(id="c", name="edit_file", arguments=json.dumps({"path": f"a{RLO}b.txt"}))
+    request = ApprovalRequest(
+        call=call, info=None, preview=None, always_allow_rule=f"edit_file(a{RLO}b.txt)"
+    )
+    card = ApprovalCard(request, loop=asyncio.get_running_loop())
+    assert "contains 1 invisible or direction-changing character " in card.prompt.value
