@@ -5,6 +5,7 @@
  * golden tests (tests/fixtures/transcripts/) check it. `data-nbt` attributes mark what
  * the goldens compare.
  */
+import { appendVisible, argumentsWarning } from './visible';
 import type { CitationsItem, CompactionItem, NoticeItem, Part, ServerToolItem } from './transcript.generated';
 
 /** document.createElement with a class, an optional golden field and text (textContent). */
@@ -64,8 +65,21 @@ export function prettyArguments(raw: string): string {
   }
 }
 
-/** A call's arguments: code and commands as blocks, paths on a line, the rest as JSON. */
+/**
+ * A call's arguments: code and commands as blocks, paths on a line, the rest as JSON;
+ * hidden characters (bidi controls, zero-width, tags, controls) as `⟨U+202E⟩` markers,
+ * with a line that counts them first.
+ */
 export function renderArguments(raw: string): HTMLElement[] {
+  const warning = argumentsWarning(raw);
+  const shown = renderArgumentValues(raw);
+  if (warning && shown.length > 0) {
+    shown.unshift(el('div', 'jp-nbtools-hidden-warning', warning, 'hidden'));
+  }
+  return shown;
+}
+
+function renderArgumentValues(raw: string): HTMLElement[] {
   let parsed: unknown = undefined;
   try {
     parsed = JSON.parse(raw);
@@ -73,19 +87,19 @@ export function renderArguments(raw: string): HTMLElement[] {
     parsed = undefined;
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return raw ? [el('pre', 'jp-nbtools-args', prettyArguments(raw), 'args')] : [];
+    return raw ? [appendVisible(el('pre', 'jp-nbtools-args', undefined, 'args'), prettyArguments(raw))] : [];
   }
   const out: HTMLElement[] = [];
   const rest: { [key: string]: unknown } = {};
   let hasRest = false;
   for (const [key, value] of Object.entries(parsed as { [key: string]: unknown })) {
     if (CODE_ARGS.includes(key) && typeof value === 'string') {
-      out.push(el('pre', 'jp-nbtools-args jp-nbtools-code', value, 'args'));
+      out.push(appendVisible(el('pre', 'jp-nbtools-args jp-nbtools-code', undefined, 'args'), value));
     } else if (PATH_ARGS.includes(key) && typeof value === 'string') {
       const line = el('div', 'jp-nbtools-arg-path', undefined, 'args');
       line.appendChild(el('span', 'jp-nbtools-label', key));
       line.appendChild(document.createTextNode(' '));
-      line.appendChild(el('code', '', value));
+      line.appendChild(appendVisible(el('code', ''), value));
       out.push(line);
     } else {
       rest[key] = value;
@@ -93,7 +107,7 @@ export function renderArguments(raw: string): HTMLElement[] {
     }
   }
   if (hasRest) {
-    out.push(el('pre', 'jp-nbtools-args', JSON.stringify(rest, null, 2), 'args'));
+    out.push(appendVisible(el('pre', 'jp-nbtools-args', undefined, 'args'), JSON.stringify(rest, null, 2)));
   }
   return out;
 }

@@ -17,6 +17,7 @@ import {
   renderNote,
   renderServerTool
 } from './items';
+import { appendVisible } from './visible';
 import type { Diff, Item, StopReason, ToolItem, ToolStatus, Transcript } from './transcript.generated';
 
 export const MIME_TYPE = 'application/vnd.nbtools.transcript+json';
@@ -130,12 +131,12 @@ function diffLineClass(line: string): string {
 
 function renderDiff(diff: Partial<Diff>): HTMLElement {
   const box = el('div', 'jp-nbtools-diff');
-  box.appendChild(el('div', 'jp-nbtools-diff-path', `${diff.kind} ${diff.path}`, 'diff-path'));
+  box.appendChild(appendVisible(el('div', 'jp-nbtools-diff-path', undefined, 'diff-path'), `${diff.kind} ${diff.path}`));
   const pre = el('pre', 'jp-nbtools-diff-body', undefined, 'diff');
   pre.dataset.nbtLines = '';
   const lines = splitLines(diff.diff ?? '');
   for (const line of lines.slice(0, MAX_DIFF_LINES)) {
-    pre.appendChild(el('span', diffLineClass(line), line + '\n'));
+    pre.appendChild(appendVisible(el('span', diffLineClass(line)), line + '\n'));
   }
   if (lines.length > MAX_DIFF_LINES) {
     pre.appendChild(el('span', 'jp-nbtools-diff-hunk', `… ${lines.length - MAX_DIFF_LINES} more lines\n`));

@@ -16,11 +16,31 @@ from html import escape
 import ipywidgets as widgets
 
 from nb_tools.agent._approval import ApprovalRequest, Decision
+from nb_tools.jupyter._visible import count_in_arguments, hidden_warning, visible_html, visible_text
 
 SUBMIT_SETTLE = 0.15
 """After Enter in the message box, how long to wait for the text's own update."""
 
 _MUTED = "color:var(--jp-content-font-color2,#57606a)"
+_WARNING = (
+    "display:block;margin:4px 0;padding:4px 8px;font-weight:600;"
+    "color:var(--jp-warn-color0,#7d4e00);background:rgba(255,196,0,.18);"
+    "border:1px solid var(--jp-warn-color1,#9a6700);border-radius:3px"
+)
+
+
+def warning_html(request: ApprovalRequest) -> str:
+    """The card's warning when the call's arguments (or the rule "Always allow" would
+    add) hold invisible or direction-changing characters; "" when they do not."""
+    found = count_in_arguments(request.call.arguments)
+    # the rule is made from the arguments: the larger count per kind, not the sum
+    found |= count_in_arguments(request.always_allow_rule or "")
+    text = hidden_warning(found)
+    if not text:
+        return ""
+    return (
+        f'<div class="nbtools-hidden-warning" role="alert" style="{_WARNING}">{escape(text)}</div>'
+    )
 
 
 class ApprovalCard:
@@ -38,11 +58,13 @@ class ApprovalCard:
         self._loop = loop
         self.future: asyncio.Future[Decision] = loop.create_future()
         layout = layout if layout is not None else widgets.Layout()
-        name = escape(request.call.name)
+        name = visible_html(request.call.name)
         why = " (it touches a protected path)" if request.protected else ""
         preview = " Its changes are shown above." if request.preview else ""
+        # Above the buttons: what the person reads must be what runs (Trojan Source).
+        self.warning = warning_html(request)
         self.prompt = widgets.HTML(
-            f"<b>{name}</b> needs your approval to run{why}.{preview}",
+            f"<b>{name}</b> needs your approval to run{why}.{preview}{self.warning}",
             layout=layout,
         )
         style = widgets.ButtonStyle()
@@ -66,7 +88,7 @@ class ApprovalCard:
         # (e.g. "bash(git log:*)"); without one no "Always allow" is offered (it could not
         # cover the call without covering more).
         self.rule: str | None = request.always_allow_rule or None
-        shown_rule = self.rule or request.call.name
+        shown_rule = visible_text(self.rule or request.call.name)
         self.always = widgets.Button(
             description=f"Always allow {shown_rule}",
             button_style="info",
@@ -127,10 +149,10 @@ class ApprovalCard:
             self.future.set_result(decision)
 
     def _decided_html(self, d: Decision) -> str:
-        name = escape(self.request.call.name)
+        name = visible_html(self.request.call.name)
         who = "you" if d.by == "user" else escape(d.by)
         if d.approved and d.remember:
-            rule = escape(self.rule or self.request.call.name)
+            rule = visible_html(self.rule or self.request.call.name)
             what = (
                 f"Always allowed by {who}: {rule} runs without asking for this session "
                 f"(session rule <code>allow {rule}</code>; <code>%nbtools forget {rule}</code> "
@@ -151,7 +173,7 @@ class ApprovalCard:
         for control in (self.approve, self.deny, self.always, self.message):
             control.disabled = True
         self.prompt.value = (
-            f"<b>{escape(self.request.call.name)}</b>: "
+            f"<b>{visible_html(self.request.call.name)}</b>: "
             f'<span style="{_MUTED}">not decided ({escape(why)})</span>'
         )
         self.future.cancel()

@@ -3,7 +3,7 @@ reads in light and dark themes and outside JupyterLab."""
 
 from __future__ import annotations
 
-from html import escape
+from nb_tools.jupyter._visible import visible_html
 
 # Text in the theme's own colour on a tint of green or red: 4.5:1 or more in light and
 # dark themes (coloured text on a coloured background was 3:1 in the dark theme).
@@ -24,6 +24,8 @@ PRE_STYLE = (
     "background:var(--jp-layout-color2,#f6f8fa);border-radius:3px"
 )
 MAX_DIFF_LINES = 400
+# Long lines wrap (in a word too): what a card asks about never scrolls out of view.
+_WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
 
 
 def _style(line: str) -> str:
@@ -39,11 +41,13 @@ def _style(line: str) -> str:
 
 
 def diff_html(diff: str, *, max_lines: int = MAX_DIFF_LINES) -> str:
-    """``diff`` (unified format) as a ``<pre>`` with one coloured ``<span>`` per line."""
+    """``diff`` (unified format) as a ``<pre>`` with one coloured ``<span>`` per line,
+    hidden characters (bidi controls, zero-width, ...) shown as markers."""
     lines = diff.splitlines()
     shown = lines[:max_lines]
     body = "".join(
-        f'<span style="display:block;{_style(line)}">{escape(line) or " "}</span>' for line in shown
+        f'<span style="display:block;{_WRAP};{_style(line)}">{visible_html(line) or " "}</span>'
+        for line in shown
     )
     if len(lines) > max_lines:
         body += f'<span style="display:block;{_HEAD}">… {len(lines) - max_lines} more lines</span>'

@@ -23,6 +23,7 @@ from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind
 from nb_tools.jupyter._diff import PRE_STYLE, diff_html
 from nb_tools.jupyter._display_blocks import citations_html, note_html, server_tool_html
 from nb_tools.jupyter._markdown import TOKEN_CSS, code_block_html, markdown_html
+from nb_tools.jupyter._visible import count_in_arguments, transcript_warning, visible_html
 
 RESULT_PREVIEW_CHARS = 1_500
 FULL_RESULT_CHARS = 20_000
@@ -44,6 +45,7 @@ _STATUS_COLOUR = {
     "waiting": "var(--jp-warn-color1,#9a6700)",
 }
 _ERROR_TEXT = "color:var(--jp-error-color1,#cf222e)"
+_WARN_TEXT = "color:var(--jp-warn-color0,#7d4e00);font-weight:600"
 _ROOT = (
     "font-family:var(--jp-ui-font-family,sans-serif);font-size:var(--jp-content-font-size1,13px);"
     "color:var(--jp-content-font-color1,#1f2328);line-height:1.4"
@@ -56,9 +58,15 @@ _CARD = (
 _MUTED = "color:var(--jp-content-font-color2,#57606a)"
 
 
-def _pre(text: str, style: str = "", field: str = "") -> str:
+def _pre(text: str, style: str = "", field: str = "", *, visible: bool = False) -> str:
+    """``text`` in a ``<pre>``; ``visible``: hidden characters shown as markers (a call's
+    arguments: what the person reads must be what runs)."""
     mark = f' data-nbt="{field}"' if field else ""
-    return f'<pre{mark} style="{PRE_STYLE};white-space:pre-wrap;{style}">{escape(text)}</pre>'
+    body = visible_html(text) if visible else escape(text)
+    return (
+        f'<pre{mark} style="{PRE_STYLE};white-space:pre-wrap;overflow-wrap:anywhere;{style}">'
+        f"{body}</pre>"
+    )
 
 
 def is_shown_image(media_type: object, data: object) -> bool:
@@ -144,8 +152,10 @@ _SHELL_TOOLS = ("bash", "shell", "run_shell", "sh")
 
 def args_html(name: str, raw: str, *, expanded: bool) -> str:
     """A call's arguments: a command or code as a highlighted block, paths on a line of
-    their own, the rest as indented JSON. ``expanded``: shown open (a call waiting for
-    approval or running); else inside a "▸ arguments" toggle."""
+    their own, the rest as indented JSON; hidden characters (bidi controls, zero-width,
+    tags, controls) as ``⟨U+202E⟩`` markers, with a line that counts them. ``expanded``:
+    shown open (a call waiting for approval or running); else inside a "▸ arguments"
+    toggle."""
     try:
         parsed = json.loads(raw)
     except (ValueError, TypeError):
@@ -163,21 +173,26 @@ def args_html(name: str, raw: str, *, expanded: bool) -> str:
                 pieces.append(
                     f'<div data-nbt="args"><span style="{_MUTED}">{escape(key)}</span> '
                     f'<code style="font-family:var(--jp-code-font-family,monospace)">'
-                    f"{escape(value)}</code></div>"
+                    f"{visible_html(value)}</code></div>"
                 )
             else:
                 rest[key] = value
         if rest:
-            pieces.append(_pre(json.dumps(rest, indent=2, ensure_ascii=False), field="args"))
+            shown = json.dumps(rest, indent=2, ensure_ascii=False)
+            pieces.append(_pre(shown, field="args", visible=True))
     elif raw:
-        pieces.append(_pre(pretty_arguments(raw), field="args"))
+        pieces.append(_pre(pretty_arguments(raw), field="args", visible=True))
     if not pieces:
         return ""
+    # The count stays in sight when the arguments are folded away.
+    warning = transcript_warning(count_in_arguments(raw))
+    if warning:
+        warning = f'<div data-nbt="hidden" style="{_WARN_TEXT}">{escape(warning)}</div>'
     body = "".join(pieces)
     if expanded:
-        return f'<div class="nbtools-args">{body}</div>'
+        return f'{warning}<div class="nbtools-args">{body}</div>'
     return (
-        f'<details class="nbtools-args"><summary style="cursor:pointer;{_MUTED}">'
+        f'{warning}<details class="nbtools-args"><summary style="cursor:pointer;{_MUTED}">'
         f"Arguments</summary>{body}</details>"
     )
 
@@ -242,7 +257,7 @@ def tool_item_html(
     for diff in item.get("diffs") or []:
         pieces.append(
             f'<div data-nbt="diff-path" style="{_MUTED}">{escape(str(diff.get("kind")))} '
-            f"{escape(str(diff.get('path')))}</div>"
+            f"{visible_html(str(diff.get('path')))}</div>"
         )
         pieces.append(diff_html(str(diff.get("diff", ""))).replace("<pre ", _DIFF_PRE, 1))
     shown_progress = progress if progress is not None else item.get("progress")

@@ -11,6 +11,7 @@ from typing import Any
 
 from nb_tools.jupyter._diff import PRE_STYLE
 from nb_tools.jupyter._session import Session, get_session
+from nb_tools.jupyter._visible import visible_html
 from nb_tools.tool._types import FromMCPServer
 
 _APPROVAL_CHOICES = (
@@ -122,7 +123,7 @@ def rules_html(session: Session) -> str:
         return head + f'<div style="{_MUTED}">none</div>'
     order = ("deny", "ask", "allow")
     rows = "".join(
-        f"<tr><td><b>{escape(r.action)}</b></td><td><code>{escape(r.text)}</code></td>"
+        f"<tr><td><b>{escape(r.action)}</b></td><td><code>{visible_html(r.text)}</code></td>"
         f'<td style="{_MUTED}">{escape(r.source)}</td></tr>'
         for r in sorted(rules, key=lambda r: order.index(r.action))
     )

@@ -18,6 +18,7 @@ from typing import Any
 import mistune
 
 from nb_tools.jupyter._diff import PRE_STYLE
+from nb_tools.jupyter._visible import visible_html, visible_spans
 
 # pygments token type -> (short class, JupyterLab editor colour). Classes keep a streamed
 # code block small; TOKEN_CSS (shown once per view) colours them by the theme's variables.
@@ -33,7 +34,7 @@ _TOKENS = {
     "Comment": ("c", "var(--jp-mirror-editor-comment-color,#408080);font-style:italic"),
 }
 TOKEN_CSS = (
-    f"<style>.nbtools-code{{{PRE_STYLE};white-space:pre-wrap}}"
+    f"<style>.nbtools-code{{{PRE_STYLE};white-space:pre-wrap;overflow-wrap:anywhere}}"
     ".nbtools-busy{animation:nbtools-pulse .8s ease-in-out infinite alternate}"
     "@keyframes nbtools-pulse{from{opacity:1}to{opacity:.25}}"
     + "".join(
@@ -68,17 +69,27 @@ def _lexer(language: str) -> Any:
 
 def highlight(code: str, language: str | None) -> str:
     """``code`` as escaped HTML spans coloured by token (plain escaped text when the
-    language is unknown or none)."""
+    language is unknown or none), hidden characters (bidi controls, zero-width, tags,
+    controls) shown as markers (:mod:`nb_tools.jupyter._visible`). The markers are put in
+    from the original text and pygments' token lengths, never from pygments' text."""
     lexer = _lexer(language.lower()) if language and _LANGUAGE.match(language) else None
     if lexer is None:
-        return escape(code)
+        return visible_html(code)
     from pygments import lex
 
-    out = []
+    spans: list[tuple[int, int, str | None]] = []
+    pos = 0
     for token, text in lex(code, lexer):
+        if code[pos : pos + len(text)] != text:
+            return visible_html(code)  # see below
         cls = _token_class(token)
-        out.append(f'<span class="t{cls}">{escape(text)}</span>' if cls else escape(text))
-    return "".join(out)
+        spans.append((pos, pos + len(text), f"t{cls}" if cls else None))
+        pos += len(text)
+    if pos != len(code):
+        # pygments changed the text (it drops a leading U+FEFF, reads a bare CR as a
+        # newline): show it as it is, unhighlighted, rather than what pygments made of it
+        return visible_html(code)
+    return visible_spans(code, spans)
 
 
 def code_block_html(code: str, language: str | None = None) -> str:

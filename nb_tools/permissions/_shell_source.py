@@ -39,13 +39,27 @@ def parser() -> Any:
 _ODD_SPACE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
+# Invisible characters that are letters or marks, not format characters: combining
+# grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian free variation
+# selectors, variation selectors (emoji smuggling hides bytes in runs of them).
+_INVISIBLE = frozenset(
+    [0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x3164, 0xFFA0,
+     *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)]
+)  # fmt: skip
+_UNUSUAL = ("Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cn", "Cs")
+
+
 def odd_chars(source: str) -> str | None:
+    """The first character a reader would misread or not see (controls, bidi controls,
+    zero-width and tag characters, odd spaces, invisible letters), or ``None``: a rule
+    cannot tell what such a command does, so it asks."""
     m = _ODD_SPACE.search(source)
     if m:
         return f"control character U+{ord(m.group()):04X}"
     for ch in source:
-        if ord(ch) > 127 and unicodedata.category(ch) in ("Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cn"):
-            return f"unusual character U+{ord(ch):04X}"
+        cp = ord(ch)
+        if cp > 127 and (unicodedata.category(ch) in _UNUSUAL or cp in _INVISIBLE):
+            return f"unusual character U+{cp:04X}"
     return None
 
 
