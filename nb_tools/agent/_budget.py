@@ -60,15 +60,6 @@ def estimate_turn_cost(model: str, request: ModelRequest, previous: Usage | None
     return (estimate_input_tokens(request) * price.input + output * price.output) / 1_000_000
 
 
-def budget_text(budget_usd: float, spent_usd: float, estimate_usd: float) -> str:
-    """What the pause says: ``Paused: $0.42 spent of a $0.50 budget; the next turn would
-    cost about $0.12.``"""
-    return (
-        f"Paused: ${spent_usd:.4f} spent of this run's ${budget_usd:.2f} budget; the next "
-        f"turn would cost about ${estimate_usd:.4f}."
-    )
-
-
 def over_budget(
     budget_usd: float, spent: Usage, model: str, request: ModelRequest, previous: Usage | None
 ) -> bool:

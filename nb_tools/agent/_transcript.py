@@ -331,12 +331,6 @@ def ending_text(d: Mapping[str, Any]) -> str:
     return f"{text} {CONTINUE_HINT}" if reason in CONTINUABLE else text
 
 
-def tool_status_line(item: Mapping[str, Any]) -> str:
-    duration = format_duration(item.get("duration"))
-    took = f" ({duration})" if duration else ""
-    return f"{item.get('name')} → {item.get('status')}{took}"
-
-
 def pretty_arguments(raw: str) -> str:
     """The raw argument text, indented when it parses as JSON (else as sent)."""
     try:
