@@ -10,6 +10,8 @@ import typing
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from nb_tools.model._pricing import model_version
+
 # Used only when the installed SDK's model list cannot be read.
 FALLBACK_MODEL = "claude-sonnet-4-6"
 
@@ -17,7 +19,6 @@ MODEL_ENV = "NB_TOOLS_MODEL"
 BLOCK_ENV = "NB_TOOLS_BLOCK_REAL_MODELS"
 
 _DATE = re.compile(r"^\d{8}$")
-_VERSION = re.compile(r"^\d{1,2}$")
 
 
 def default_model() -> str:
@@ -54,7 +55,7 @@ def newest_model(names: Iterable[str], family: str) -> str | None:
         parts = name.split("-")
         if family not in parts:
             continue
-        version = tuple(int(p) for p in parts if _VERSION.match(p))
+        version = model_version(name)
         undated = 0 if any(_DATE.match(p) for p in parts) else 1
         key = (version, undated, name)
         if best is None or key[:2] > best[:2]:

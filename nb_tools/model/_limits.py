@@ -6,12 +6,11 @@ dated snapshot of a known model takes that model's entry."""
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-_VERSION = re.compile(r"^\d{1,2}$")
+from nb_tools.model._pricing import model_version
 
 BETA_INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 BETA_EFFORT = "effort-2025-11-24"
@@ -33,17 +32,12 @@ class ModelLimits:
     claude4: bool = True  # text_editor_20250728, interleaved thinking, context editing
 
 
-def _version(model: str) -> tuple[int, ...]:
-    parts = model.lower().split("-")
-    return tuple(int(p) for p in parts if _VERSION.match(p))
-
-
 @functools.lru_cache(maxsize=64)
 def limits_for(model: str) -> ModelLimits:
     """The limits of ``model``; an unknown model gets the newest family's (a new model
     is likelier to take more than less)."""
     name = model.lower()
-    version = _version(name)[:2]
+    version = model_version(name)[:2]
     family = next((f for f in ("opus", "sonnet", "haiku") if f in name.split("-")), "")
     if version and version[0] == 3:  # claude-3-7-sonnet, claude-3-5-haiku, ...
         if version >= (3, 7):
@@ -67,7 +61,7 @@ def anthropic_tool(base_type: str, name: str, model: str) -> Mapping[str, str] |
     or None when this model's version of the tool has another name than ours (it is then
     declared as a custom tool with its schema)."""
     claude4 = limits_for(model).claude4
-    version = _version(model)[:2]
+    version = model_version(model)[:2]
     if base_type.startswith("text_editor_"):
         if claude4:
             wanted = ("text_editor_20250728", "str_replace_based_edit_tool")

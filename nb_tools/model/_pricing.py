@@ -50,11 +50,17 @@ _TABLE: dict[str, tuple[tuple[tuple[int, ...], Price], ...]] = {
 }
 
 
+def model_version(model: str) -> tuple[int, ...]:
+    """The version numbers in a model name: ``(4, 5)`` for "claude-sonnet-4-5-20250929"
+    (a date is not a version number)."""
+    return tuple(int(p) for p in model.split("-") if _VERSION.match(p))
+
+
 def price_for(model: str) -> Price | None:
     """The price of ``model`` ("claude-sonnet-4-5", "claude-3-5-haiku-20241022", ...), or
     None when its family is unknown."""
     parts = model.lower().split("-")
-    version = tuple(int(p) for p in parts if _VERSION.match(p))
+    version = model_version(model)
     for family, prices in _TABLE.items():
         if family in parts:
             for since, price in prices:
