@@ -4,6 +4,7 @@ of every test is checked against the API's rules (``messages_rules.problems``)."
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from collections.abc import AsyncIterator
@@ -498,6 +499,14 @@ async def test_more_than_twenty_images_are_held_to_2000_px(server: FakeMessagesS
     server.push(reply("ok"))
     agent, _ = agent_for(server)
     await agent.run("many", attachments=[_png(2500, 10)] * 21)  # the checker holds them to 2000
+    from PIL import Image
+
+    content = body(server, 0)["messages"][0]["content"]
+    images = [b for b in content if b["type"] == "image"]
+    assert len(images) == 21  # all sent, none dropped
+    for b in images:
+        size = Image.open(io.BytesIO(base64.b64decode(b["source"]["data"]))).size
+        assert max(size) <= 2000, size
 
 
 async def test_an_image_that_cannot_be_fitted_becomes_a_note(server: FakeMessagesServer) -> None:
