@@ -166,7 +166,7 @@ class Run:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                _warn_handler(handler, event, exc)
+                _warn_handler(handler, type(event).__name__, exc)
 
     def emit_soon(self, event: Event) -> None:
         """Emit from synchronous code, possibly on another thread (tool progress)."""
@@ -181,7 +181,7 @@ class Run:
                     self.background.add(task)
                     task.add_done_callback(self._background_done)
             except Exception as exc:
-                _warn_handler(handler, event, exc)
+                _warn_handler(handler, type(event).__name__, exc)
 
     def _background_done(self, task: asyncio.Future[Any]) -> None:
         self.background.discard(task)
@@ -470,8 +470,7 @@ class Run:
         return self.result(stop_reason, error), events
 
 
-def _warn_handler(handler: object, event: object, exc: BaseException | None) -> None:
-    what = type(event).__name__ if event is not None else "an event"
+def _warn_handler(handler: object, what: str, exc: BaseException) -> None:
     warnings.warn(
         f"nb_tools: the event handler {handler!r} raised {type(exc).__name__}: {exc} while "
         f"handling {what}; the run goes on",

@@ -296,6 +296,24 @@ async def test_failing_event_handlers_do_not_stop_the_run() -> None:
     assert "ToolCallFinished" in seen
 
 
+async def test_an_async_progress_handler_that_fails_is_named_with_its_event() -> None:
+    @tool(register=False, read_only=True)
+    def step() -> str:
+        """Reports progress."""
+        progress("half", fraction=0.5)
+        return "done"
+
+    async def bad(event: object) -> None:
+        if type(event).__name__ == "ToolProgress":
+            raise RuntimeError("progress bar broke")
+
+    model = ScriptedModel([reply("", call("step")), reply("ok")])
+    agent = Agent(model, tools=[step], on_event=bad)
+    with pytest.warns(RuntimeWarning, match="progress bar broke while handling ToolProgress"):
+        result = await agent.run("go")
+    assert result.stop_reason == "end_turn"
+
+
 async def test_progress_reaches_events_from_async_and_sync_tools() -> None:
     @tool(register=False, read_only=True)
     async def slow_async() -> str:
