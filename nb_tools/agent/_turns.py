@@ -64,11 +64,7 @@ def thinking_param(thinking: object) -> dict[str, Any] | None:
         return {"type": "adaptive"}
     if isinstance(thinking, str) and thinking.isdigit():
         return thinking_param(int(thinking))
-    if isinstance(thinking, Mapping) and thinking.get("type") in (
-        "enabled",
-        "adaptive",
-        "disabled",
-    ):
+    if isinstance(thinking, Mapping) and thinking.get("type") in _THINKING_TYPES:
         return dict(thinking)
     raise ValueError(
         f"Agent: thinking={thinking!r}: pass a token budget (e.g. 8000), 'adaptive', or the "
