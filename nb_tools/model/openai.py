@@ -224,7 +224,6 @@ class _Call:
     id: str
     name: str
     arguments: list[str] = field(default_factory=list)
-    freeform: bool = False
 
 
 class _ChatTurn:
