@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nb_tools.model import Usage
-from nb_tools.model._pricing import Price, cost_usd, price_for, with_cost
+from nb_tools.model._pricing import Price, cost_usd, model_version, price_for, with_cost
 
 
 @pytest.mark.parametrize(
@@ -27,6 +27,13 @@ from nb_tools.model._pricing import Price, cost_usd, price_for, with_cost
 )
 def test_price_by_family_and_version(model: str, price: Price) -> None:
     assert price_for(model) == price
+
+
+def test_model_version_reads_the_version_numbers_not_the_date() -> None:
+    assert model_version("claude-sonnet-4-5-20250929") == (4, 5)
+    assert model_version("claude-3-5-haiku-20241022") == (3, 5)
+    assert model_version("claude-opus-4-20250514") == (4,)
+    assert model_version("claude-sonnet-latest") == ()
 
 
 @pytest.mark.parametrize("model", ["claude-fable-5", "claude-mythos-preview", "gpt-4o", ""])
