@@ -16,7 +16,7 @@ from typing import Any
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
 from nb_tools.tool._grant import Grant, grant_from, granted
-from nb_tools.tool._json import loads_ijson
+from nb_tools.tool._json import json_type, loads_ijson
 from nb_tools.tool._tasks import run_grouped
 from nb_tools.tool._types import Change, Info, Tool, ValidationError
 from nb_tools.tool._votes import is_parallel_call
@@ -110,21 +110,9 @@ def _check_arguments(
         )
     if validate is None and not isinstance(parsed, dict):
         return None, (
-            f"invalid arguments for {name}:\n/: expected an object, got {_json_type(parsed)}"
+            f"invalid arguments for {name}:\n/: expected an object, got {json_type(parsed)}"
         )
     return parsed, None
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else type(value).__name__
 
 
 @dataclass
