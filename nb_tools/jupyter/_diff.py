@@ -40,9 +40,10 @@ def _style(line: str) -> str:
     return _CTX
 
 
-def diff_html(diff: str, *, max_lines: int = MAX_DIFF_LINES) -> str:
+def diff_html(diff: str, *, max_lines: int = MAX_DIFF_LINES, field: bool = False) -> str:
     """``diff`` (unified format) as a ``<pre>`` with one coloured ``<span>`` per line,
-    hidden characters (bidi controls, zero-width, ...) shown as markers."""
+    hidden characters (bidi controls, zero-width, ...) shown as markers. ``field``: marked
+    for the golden tests (``data-nbt="diff"``, compared line by line)."""
     lines = diff.splitlines()
     shown = lines[:max_lines]
     body = "".join(
@@ -51,4 +52,5 @@ def diff_html(diff: str, *, max_lines: int = MAX_DIFF_LINES) -> str:
     )
     if len(lines) > max_lines:
         body += f'<span style="display:block;{_HEAD}">… {len(lines) - max_lines} more lines</span>'
-    return f'<pre class="nbtools-diff" style="{PRE_STYLE}">{body}</pre>'
+    mark = ' data-nbt="diff" data-nbt-lines=""' if field else ""
+    return f'<pre class="nbtools-diff"{mark} style="{PRE_STYLE}">{body}</pre>'

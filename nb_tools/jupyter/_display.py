@@ -86,12 +86,6 @@ def _img(media_type: str, data: str, cls: str, field: str) -> str:
     )
 
 
-def status_html(label: str, status: str | None = None) -> str:
-    colour = _STATUS_COLOUR.get(status or label, _STATUS_COLOUR["pending"])
-    shown = label.replace("_", " ")
-    return f'<span style="color:{colour};font-weight:bold">{escape(shown)}</span>'
-
-
 def result_html(text: str, *, error: bool = False) -> str:
     """A result, truncated to a preview with a "show all" toggle holding the rest."""
     style = _ERROR_TEXT if error else ""
@@ -168,7 +162,7 @@ def args_html(name: str, raw: str, *, expanded: bool) -> str:
             if key == "code" and name in _SHELL_TOOLS:
                 language = "bash"
             if language and isinstance(value, str):
-                pieces.append(code_block_html(value, language).replace("<pre ", _ARG_PRE, 1))
+                pieces.append(code_block_html(value, language, field="args"))
             elif key in _PATH_ARGS and isinstance(value, str):
                 pieces.append(
                     f'<div data-nbt="args"><span style="{_MUTED}">{escape(key)}</span> '
@@ -195,9 +189,6 @@ def args_html(name: str, raw: str, *, expanded: bool) -> str:
         f'{warning}<details class="nbtools-args"><summary style="cursor:pointer;{_MUTED}">'
         f"Arguments</summary>{body}</details>"
     )
-
-
-_ARG_PRE = '<pre data-nbt="args" '
 
 
 def display_html(shown: Mapping[str, Any] | None) -> str:
@@ -259,7 +250,7 @@ def tool_item_html(
             f'<div data-nbt="diff-path" style="{_MUTED}">{escape(str(diff.get("kind")))} '
             f"{visible_html(str(diff.get('path')))}</div>"
         )
-        pieces.append(diff_html(str(diff.get("diff", ""))).replace("<pre ", _DIFF_PRE, 1))
+        pieces.append(diff_html(str(diff.get("diff", "")), field=True))
     shown_progress = progress if progress is not None else item.get("progress")
     if shown_progress:  # kept beside the result: a long tool's log is part of the record
         tail = "\n".join(str(shown_progress).splitlines()[-PROGRESS_LINES:])
@@ -280,9 +271,6 @@ def tool_item_html(
     pieces.append(parts_html(item.get("parts") or []))
     pieces.append("</details>")
     return "".join(pieces)
-
-
-_DIFF_PRE = '<pre data-nbt="diff" data-nbt-lines="" '
 
 
 def badge_html(label: str, status: str | None = None) -> str:

@@ -92,10 +92,12 @@ def highlight(code: str, language: str | None) -> str:
     return visible_spans(code, spans)
 
 
-def code_block_html(code: str, language: str | None = None) -> str:
-    """A highlighted ``<pre>`` (also used for the command or code on an approval card)."""
+def code_block_html(code: str, language: str | None = None, *, field: str = "") -> str:
+    """A highlighted ``<pre>`` (also used for the command or code on an approval card);
+    ``field``: its ``data-nbt`` mark for the golden tests."""
+    mark = f' data-nbt="{field}"' if field else ""
     lang = f' data-language="{escape(language)}"' if language else ""
-    return f'<pre class="nbtools-code"{lang}>{highlight(code, language)}</pre>'
+    return f'<pre{mark} class="nbtools-code"{lang}>{highlight(code, language)}</pre>'
 
 
 class _Renderer(mistune.HTMLRenderer):

@@ -296,7 +296,7 @@ async def _run_shown(
     from nb_tools.jupyter._headless import FrontendWatch
 
     # Before view.show(): is anyone there to click? (the view's root widget)
-    watch = FrontendWatch(getattr(view, "box", None))
+    watch = FrontendWatch(view.box)
     previous_approver = agent.approver
     agent.approver = watch.guard(view.ask) if agent.approval != "deny" else None
     failure: BaseException | None = None

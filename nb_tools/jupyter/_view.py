@@ -251,7 +251,6 @@ class RunView:
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
         self._text: _TextStream | None = None
-        self._text_item: dict[str, Any] | None = None
         self._continue: ContinuePrompt | None = None
         self._text_throttle = Throttle(self._render_text, loop=loop)
         self.handle: DisplayHandle | None = None
@@ -330,9 +329,8 @@ class RunView:
         match event:
             case TextDelta():
                 item = rec.items[-1]
-                if item is not self._text_item:
+                if self._text is None or item is not self._text.item:
                     self._text_throttle.flush()
-                    self._text_item = item
                     self._text = _TextStream(self, item)
                     self._entries.append(self._text)
                     self.refresh()

@@ -109,8 +109,13 @@ def test_approve_runs_the_tool_and_the_model_gets_its_result(ready: Kernel, serv
     assert not block.get("is_error")
     tool = next(i for i in transcript["items"] if i["kind"] == "tool")
     assert tool["status"] == "ok"
-    assert tool["approval"] == {"approved": True, "by": "user", "message": None,
-                                "source": "person", "rule": None}
+    assert tool["approval"] == {
+        "approved": True,
+        "by": "user",
+        "message": None,
+        "source": "person",
+        "rule": None,
+    }
     assert transcript["stop_reason"] == "end_turn"
     assert transcript["items"][-1] == {"kind": "assistant", "text": "Your table is booked."}
     assert ready.ok("print(ran)").stdout.strip() == "[('Chez Panisse', 4)]"
@@ -148,8 +153,13 @@ def test_deny_with_a_message_does_not_run_the_tool(ready: Kernel, server) -> Non
     )
     tool = next(i for i in transcript["items"] if i["kind"] == "tool")
     assert tool["status"] == "denied"
-    assert tool["approval"] == {"approved": False, "by": "user", "message": "too many people",
-                                "source": "person", "rule": None}
+    assert tool["approval"] == {
+        "approved": False,
+        "by": "user",
+        "message": "too many people",
+        "source": "person",
+        "rule": None,
+    }
     assert ready.ok("print(ran)").stdout.strip() == "[]"
 
 

@@ -268,9 +268,7 @@ def test_describe_never_runs_a_property_the_model_names(
     assert marker.read_text() == "committed"
 
 
-def test_secrets_in_the_kernel_never_reach_the_model_without_a_click(
-    ready: Kernel, server
-) -> None:
+def test_secrets_in_the_kernel_never_reach_the_model_without_a_click(ready: Kernel, server) -> None:
     ready.ok(
         "import os\n"
         "os.environ['SERVICE_API_KEY'] = 'sk-live-0123456789'\n"

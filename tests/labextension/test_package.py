@@ -81,3 +81,15 @@ def test_nothing_built_is_committed() -> None:
     built = [f for f in files if f.split("/")[1] in built_dirs]
     assert built == []
     assert {"labextension/package.json", "labextension/yarn.lock"} <= set(files)
+
+
+def test_the_live_marker_and_the_lost_run_note_match_the_kernel_side() -> None:
+    """``src/cells.ts`` finds a live view by the MIME type ``_view.py`` displays it with,
+    and shows the same note the view's ``text/plain`` carries."""
+    from nb_tools.jupyter._view import LIVE_MIME, LOST_RUN_TEXT
+
+    source = (SOURCE / "src" / "cells.ts").read_text()
+    assert f"export const LIVE_MIME = '{LIVE_MIME}';" in source
+    declared = re.search(r"LOST_RUN_TEXT =\s*(.*?);\n", source, re.S)
+    assert declared is not None, "src/cells.ts no longer declares LOST_RUN_TEXT"
+    assert "".join(re.findall(r"'([^']*)'", declared.group(1))) == LOST_RUN_TEXT
