@@ -10,7 +10,7 @@ Each check returns ``None`` when the arguments are read-only, else the reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["PROGRAMS", "Opts", "path_problem"]
@@ -364,8 +364,6 @@ def xxd_check(args: Sequence[str]) -> tuple[str | None, list[str]]:
         return "xxd with two operands writes the second", operands
     return None, operands
 
-
-Check = Callable[[Sequence[str]], str | None]
 
 PROGRAMS: dict[str, Opts] = {
     "cat": Opts(flags="AbeEnstTuv", long=_set(
