@@ -241,7 +241,12 @@ _GIT_CONFIG_RUNS = re.compile(
 
 def _git_config_problem(root: object) -> str | None:
     base = Path(os.fspath(root)) if isinstance(root, (str, os.PathLike)) else Path.cwd()
-    return _git_config_cached(str(base), *_git_stamp(base))
+    try:
+        dirs = _git_dirs(base)
+        stamp = tuple(_mtime(f) for f in _git_read_files(base, dirs))
+    except OSError as exc:
+        return f"git: cannot read the repository config ({exc})"
+    return _git_config_cached(str(base), tuple(map(str, dirs)), stamp)
 
 
 def _git_dir(base: Path) -> Path | None:
@@ -256,32 +261,42 @@ def _git_dir(base: Path) -> Path | None:
     return None
 
 
-def _git_stamp(base: Path) -> tuple[float, ...]:
+def _git_dirs(base: Path) -> list[Path]:
+    """The repository's git folder and, for a linked worktree, its common folder."""
+    d = _git_dir(base)
+    if d is None:
+        return []
+    dirs = [d]
+    common = d / "commondir"
+    if common.is_file():
+        c = Path(common.read_text().strip())
+        dirs.append(c if c.is_absolute() else d / c)
+    return dirs
+
+
+def _git_read_files(base: Path, dirs: list[Path]) -> list[Path]:
+    """Every file the check reads: a change to any of them must miss the cache."""
+    files = [base / ".git", base / ".gitmodules"]
+    for g in dirs:
+        files += [g / "config", g / "config.worktree", g / "commondir", g / "hooks"]
+    return files
+
+
+def _mtime(f: Path) -> int:
     try:
-        d = _git_dir(base)
-        if d is None:
-            return (0.0,)
-        files = [d / "config", d / "commondir", d / "hooks", base / ".gitmodules"]
-        return tuple(f.stat().st_mtime if f.exists() else 0.0 for f in files)
-    except OSError:
-        return (-1.0,)
+        return f.stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
 
 
 @functools.lru_cache(maxsize=32)
-def _git_config_cached(base_s: str, *stamp: float) -> str | None:
-    base = Path(base_s)
-    if (base / ".gitmodules").exists():
+def _git_config_cached(base_s: str, dirs_s: tuple[str, ...], stamp: tuple[int, ...]) -> str | None:
+    if (Path(base_s) / ".gitmodules").exists():
         return "git: the repository has submodules (their configs may run programs)"
+    if not dirs_s:
+        return None  # not a repository (or a parent one): git finds none here or asks
     try:
-        d = _git_dir(base)
-        if d is None:
-            return None  # not a repository (or a parent one): git finds none here or asks
-        dirs = [d]
-        common = d / "commondir"
-        if common.is_file():
-            c = Path(common.read_text().strip())
-            dirs.append(c if c.is_absolute() else d / c)
-        for g in dirs:
+        for g in map(Path, dirs_s):
             text = "".join(
                 cfg.read_text(errors="replace")
                 for cfg in (g / "config", g / "config.worktree")

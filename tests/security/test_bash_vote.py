@@ -511,6 +511,21 @@ def test_hostile_repo_config_kinds(setup: list[str], command: str, workspace: Pa
     assert not is_read_only(command, workspace)
 
 
+def test_linked_worktree_sees_a_later_change_to_the_main_config(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The vote caches the config check per repository state: a change to the main
+    repository's config (read through a linked worktree's commondir) must miss the cache."""
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "worktree", "add", "-q", str(linked)], cwd=workspace, check=True)
+    shutil.copy(workspace / "mk.sh", linked / "mk.sh")
+    assert is_read_only("git status", linked)  # fills the cache
+    subprocess.run(["git", "config", "core.fsmonitor", "./mk.sh"], cwd=workspace, check=True)
+    assert "fsmonitor" in (read_only_problem("git status", linked) or "")
+    _run("git status", linked)
+    assert (linked / "pwned").exists()  # the attack is real
+
+
 def test_hook_in_repo_makes_git_status_ask(workspace: Path) -> None:
     hook = workspace / ".git" / "hooks" / "post-index-change"
     hook.write_text("#!/bin/sh\ntouch pwned\n")
