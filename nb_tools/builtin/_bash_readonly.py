@@ -230,11 +230,14 @@ def _jq_problem(args: Sequence[str]) -> str | None:
 
 # -- git: a repository whose config or hooks run programs is not read-only ----------------
 
+# A key that names a program, at the start of a line or right after a section header on
+# the same line (``[core] fsmonitor = x`` is valid git config), with a value or alone (a
+# bare key is boolean true).
 _GIT_CONFIG_RUNS = re.compile(
-    r"^\s*(fsmonitor|external|textconv|command|clean|smudge|process|pager|hookspath|"
+    r"(?:^|\])\s*(fsmonitor|external|textconv|command|clean|smudge|process|pager|hookspath|"
     r"program|path|askpass|sshcommand|editor|attributesfile|excludesfile|worktree|"
     r"untrackedcache|alternaterefscommand|gitproxy|showsignature|helper|driver|"
-    r"difffilter)\s*=",
+    r"difffilter)\s*(?:=|[;#]|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -297,13 +300,13 @@ def _git_config_cached(base_s: str, dirs_s: tuple[str, ...], stamp: tuple[int, .
         return None  # not a repository (or a parent one): git finds none here or asks
     try:
         for g in map(Path, dirs_s):
-            text = "".join(
+            text = "\n".join(
                 cfg.read_text(errors="replace")
                 for cfg in (g / "config", g / "config.worktree")
                 if cfg.is_file()
             )
             m = _GIT_CONFIG_RUNS.search(text)
-            if m or re.search(r"^\s*\[\s*include", text, re.IGNORECASE | re.MULTILINE):
+            if m or re.search(r"\[\s*include", text, re.IGNORECASE):
                 key = m.group(1) if m else "include"
                 return f"git: the repository config sets {key} (it could run a program)"
             hooks = g / "hooks"

@@ -511,6 +511,21 @@ def test_hostile_repo_config_kinds(setup: list[str], command: str, workspace: Pa
     assert not is_read_only(command, workspace)
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["[core] fsmonitor = ./mk.sh", "[core]fsmonitor=./mk.sh", "[diff] external = ./mk.sh"],
+)
+def test_key_on_the_section_header_line_is_seen(line: str, workspace: Path) -> None:
+    """git reads a key written on its section header's line; so must the vote."""
+    with (workspace / ".git" / "config").open("a") as f:
+        f.write(line + "\n")
+    command = "git diff HEAD" if "external" in line else "git status"
+    (workspace / "a.txt").write_text("changed\n")
+    assert not is_read_only(command, workspace), line
+    _run(command, workspace)
+    assert (workspace / "pwned").exists()  # the attack is real
+
+
 def test_linked_worktree_sees_a_later_change_to_the_main_config(
     workspace: Path, tmp_path: Path
 ) -> None:
