@@ -245,41 +245,48 @@ _GIT_CONFIG_RUNS = re.compile(
 def _git_config_problem(root: object) -> str | None:
     base = Path(os.fspath(root)) if isinstance(root, (str, os.PathLike)) else Path.cwd()
     try:
-        dirs = _git_dirs(base)
-        stamp = tuple(_mtime(f) for f in _git_read_files(base, dirs))
+        top, dirs = _git_dirs(base.absolute())
+        stamp = tuple(_mtime(f) for f in _git_read_files(top, dirs))
     except OSError as exc:
         return f"git: cannot read the repository config ({exc})"
-    return _git_config_cached(str(base), tuple(map(str, dirs)), stamp)
+    return _git_config_cached(str(top), tuple(map(str, dirs)), stamp)
 
 
-def _git_dir(base: Path) -> Path | None:
-    dot = base / ".git"
-    if dot.is_dir():
-        return dot
-    if dot.is_file():
-        m = re.match(r"gitdir:\s*(.+)", dot.read_text(errors="replace").strip())
-        if m:
-            d = Path(m.group(1))
-            return d if d.is_absolute() else (base / d)
-    return None
+def _git_dir(base: Path) -> tuple[Path, Path | None]:
+    """(the work tree's top, its git folder) as git discovers them from ``base``: the
+    first folder upwards holding a ``.git`` folder or file, or that is itself a bare
+    repository; (``base``, ``None``) when there is none."""
+    for d in (base, *base.parents):
+        dot = d / ".git"
+        if dot.is_dir():
+            return d, dot
+        if dot.is_file():
+            m = re.match(r"gitdir:\s*(.+)", dot.read_text(errors="replace").strip())
+            if m:
+                g = Path(m.group(1))
+                return d, g if g.is_absolute() else (d / g)
+        if (d / "HEAD").is_file() and (d / "objects").is_dir() and (d / "refs").is_dir():
+            return d, d
+    return base, None
 
 
-def _git_dirs(base: Path) -> list[Path]:
-    """The repository's git folder and, for a linked worktree, its common folder."""
-    d = _git_dir(base)
+def _git_dirs(base: Path) -> tuple[Path, list[Path]]:
+    """The work tree's top, and the repository's git folder with, for a linked worktree,
+    its common folder."""
+    top, d = _git_dir(base)
     if d is None:
-        return []
+        return top, []
     dirs = [d]
     common = d / "commondir"
     if common.is_file():
         c = Path(common.read_text().strip())
         dirs.append(c if c.is_absolute() else d / c)
-    return dirs
+    return top, dirs
 
 
-def _git_read_files(base: Path, dirs: list[Path]) -> list[Path]:
+def _git_read_files(top: Path, dirs: list[Path]) -> list[Path]:
     """Every file the check reads: a change to any of them must miss the cache."""
-    files = [base / ".git", base / ".gitmodules"]
+    files = [top / ".git", top / ".gitmodules"]
     for g in dirs:
         files += [g / "config", g / "config.worktree", g / "commondir", g / "hooks"]
     return files
@@ -293,11 +300,11 @@ def _mtime(f: Path) -> int:
 
 
 @functools.lru_cache(maxsize=32)
-def _git_config_cached(base_s: str, dirs_s: tuple[str, ...], stamp: tuple[int, ...]) -> str | None:
-    if (Path(base_s) / ".gitmodules").exists():
+def _git_config_cached(top_s: str, dirs_s: tuple[str, ...], stamp: tuple[int, ...]) -> str | None:
+    if (Path(top_s) / ".gitmodules").exists():
         return "git: the repository has submodules (their configs may run programs)"
     if not dirs_s:
-        return None  # not a repository (or a parent one): git finds none here or asks
+        return None  # not a repository: git finds none
     try:
         for g in map(Path, dirs_s):
             text = "\n".join(

@@ -526,6 +526,25 @@ def test_key_on_the_section_header_line_is_seen(line: str, workspace: Path) -> N
     assert (workspace / "pwned").exists()  # the attack is real
 
 
+def test_workspace_inside_a_repository_reads_that_repositorys_config(workspace: Path) -> None:
+    """git finds the repository above the workspace folder, so the vote checks its config."""
+    sub = workspace / "sub"
+    subprocess.run(
+        ["git", "config", "core.fsmonitor", str(workspace / "mk.sh")], cwd=workspace, check=True
+    )
+    assert "fsmonitor" in (read_only_problem("git status", sub) or "")
+    _run("git status", sub)
+    assert (workspace / "pwned").exists() or (sub / "pwned").exists()  # the attack is real
+
+
+def test_bare_repository_workspace_reads_its_config(workspace: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    subprocess.run(["git", "clone", "-q", "--bare", str(workspace), str(bare)], check=True)
+    assert is_read_only("git log", bare)
+    subprocess.run(["git", "config", "core.pager", "./mk.sh"], cwd=bare, check=True)
+    assert "pager" in (read_only_problem("git log", bare) or "")
+
+
 def test_linked_worktree_sees_a_later_change_to_the_main_config(
     workspace: Path, tmp_path: Path
 ) -> None:
