@@ -10,7 +10,7 @@ Each check returns ``None`` when the arguments are read-only, else the reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["PROGRAMS", "Opts", "path_problem"]
@@ -210,14 +210,8 @@ _GIT_READ = _set(
     "status log diff show rev-parse ls-files ls-tree blame shortlog describe show-ref "
     "merge-base name-rev rev-list count-objects cat-file whatchanged"
 )
-# Options that run a program, write a file or leave the repository, in any subcommand.
-_GIT_REFUSED = re.compile(
-    r"^(--output|--ext-diff|--textconv|--open-files-in-pager|-O|--exec|--upload-pack|"
-    r"--receive-pack|--show-signature|--filters|--paginate|--contents|--git-dir|"
-    r"--work-tree|--namespace|--super-prefix|--config-env|--exec-path|--output-directory)"
-)
-
-
+# Options that run a program, write a file or leave the repository, in any subcommand
+# (refused as written, with a value or abbreviated).
 _GIT_REFUSED_LONG = [
     "--output", "--ext-diff", "--textconv", "--open-files-in-pager", "--exec",
     "--upload-pack", "--receive-pack", "--show-signature", "--filters", "--paginate",
@@ -242,7 +236,7 @@ def git_check(args: Sequence[str]) -> str | None:
             break
         name = a.split("=", 1)[0]
         if (
-            _GIT_REFUSED.match(a)
+            a.startswith(("-O", *_GIT_REFUSED_LONG))
             or (len(name) > 3 and any(r.startswith(name) for r in _GIT_REFUSED_LONG))
             or "%G" in a
         ):
@@ -364,8 +358,6 @@ def xxd_check(args: Sequence[str]) -> tuple[str | None, list[str]]:
         return "xxd with two operands writes the second", operands
     return None, operands
 
-
-Check = Callable[[Sequence[str]], str | None]
 
 PROGRAMS: dict[str, Opts] = {
     "cat": Opts(flags="AbeEnstTuv", long=_set(

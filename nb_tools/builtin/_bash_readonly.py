@@ -230,65 +230,90 @@ def _jq_problem(args: Sequence[str]) -> str | None:
 
 # -- git: a repository whose config or hooks run programs is not read-only ----------------
 
+# A key that names a program, at the start of a line or right after a section header on
+# the same line (``[core] fsmonitor = x`` is valid git config), with a value or alone (a
+# bare key is boolean true).
 _GIT_CONFIG_RUNS = re.compile(
-    r"^\s*(fsmonitor|external|textconv|command|clean|smudge|process|pager|hookspath|"
+    r"(?:^|\])\s*(fsmonitor|external|textconv|command|clean|smudge|process|pager|hookspath|"
     r"program|path|askpass|sshcommand|editor|attributesfile|excludesfile|worktree|"
     r"untrackedcache|alternaterefscommand|gitproxy|showsignature|helper|driver|"
-    r"difffilter)\s*=",
+    r"difffilter)\s*(?:=|[;#]|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 
 
 def _git_config_problem(root: object) -> str | None:
     base = Path(os.fspath(root)) if isinstance(root, (str, os.PathLike)) else Path.cwd()
-    return _git_config_cached(str(base), *_git_stamp(base))
-
-
-def _git_dir(base: Path) -> Path | None:
-    dot = base / ".git"
-    if dot.is_dir():
-        return dot
-    if dot.is_file():
-        m = re.match(r"gitdir:\s*(.+)", dot.read_text(errors="replace").strip())
-        if m:
-            d = Path(m.group(1))
-            return d if d.is_absolute() else (base / d)
-    return None
-
-
-def _git_stamp(base: Path) -> tuple[float, ...]:
     try:
-        d = _git_dir(base)
-        if d is None:
-            return (0.0,)
-        files = [d / "config", d / "commondir", d / "hooks", base / ".gitmodules"]
-        return tuple(f.stat().st_mtime if f.exists() else 0.0 for f in files)
-    except OSError:
-        return (-1.0,)
+        top, dirs = _git_dirs(base.absolute())
+        stamp = tuple(_mtime(f) for f in _git_read_files(top, dirs))
+    except OSError as exc:
+        return f"git: cannot read the repository config ({exc})"
+    return _git_config_cached(str(top), tuple(map(str, dirs)), stamp)
+
+
+def _git_dir(base: Path) -> tuple[Path, Path | None]:
+    """(the work tree's top, its git folder) as git discovers them from ``base``: the
+    first folder upwards holding a ``.git`` folder or file, or that is itself a bare
+    repository; (``base``, ``None``) when there is none."""
+    for d in (base, *base.parents):
+        dot = d / ".git"
+        if dot.is_dir():
+            return d, dot
+        if dot.is_file():
+            m = re.match(r"gitdir:\s*(.+)", dot.read_text(errors="replace").strip())
+            if m:
+                g = Path(m.group(1))
+                return d, g if g.is_absolute() else (d / g)
+        if (d / "HEAD").is_file() and (d / "objects").is_dir() and (d / "refs").is_dir():
+            return d, d
+    return base, None
+
+
+def _git_dirs(base: Path) -> tuple[Path, list[Path]]:
+    """The work tree's top, and the repository's git folder with, for a linked worktree,
+    its common folder."""
+    top, d = _git_dir(base)
+    if d is None:
+        return top, []
+    dirs = [d]
+    common = d / "commondir"
+    if common.is_file():
+        c = Path(common.read_text().strip())
+        dirs.append(c if c.is_absolute() else d / c)
+    return top, dirs
+
+
+def _git_read_files(top: Path, dirs: list[Path]) -> list[Path]:
+    """Every file the check reads: a change to any of them must miss the cache."""
+    files = [top / ".git", top / ".gitmodules"]
+    for g in dirs:
+        files += [g / "config", g / "config.worktree", g / "commondir", g / "hooks"]
+    return files
+
+
+def _mtime(f: Path) -> int:
+    try:
+        return f.stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
 
 
 @functools.lru_cache(maxsize=32)
-def _git_config_cached(base_s: str, *stamp: float) -> str | None:
-    base = Path(base_s)
-    if (base / ".gitmodules").exists():
+def _git_config_cached(top_s: str, dirs_s: tuple[str, ...], stamp: tuple[int, ...]) -> str | None:
+    if (Path(top_s) / ".gitmodules").exists():
         return "git: the repository has submodules (their configs may run programs)"
+    if not dirs_s:
+        return None  # not a repository: git finds none
     try:
-        d = _git_dir(base)
-        if d is None:
-            return None  # not a repository (or a parent one): git finds none here or asks
-        dirs = [d]
-        common = d / "commondir"
-        if common.is_file():
-            c = Path(common.read_text().strip())
-            dirs.append(c if c.is_absolute() else d / c)
-        for g in dirs:
-            text = "".join(
+        for g in map(Path, dirs_s):
+            text = "\n".join(
                 cfg.read_text(errors="replace")
                 for cfg in (g / "config", g / "config.worktree")
                 if cfg.is_file()
             )
             m = _GIT_CONFIG_RUNS.search(text)
-            if m or re.search(r"^\s*\[\s*include", text, re.IGNORECASE | re.MULTILINE):
+            if m or re.search(r"\[\s*include", text, re.IGNORECASE):
                 key = m.group(1) if m else "include"
                 return f"git: the repository config sets {key} (it could run a program)"
             hooks = g / "hooks"

@@ -12,26 +12,16 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
 from nb_tools.permissions._hosts import HostError, url_host
+from nb_tools.permissions._rules import _FILE_TOOLS, _patch_paths
+from nb_tools.permissions._shell_rules import bash_rule_for
 
 __all__ = ["narrowest_rule"]
 
-_PATH_TOOLS = {
-    "read_file": "file_path",
-    "write_file": "file_path",
-    "edit_file": "file_path",
-    "notebook_read": "notebook_path",
-    "notebook_edit": "notebook_path",
-    "str_replace_based_edit_tool": "path",
-    "glob": "path",
-    "grep": "path",
-}
 _GLOB_SPECIAL = re.compile(r"[*?\[\]\\!#]")
-_SHELL_SPECIAL = re.compile(r"[\s;&|<>()$`\\'\"{}*?\[\]~!#=%^]")
 
 
 def narrowest_rule(name: str, arguments: dict[str, Any] | None, root: Path) -> str | None:
@@ -39,7 +29,7 @@ def narrowest_rule(name: str, arguments: dict[str, Any] | None, root: Path) -> s
     args = arguments or {}
     if name == "bash":
         command = args.get("command")
-        return _bash_rule(command) if isinstance(command, str) else None
+        return bash_rule_for(command) if isinstance(command, str) else None
     if name == "web_fetch":
         url = args.get("url")
         if not isinstance(url, str):
@@ -52,35 +42,11 @@ def narrowest_rule(name: str, arguments: dict[str, Any] | None, root: Path) -> s
         patch = args.get("input")
         if not isinstance(patch, str):
             return None
-        from nb_tools.permissions._rules import _patch_paths
-
         return _folder_rule(name, _patch_paths(patch), root)
-    if name in _PATH_TOOLS:
-        path = args.get(_PATH_TOOLS[name])
+    if name in _FILE_TOOLS:
+        path = args.get(_FILE_TOOLS[name][0])
         return _folder_rule(name, [path], root) if isinstance(path, str) else None
     return name
-
-
-def _bash_rule(command: str) -> str | None:
-    try:
-        from nb_tools.permissions._shell import bash_rule_for  # the bash parser's answer
-    except ImportError:
-        return _bash_rule_fallback(command)
-    return bash_rule_for(command)
-
-
-def _bash_rule_fallback(command: str) -> str | None:
-    """Without the bash parser: a single simple command of plain words, as an exact rule
-    (``bash(git log -5)``); anything else offers no rule."""
-    if not command.strip() or "\n" in command:
-        return None
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if not words or any(not w or _SHELL_SPECIAL.search(w) for w in words):
-        return None
-    return f"bash({' '.join(words)})"
 
 
 def _folder_rule(name: str, paths: list[Any], root: Path) -> str | None:

@@ -41,7 +41,7 @@ from typing import Any, Literal, TypeAlias
 
 from nb_tools.permissions._hosts import HostError, domain_matches, url_host
 from nb_tools.permissions._shell import parse_script
-from nb_tools.permissions._shell_rules import allow_blockers, covers, deny_match
+from nb_tools.permissions._shell_rules import covers, deny_match
 from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name
 from nb_tools.tool._types import FromMCPServer
 
@@ -298,23 +298,6 @@ def _unsure_rule(rule: Rule, args: dict[str, Any]) -> Rule:
         text=f"{rule.text} (cannot tell: {why})",
         source=rule.source,
     )
-
-
-def _split_shell(command: str) -> tuple[list[str], bool]:
-    """The simple commands of ``command`` (their source text) and whether the script holds
-    something an allow rule must never cover (see ``_shell_rules.allow_blockers``)."""
-    script = parse_script(command)
-    parts = [c.text for c in script.commands if c.kind != "assignment"]
-    return parts, bool(allow_blockers(script))
-
-
-def _match_command(spec: str, command: str, strict: bool) -> bool:
-    """Whether a ``bash(spec)`` rule matches: strict (allow) when it alone covers every
-    command of the script; otherwise (deny/ask) when it surely matches some command."""
-    script = parse_script(command)
-    if strict:
-        return covers([spec], script) is not None
-    return deny_match(spec, script) == "yes"
 
 
 def _match_domain(spec: str, url: str) -> bool:

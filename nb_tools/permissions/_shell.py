@@ -52,8 +52,6 @@ __all__ = [
     "Script",
     "SimpleCommand",
     "Word",
-    "bash_rule_for",
-    "bash_rules_for",
     "parse_script",
 ]
 
@@ -553,18 +551,3 @@ def _has_name(node: Any) -> bool:
     if node.type in ("variable_name", "simple_expansion", "expansion", "word", "subscript"):
         return True
     return any(_has_name(c) for c in node.named_children)
-
-
-def bash_rule_for(command: str) -> str | None:
-    """The narrowest allow rule that covers ``command`` (``bash(git log:*)`` for
-    ``git log --oneline -5``), or None when one rule cannot (see ``_shell_rules``)."""
-    from nb_tools.permissions._shell_rules import bash_rule_for as rule_for
-
-    return rule_for(command)
-
-
-def bash_rules_for(command: str) -> list[str] | None:
-    """The narrowest allow rules that together cover ``command``, or None."""
-    from nb_tools.permissions._shell_rules import bash_rules_for as rules_for
-
-    return rules_for(command)

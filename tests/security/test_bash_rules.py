@@ -16,7 +16,8 @@ from nb_tools.agent import Agent
 from nb_tools.builtin._bash import BashTool
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.permissions import PermissionRules
-from nb_tools.permissions._shell import bash_rule_for, bash_rules_for, parse_script
+from nb_tools.permissions._shell import parse_script
+from nb_tools.permissions._shell_rules import bash_rule_for, bash_rules_for
 from nb_tools.testing import ScriptedModel, call, reply
 
 NL = "\n"

@@ -511,6 +511,55 @@ def test_hostile_repo_config_kinds(setup: list[str], command: str, workspace: Pa
     assert not is_read_only(command, workspace)
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["[core] fsmonitor = ./mk.sh", "[core]fsmonitor=./mk.sh", "[diff] external = ./mk.sh"],
+)
+def test_key_on_the_section_header_line_is_seen(line: str, workspace: Path) -> None:
+    """git reads a key written on its section header's line; so must the vote."""
+    with (workspace / ".git" / "config").open("a") as f:
+        f.write(line + "\n")
+    command = "git diff HEAD" if "external" in line else "git status"
+    (workspace / "a.txt").write_text("changed\n")
+    assert not is_read_only(command, workspace), line
+    _run(command, workspace)
+    assert (workspace / "pwned").exists()  # the attack is real
+
+
+def test_workspace_inside_a_repository_reads_that_repositorys_config(workspace: Path) -> None:
+    """git finds the repository above the workspace folder, so the vote checks its config."""
+    sub = workspace / "sub"
+    subprocess.run(
+        ["git", "config", "core.fsmonitor", str(workspace / "mk.sh")], cwd=workspace, check=True
+    )
+    assert "fsmonitor" in (read_only_problem("git status", sub) or "")
+    _run("git status", sub)
+    assert (workspace / "pwned").exists() or (sub / "pwned").exists()  # the attack is real
+
+
+def test_bare_repository_workspace_reads_its_config(workspace: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    subprocess.run(["git", "clone", "-q", "--bare", str(workspace), str(bare)], check=True)
+    assert is_read_only("git log", bare)
+    subprocess.run(["git", "config", "core.pager", "./mk.sh"], cwd=bare, check=True)
+    assert "pager" in (read_only_problem("git log", bare) or "")
+
+
+def test_linked_worktree_sees_a_later_change_to_the_main_config(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The vote caches the config check per repository state: a change to the main
+    repository's config (read through a linked worktree's commondir) must miss the cache."""
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "worktree", "add", "-q", str(linked)], cwd=workspace, check=True)
+    shutil.copy(workspace / "mk.sh", linked / "mk.sh")
+    assert is_read_only("git status", linked)  # fills the cache
+    subprocess.run(["git", "config", "core.fsmonitor", "./mk.sh"], cwd=workspace, check=True)
+    assert "fsmonitor" in (read_only_problem("git status", linked) or "")
+    _run("git status", linked)
+    assert (linked / "pwned").exists()  # the attack is real
+
+
 def test_hook_in_repo_makes_git_status_ask(workspace: Path) -> None:
     hook = workspace / ".git" / "hooks" / "post-index-change"
     hook.write_text("#!/bin/sh\ntouch pwned\n")

@@ -24,16 +24,15 @@ PROTECTED = [
 ]
 
 
-def _protected_or_skip(root: Path, rel: str) -> None:
-    if not Workspace(root).is_protected(rel):
-        pytest.skip(f"{rel} is not on the workspace's protected list yet (filebind adds it)")
+def _assert_protected(root: Path, rel: str) -> None:
+    assert Workspace(root).is_protected(rel), f"{rel} fell off the workspace's protected list"
 
 
 @pytest.mark.parametrize("rel", PROTECTED)
 async def test_auto_asks_for_a_protected_write_and_a_denial_writes_nothing(
     tmp_path: Path, rel: str
 ) -> None:
-    _protected_or_skip(tmp_path, rel)
+    _assert_protected(tmp_path, rel)
     approver = Approver(answers=[False])
     out = await drive(
         [call("write_file", file_path=rel, content="pwned", id="w")],
@@ -50,7 +49,7 @@ async def test_auto_asks_for_a_protected_write_and_a_denial_writes_nothing(
 
 @pytest.mark.parametrize("rel", PROTECTED)
 async def test_auto_without_an_approver_refuses_a_protected_write(tmp_path: Path, rel: str) -> None:
-    _protected_or_skip(tmp_path, rel)
+    _assert_protected(tmp_path, rel)
     out = await drive(
         [call("write_file", file_path=rel, content="pwned", id="w")],
         tools=workspace_tools(tmp_path, "write_file"),
