@@ -23,8 +23,9 @@ class Conversation:
         self._usage = usage if usage is not None else Usage()
         self._in_use = False
         self.size = 0
-        """The conversation's size in tokens after the last reply, as the API counted it
-        (0: not known since the last change that was not a reply)."""
+        """The conversation's size in tokens as the API counted it with the last reply
+        (prompts and tool results added since are not in it; 0: not known, after a summary,
+        a clearing or ``clear``)."""
 
     @property
     def messages(self) -> tuple[Message, ...]:

@@ -280,8 +280,8 @@ async def _run_shown(
     loop = asyncio.get_running_loop()
     task: asyncio.Future[RunResult] | None = None
 
-    def stop() -> None:
-        if task is not None:
+    def stop() -> None:  # the run's own stop; before it starts, cancel its task
+        if not agent.stop() and task is not None:
             loop.call_soon_threadsafe(task.cancel)
 
     def stop_after_turn() -> None:
