@@ -117,6 +117,13 @@ def test_done_when_sales_dataframe_cleaned_in_the_open_notebook(
     wait_kernel_idle(page)
     ask = cell(page, 3)  # the new cell went in above it
     expect(ask.locator(OUTPUTS)).to_contain_text("1 row is left", timeout=SLOW)
+    # the answer shows before the cell's execute_reply numbers it: wait for the number
+    # (the kernel's status also blinks idle on comm messages, so idle alone is no sign)
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells[3]"
+        ".execution_count != null",
+        timeout=SLOW,
+    )
 
     cells = cells_now(page)
     assert [c["id"] for c in cells][:2] == ["setup", "notes"]
