@@ -28,6 +28,8 @@ NO_KERNEL = """() => {
   const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
   return !!w && !!w.sessionContext && w.sessionContext.hasNoKernel && !w.sessionContext.session;
 }"""
+NO_CELL_RUNNING = """() => ![...document.querySelectorAll('.jp-Notebook .jp-InputPrompt')]
+  .some(p => p.textContent.includes('[*]'))"""
 # Notebook 7.6.5 with JupyterLab 4.6.6 logs this on every page, extensions or not.
 KNOWN_NOTEBOOK7_ERROR = "Cannot read properties of undefined (reading 'schema')"
 SLOW = 90_000  # ms: kernel start and first run on a busy 2-core CI machine
@@ -60,7 +62,10 @@ def run_all(page: Any) -> None:
 
 
 def wait_idle(page: Any, timeout: int = SLOW) -> None:
+    """Wait until the kernel is idle and no cell is running or queued: the status alone
+    also blinks idle between the comm messages of a cell that is still running."""
     page.wait_for_function(KERNEL_IDLE, timeout=timeout)
+    page.wait_for_function(NO_CELL_RUNNING, timeout=timeout)
 
 
 def save(page: Any) -> None:
