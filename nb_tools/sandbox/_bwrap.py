@@ -42,6 +42,16 @@ def _under(path: Path, roots: list[Path]) -> bool:
     return False
 
 
+# The kernel-wide settings under the new /proc. bubblewrap covers /proc/sys only when
+# access(W_OK) says the folder is writable, which it does not (mode 0555) even where its
+# files are: as root (uid 0 maps to the files' owner) `echo x > /proc/sys/kernel/core_pattern`
+# then changes the host (a core_pattern of "|prog" runs prog as root outside the sandbox).
+_PROC_READ_ONLY = (
+    "--ro-bind-try", "/proc/sys", "/proc/sys",
+    "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+)  # fmt: skip
+
+
 def bwrap_argv(
     bwrap: str, policy: SandboxPolicy, argv: list[str], *, cwd: str | os.PathLike[str] | None
 ) -> list[str]:
@@ -52,7 +62,7 @@ def bwrap_argv(
     roots = [r for r in (workspace, *policy.writable_roots) if r is not None]
     roots = [r for r in dict.fromkeys(roots) if r.is_dir()]
     writable = policy.mode == "workspace-write"
-    out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_PROC_READ_ONLY]
     masks = coarse_masks() + [p for p in policy.hidden if p.is_dir()]
     # A mask strictly inside a root goes on after the root's bind; one that is or holds a
     # root goes on before it (the root comes back on top).
