@@ -40,9 +40,9 @@ from nb_tools.permissions._shell_source import (
     quoted_heredoc,
 )
 from nb_tools.permissions._shell_words import (
-    WRAPPERS,
     code_strings,
     inner_commands,
+    is_wrapper,
     literal,
     word_info,
 )
@@ -470,7 +470,7 @@ class _Walker:
                     self.var_name_builtin(name, words)
                 for code, via in code_strings(words, redirects, self.features):
                     self.nested(code, via)
-                if name in WRAPPERS or name == "find":
+                if is_wrapper(name) or name == "find":
                     runs = tuple(inner_commands(tuple(words)))
                     for run in runs:
                         if run and (run[0].value is None or run[0].glob):

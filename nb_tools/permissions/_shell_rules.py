@@ -10,7 +10,9 @@ so ``bash(git log:*)`` also matches ``\\git 'log'``.
   wrappers (``env``, ``timeout``, ``xargs``, ``sudo``, ``find -exec``...: every argument
   suffix that could be the command). The program compares by basename and
   case-insensitively (``/bin/rm``, ``./RM`` are ``rm``), and the following words may come
-  after global options (``git -C x push`` matches ``git push:*``). The answer is
+  after global options (``git -C x push`` matches ``git push:*``). A program the parse
+  does not know to be text-only with the denied name among its operands
+  (``setarch x86_64 rm``, ``make rm``) is "maybe". The answer is
   "maybe" when a word the rule needs is not literal (``git $(echo push)``) or when the
   script runs code the parse cannot see (``$CMD``, ``eval "$x"``, ``bash script.sh``,
   arithmetic on variables): fail closed, the caller turns "maybe" into ask.
@@ -136,6 +138,29 @@ def _deny_argv(spec: Spec, argv: Sequence[Word]) -> Verdict:
     return best
 
 
+# Programs known not to run their operands as a command: a denied program's name among
+# their operands (``echo rm``, ``grep rm f``) is only text.
+_TEXT_ONLY = frozenset(
+    ["echo", "printf", "cat", "ls", "grep", "egrep", "fgrep", "rg", "git", "head", "tail",
+     "wc", "sort", "uniq", "cut", "tr", "diff", "jq", "file", "stat", "du", "tree", "which",
+     "type", "man", "help", "whatis", "apropos", "touch", "mkdir", "rmdir", "rm", "cp",
+     "mv", "ln", "chmod", "chown", "test", "[", "[[", "basename", "dirname", "realpath",
+     "readlink", "seq", "date", "id", "whereis", "command_not_found_handle", "hash"]
+)  # fmt: skip
+
+
+def _operand_may_run(spec: Spec, cmd: SimpleCommand) -> bool:
+    """A program the parse does not know (``ld.so /bin/rm``, ``setarch x86_64 rm``) with
+    the denied program's name among its operands may run it: unsure, so ask."""
+    if not spec.words or cmd.runs or cmd.kind != "command" or not cmd.words:
+        return False
+    name = _lit(cmd.words[0])
+    if name is None or _base(name) in _TEXT_ONLY:
+        return False
+    want = _base(spec.words[0])
+    return any((v := _lit(w)) is not None and _base(v) == want for w in cmd.words[1:])
+
+
 def deny_match(spec_text: str, script: Script) -> Verdict:
     """Does a deny/ask rule match any command of ``script`` (see the module doc)?"""
     spec = parse_spec(spec_text)
@@ -147,6 +172,8 @@ def deny_match(spec_text: str, script: Script) -> Verdict:
                 return "yes"
             if v == "maybe":
                 best = "maybe"
+        if best == "no" and _operand_may_run(spec, cmd):
+            best = "maybe"
     if script.hidden:
         return "maybe"
     return best

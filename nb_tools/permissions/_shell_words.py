@@ -21,6 +21,7 @@ __all__ = [
     "WordInfo",
     "code_strings",
     "inner_commands",
+    "is_wrapper",
     "literal",
     "word_info",
 ]
@@ -210,6 +211,11 @@ EXEC_WRAPPERS = frozenset(
         "systemd-run", "bwrap", "dbus-run-session", "xvfb-run", "sg", "pkexec", "unbuffer",
         "chpst", "setpriv", "prlimit", "numactl", "cgexec", "trickle", "entr", "npx",
         "bunx", "uvx", "pipx", "busybox", "parallel", "watch", "script",
+        # run their operands as a program too (red team: each let a denied command by)
+        "setarch", "linux32", "linux64", "i386", "x86_64", "uname26", "toybox",
+        "eatmydata", "faketime", "chronic", "ifne", "catchsegv", "runcon", "ld.so",
+        "nohup", "setlock", "envdir", "softlimit", "setuidgid", "daemonize", "tini",
+        "dumb-init", "gosu", "su-exec", "rlwrap", "sem", "tsp", "with-lock-ex",
     ]
 )  # fmt: skip
 _RUN_SUBCOMMANDS = {
@@ -220,10 +226,18 @@ _RUN_SUBCOMMANDS = {
 }  # fmt: skip
 WRAPPERS = EXEC_WRAPPERS | frozenset(_RUN_SUBCOMMANDS)
 
+# The dynamic loader runs the program named by its first operand (``/lib64/ld-linux-x86-64.so.2
+# /usr/bin/rm x``).
+_LOADER = re.compile(r"ld(-linux[\w.-]*|-musl[\w.-]*|64)?\.so(\.[0-9]+)*")
+
+
+def is_wrapper(name: str) -> bool:
+    """Whether the program ``name`` (a basename) runs (part of) its arguments as a command."""
+    return name in WRAPPERS or _LOADER.fullmatch(name) is not None
+
 
 def inner_commands(words: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:
     """Every argument list that ``words`` may run as a command (see ``EXEC_WRAPPERS``)."""
-    from nb_tools.permissions._shell import Word
 
     name = (words[0].value or "").rsplit("/", 1)[-1]
     if name == "find":
@@ -249,25 +263,55 @@ def inner_commands(words: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:
         if v is None:
             yield words[k:]
             return  # what follows a computed word is unknowable
-        split_opt = v in ("-S", "--split-string") or v.startswith(("-S", "--split-string="))
-        if name == "env" and split_opt:
-            text = v.split("=", 1)[1] if v.startswith("--split-string=") else v[2:]
-            if v in ("-S", "--split-string"):
-                nxt = words[k + 1] if k + 1 < len(words) else None
-                text = (nxt.value if nxt is not None else "") or ""
-                if nxt is not None and nxt.value is None:
-                    yield (nxt,)
-                    return
-            try:
-                split = shlex.split(text)
-            except ValueError:
-                yield (Word(text=text, value=None),)
+        if name == "env" and v.startswith("-") and v != "-":
+            split = _env_split(words, k)
+            if split is not None:
+                yield from split
                 return
-            rest = words[k + 2 :] if v in ("-S", "--split-string") else words[k + 1 :]
-            yield tuple(Word(text=s, value=s) for s in split) + tuple(rest)
-            return
         if not v.startswith("-") and v:
             yield words[k:]
+
+
+_ENV_FLAGS = "iv0"  # GNU env's short options without a value (-C, -u, -S take one)
+
+
+def _env_split(words: tuple[Word, ...], k: int) -> list[tuple[Word, ...]] | None:
+    """What ``env`` runs when ``words[k]`` holds ``-S``/``--split-string`` (clustered as in
+    ``-iS'rm x'``, abbreviated as in ``--spl='rm x'``): the split string's words read as
+    env's own arguments again (they may hold options), or ``None`` when the word is not
+    ``-S``. A string env itself expands (``${VAR}``, ``\\_``, ``#``) is unknowable."""
+    from nb_tools.permissions._shell import Word
+
+    v = words[k].value or ""
+    text: str | None = None
+    if v.startswith("--"):
+        opt, eq, val = v[2:].partition("=")
+        if not opt or not "split-string".startswith(opt):
+            return None
+        text = val if eq else None
+        nxt = k + 2 if not eq else k + 1
+    else:
+        j = 1
+        while j < len(v) and v[j] in _ENV_FLAGS:
+            j += 1
+        if j >= len(v) or v[j] != "S":
+            return None
+        text = v[j + 1 :] or None
+        nxt = k + 2 if text is None else k + 1
+    if text is None:  # the string is the next word
+        if k + 1 >= len(words):
+            return []
+        text = words[k + 1].value
+        if text is None:
+            return [(words[k + 1],)]
+    if re.search(r"[$\\#]", text):
+        return [(Word(text=text, value=None),)]
+    try:
+        split = shlex.split(text)
+    except ValueError:
+        return [(Word(text=text, value=None),)]
+    again = (words[0], *(Word(text=s, value=s) for s in split), *words[nxt:])
+    return list(inner_commands(again))
 
 
 _SHELLS = frozenset(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "posh", "yash"])

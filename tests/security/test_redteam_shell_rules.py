@@ -1,0 +1,83 @@
+"""Red team, ``bash(...)`` deny rules: spellings of a denied command that the parse used to
+miss. Each is checked end to end (an ``Agent`` under ``auto`` with ``deny bash(touch:*)``:
+the marker must not appear) and shown to be real (plain bash creates the marker)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nb_tools.agent import Agent
+from nb_tools.builtin._bash import BashTool
+from nb_tools.builtin._workspace import Workspace
+from nb_tools.permissions import PermissionRules
+from nb_tools.testing import ScriptedModel, call, reply
+
+LOADER = next(
+    (p for p in ("/lib64/ld-linux-x86-64.so.2", "/usr/bin/ld.so") if Path(p).exists()), None
+)
+
+# Holes: each ran `touch` under `deny bash(touch:*)` without a click.
+BYPASSES = [
+    "env -iS'touch pwned'",  # -S clustered after -i
+    "env -vS'touch pwned'",
+    "env -iS 'touch pwned'",
+    "env --spl='touch pwned'",  # getopt_long abbreviation of --split-string
+    "env --split-str 'touch pwned'",
+    "env -S'-i touch pwned'",  # options inside the split string
+    "env -S'tou${NOPE}ch pwned'",  # env -S expands ${VAR} itself
+    "env -S'touch\\_pwned'",  # \_ is a separator for env -S, not for shlex
+    "setarch x86_64 touch pwned",
+    "linux64 touch pwned",
+    *([f"{LOADER} /usr/bin/touch pwned"] if LOADER else []),
+]
+
+
+def _decide(command: str) -> str | None:
+    pr = PermissionRules(root=Path("/work/proj"))
+    pr.add("deny", "bash(touch:*)")
+    pr.add("allow", "bash")
+    match = pr.check("bash", json.dumps({"command": command}))
+    return None if match is None else match.action
+
+
+@pytest.mark.parametrize("command", BYPASSES)
+def test_deny_rule_is_not_bypassed(command: str, tmp_path: Path) -> None:
+    assert _decide(command) in ("deny", "ask"), command
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rules = PermissionRules(root=ws)
+    rules.deny("bash(touch:*)")
+    asked: list[object] = []
+
+    def approver(request: object) -> bool:
+        asked.append(request)
+        return False  # nobody clicks
+
+    model = ScriptedModel([reply("", call("bash", command=command)), reply("done")])
+    agent = Agent(model, tools=[BashTool(Workspace(ws))], rules=rules, approval="auto",
+                  approver=approver)  # fmt: skip
+    agent.run_sync("go")
+    assert not (ws / "pwned").exists(), command
+    # The attack is real: plain bash creates the marker.
+    subprocess.run(["bash", "-c", command], cwd=ws, timeout=20, capture_output=True)
+    assert (ws / "pwned").exists(), f"the command does not create the marker: {command!r}"
+
+
+# Unknown programs with the denied name among their operands: unsure, so they ask.
+UNSURE = ["mystery-runner touch pwned", "make touch", "tool --exec touch pwned"]
+# Known text-only programs stay unaffected.
+UNTOUCHED = ["echo touch", "grep touch a.txt", "git log --grep touch", "ls touch", "env ls"]
+
+
+@pytest.mark.parametrize("command", UNSURE)
+def test_unknown_program_naming_the_denied_one_asks(command: str) -> None:
+    assert _decide(command) == "ask", command
+
+
+@pytest.mark.parametrize("command", UNTOUCHED)
+def test_text_only_programs_are_left_alone(command: str) -> None:
+    assert _decide(command) == "allow", command
