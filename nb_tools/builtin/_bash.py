@@ -255,7 +255,7 @@ class BashTool:
                 )
             return policy.with_mode("off")
         if not approved:  # no click: read-only, whatever the session's mode
-            policy = policy.read_only()
+            policy = policy.unapproved()
         if policy.mode != "off":
             found = sandbox_available()
             if not found.ok:

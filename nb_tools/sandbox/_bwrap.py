@@ -21,6 +21,8 @@ from nb_tools.sandbox._hide import (
     WRITE_PROTECTED,
     coarse_masks,
     home_dirs,
+    outside_masks,
+    repository_dirs,
     scan,
     system_secret_files,
     toolchain_dirs,
@@ -60,10 +62,15 @@ def bwrap_argv(
         raise ValueError("bwrap_argv: the policy's mode is 'off'; run the command directly")
     workspace = policy.workspace
     roots = [r for r in (workspace, *policy.writable_roots) if r is not None]
-    roots = [r for r in dict.fromkeys(roots) if r.is_dir()]
     writable = policy.mode == "workspace-write"
+    confined = policy.system_only and not writable
+    if confined and workspace is not None:  # git reads its repository, read-only
+        roots += [d for d in repository_dirs(workspace) if not _under(d, roots)]
+    roots = [r for r in dict.fromkeys(roots) if r.is_dir()]
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_PROC_READ_ONLY]
     masks = coarse_masks() + [p for p in policy.hidden if p.is_dir()]
+    if confined:  # only the system and the workspace: a link inside leads nowhere else
+        masks += [m for m in outside_masks() if m not in masks]
     # A mask strictly inside a root goes on after the root's bind; one that is or holds a
     # root goes on before it (the root comes back on top).
     inside = [m for m in masks if m not in roots and _under(m, roots)]

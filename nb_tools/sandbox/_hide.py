@@ -14,11 +14,14 @@ from pathlib import Path
 
 __all__ = [
     "HOME_SECRETS",
+    "SYSTEM_TOP",
     "SECRET_NAMES",
     "SYSTEM_SECRET_FILES",
     "WRITE_PROTECTED",
     "coarse_masks",
     "home_dirs",
+    "outside_masks",
+    "repository_dirs",
     "scan",
     "secret_files_in",
     "system_secret_files",
@@ -67,6 +70,12 @@ SYSTEM_SECRET_FILES = (
     "/etc/ssh/ssh_host_*_key",
     "/etc/sudoers",
     "/etc/security/opasswd",
+    "/etc/ssl/private/*",
+    "/etc/wireguard/*",
+    "/etc/NetworkManager/system-connections/*",
+    "/etc/krb5.keytab",
+    "/etc/docker/key.json",
+    "/etc/letsencrypt/archive/*/*",
 )
 
 SECRET_NAMES = frozenset(
@@ -100,6 +109,64 @@ WRITE_PROTECTED = (
 """Paths (relative to a writable root) that run code later or hold the permission rules:
 read-only even in ``workspace-write``. The two that must exist to be protected
 (``.git/hooks`` of a repository, ``.nb_tools``) are created empty."""
+
+SYSTEM_TOP = frozenset(
+    ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys",
+     "nix", "gnu", "snap"]
+)  # fmt: skip
+"""The top-level folders a ``system_only`` sandbox shows (``/tmp``, ``/run`` and the homes
+are masked in every mode)."""
+
+
+def outside_masks() -> list[Path]:
+    """Every top-level folder but :data:`SYSTEM_TOP` (``/srv``, ``/opt``, ``/var``, ``/mnt``,
+    ``/media``, other project trees...): what a ``system_only`` sandbox masks."""
+    out: list[Path] = []
+    try:
+        with os.scandir("/") as it:
+            for entry in it:
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir and entry.name not in SYSTEM_TOP:
+                    out.append(Path("/") / entry.name)
+    except OSError:
+        pass
+    return sorted(out)
+
+
+def repository_dirs(workspace: Path) -> list[Path]:
+    """The folders outside ``workspace`` that git needs to read its repository: the work
+    tree's top when the workspace is a folder inside it (unless that top is ``/`` or holds
+    or is a home folder), and the git folder and common folder of a linked worktree."""
+    out: list[Path] = []
+    for d in (workspace, *workspace.parents):
+        dot = d / ".git"
+        if dot.is_dir():
+            if d != workspace:
+                homes = home_dirs()
+                if d != Path("/") and not any(h == d or h.is_relative_to(d) for h in homes):
+                    out.append(d)
+            return out
+        if dot.is_file():
+            try:
+                line = dot.read_text(errors="replace").strip()
+            except OSError:
+                return out
+            if d != workspace:
+                out.append(d)
+            if line.startswith("gitdir:"):
+                gitdir = Path(os.path.realpath(d / line[7:].strip()))
+                out.append(gitdir)
+                try:
+                    common = (gitdir / "commondir").read_text().strip()
+                    out.append(Path(os.path.realpath(gitdir / common)))
+                except OSError:
+                    pass
+            return [p for p in out if p.is_dir() and p != Path("/")]
+    return out
+
 
 _SKIP_DIRS = frozenset(
     {

@@ -58,6 +58,11 @@ class SandboxPolicy:
     kernel_env: bool = False
     hidden: tuple[Path, ...] = field(default=())
     """Extra files or folders to hide (on top of the built-in list)."""
+    system_only: bool = False
+    """Show only the system folders (``/usr``, ``/etc``...), the tool folders on ``PATH``,
+    the workspace and its repository, and mask every other top-level folder (``/srv``,
+    ``/opt``, ``/var``, ``/mnt``, other projects): what a call that ran without a click
+    runs in, so that a symlink in the workspace leads nowhere outside it."""
 
     def __post_init__(self) -> None:
         check_mode(self.mode)
@@ -73,8 +78,12 @@ class SandboxPolicy:
         return replace(self, workspace=Path(workspace))
 
     def read_only(self) -> SandboxPolicy:
-        """The same policy in ``read-only`` mode (what a call that was not approved runs)."""
+        """The same policy in ``read-only`` mode."""
         return self.with_mode("read-only")
+
+    def unapproved(self) -> SandboxPolicy:
+        """What a call that was not approved runs in: ``read-only`` and ``system_only``."""
+        return replace(self, mode="read-only", system_only=True)
 
 
 def _real(path: str | os.PathLike[str]) -> Path:
