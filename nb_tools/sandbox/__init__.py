@@ -9,7 +9,9 @@ Inside: the system read-only; the workspace read-only (``read-only``) or writabl
 start-up files still read-only); a private ``/tmp``; new user, PID, IPC, UTS, network and
 cgroup namespaces (no network), no capabilities; home folders, ``/run``, the Jupyter
 runtime folder, the system's secret files, ``.env*`` and every Unix socket out of sight;
-an allow-listed environment; and the whole process tree dies with the call.
+an allow-listed environment; and the whole process tree dies with the call. A call that
+ran without a click (``SandboxPolicy.unapproved``) sees only the system folders, the tool
+folders and the workspace (with its repository): a link in the workspace leads nowhere else.
 """
 
 from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env

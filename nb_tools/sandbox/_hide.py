@@ -14,9 +14,9 @@ from pathlib import Path
 
 __all__ = [
     "HOME_SECRETS",
-    "SYSTEM_TOP",
     "SECRET_NAMES",
     "SYSTEM_SECRET_FILES",
+    "SYSTEM_TOP",
     "WRITE_PROTECTED",
     "coarse_masks",
     "home_dirs",

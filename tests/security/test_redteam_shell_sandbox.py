@@ -95,6 +95,8 @@ async def test_unapproved_call_reads_nothing_outside_through_a_link(
 async def test_unapproved_call_still_works(ws: Path) -> None:
     """The narrower view keeps what read-only commands need: programs, git, the files."""
     (ws / "a.txt").write_text("hello\n")
-    r = await run(ws, "cat a.txt && ls && rg -c hello . && git --version && jq -n 1", approved=False)
+    r = await run(
+        ws, "cat a.txt && ls && rg -c hello . && git --version && jq -n 1", approved=False
+    )
     assert not r.is_error, r.content
     assert "hello" in r.content
