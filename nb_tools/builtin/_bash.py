@@ -38,6 +38,7 @@ from nb_tools.sandbox import (
     prepare,
     remove_planted,
     sandbox_available,
+    unapproved_problem,
 )
 from nb_tools.tool import Change, Info, Result, Schema
 from nb_tools.tool._grant import current_grant
@@ -209,6 +210,8 @@ class BashTool:
         if not found.ok:  # without a sandbox the vote is no gate: every call asks
             warn_unavailable(found.reason)
             return False
+        if unapproved_problem(self.workspace.root) is not None:
+            return False  # secrets the sandbox cannot hide: every call asks
         return command_is_read_only(args, self.workspace.root)
 
     def requires_approval_for(self, args: str | bytes) -> bool:
@@ -256,6 +259,9 @@ class BashTool:
             return policy.with_mode("off")
         if not approved:  # no click: read-only, whatever the session's mode
             policy = policy.unapproved()
+            problem = unapproved_problem(self.workspace.root)
+            if problem is not None:
+                return f"bash: this call was not approved and {problem}; it did not run"
         if policy.mode != "off":
             found = sandbox_available()
             if not found.ok:

@@ -15,6 +15,7 @@ folders and the workspace (with its repository): a link in the workspace leads n
 """
 
 from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env
+from nb_tools.sandbox._hide import unapproved_problem
 from nb_tools.sandbox._launch import (
     Launch,
     SandboxUnavailable,
@@ -51,4 +52,5 @@ __all__ = [
     "sandbox_env",
     "set_default_mode",
     "spawn",
+    "unapproved_problem",
 ]

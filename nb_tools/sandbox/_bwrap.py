@@ -23,7 +23,7 @@ from nb_tools.sandbox._hide import (
     home_dirs,
     outside_masks,
     repository_dirs,
-    scan,
+    scan_all,
     system_secret_files,
     toolchain_dirs,
     unix_sockets,
@@ -89,11 +89,15 @@ def bwrap_argv(
             out += ["--ro-bind", "/dev/null", str(f)]
     for r in roots:
         out += ["--bind" if writable else "--ro-bind", str(r), str(r)]
-    scans = {r: scan(r) for r in roots}
+    found = {r: scan_all(r) for r in roots}
+    scans = {r: (list(f.secrets), list(f.repos)) for r, f in found.items()}
     if writable:
         for r in roots:
             out += _protect(r, scans[r][1])
     hidden = _fine_secrets(roots, policy, scans) + _home_secrets_in(tools) + late
+    if confined:  # no click: more credentials, and what the scan did not read, out of sight
+        extra = [p for f in found.values() for p in (*f.protected, *f.unscanned)]
+        hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
     for p in dict.fromkeys(hidden):
         out += _hide(p)
     visible_dead = applied  # masked folders hold nothing any more

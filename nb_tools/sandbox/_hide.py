@@ -10,22 +10,27 @@ import functools
 import glob
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
     "HOME_SECRETS",
+    "READ_PROTECTED_NAMES",
     "SECRET_NAMES",
     "SYSTEM_SECRET_FILES",
     "SYSTEM_TOP",
     "WRITE_PROTECTED",
+    "ScanResult",
     "coarse_masks",
     "home_dirs",
     "outside_masks",
     "repository_dirs",
     "scan",
+    "scan_all",
     "secret_files_in",
     "system_secret_files",
     "toolchain_dirs",
+    "unapproved_problem",
     "unix_sockets",
 ]
 
@@ -183,7 +188,7 @@ _SKIP_DIRS = frozenset(
         "site-packages",
     }
 )
-MAX_SCAN_DEPTH = 8
+MAX_SCAN_DEPTH = 32
 MAX_SCAN_ENTRIES = 50_000
 
 
@@ -289,14 +294,50 @@ def secret_files_in(root: Path) -> list[Path]:
     return scan(root)[0]
 
 
-_scan_cache: dict[str, tuple[list[tuple[str, int]], list[Path], list[Path]]] = {}
+READ_PROTECTED_NAMES = frozenset(
+    {".npmrc", ".pypirc", ".bash_history", ".zsh_history", ".python_history", ".vault-token",
+     ".my.cnf", ".azure", ".password-store", ".git-credentials", ".gitconfig"}
+)  # fmt: skip
+"""More credentials hidden from a call that ran without a click (the vote refuses to read
+them by name; a recursive reader must not find them either). Approved calls keep them:
+``.npmrc`` and ``.gitconfig`` also hold settings a build needs."""
+_READ_PROTECTED_PAIRS = frozenset(
+    {(".config", "gcloud"), (".config", "gh"), (".cargo", "credentials"),
+     (".cargo", "credentials.toml"), (".local", "share")}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """What :func:`scan` found under a root.
+
+    ``secrets``: ``.env*`` and :data:`SECRET_NAMES` (hidden in every mode); ``protected``:
+    :data:`READ_PROTECTED_NAMES` (hidden from unapproved calls); ``repos``: folders holding
+    a ``.git``; ``unscanned``: folders the scan did not read (past
+    :data:`MAX_SCAN_ENTRIES` or :data:`MAX_SCAN_DEPTH`): an unapproved call must not see
+    them, since a secret there is unknown."""
+
+    secrets: tuple[Path, ...]
+    protected: tuple[Path, ...]
+    repos: tuple[Path, ...]
+    unscanned: tuple[Path, ...]
+
+
+_scan_cache: dict[str, tuple[list[tuple[str, int]], ScanResult]] = {}
 
 
 def scan(root: Path) -> tuple[list[Path], list[Path]]:
     """The secrets under ``root`` (``.env*`` and :data:`SECRET_NAMES`) and the folders that
-    hold a ``.git`` (the repositories whose hooks and config must stay read-only), not
-    below :data:`_SKIP_DIRS`, at most :data:`MAX_SCAN_DEPTH` levels and
-    :data:`MAX_SCAN_ENTRIES` entries.
+    hold a ``.git`` (the repositories whose hooks and config must stay read-only); see
+    :func:`scan_all`."""
+    found = scan_all(root)
+    return list(found.secrets), list(found.repos)
+
+
+def scan_all(root: Path) -> ScanResult:
+    """Every folder under ``root`` (not into ``.git``; package folders such as
+    ``node_modules`` last), at most :data:`MAX_SCAN_DEPTH` levels and
+    :data:`MAX_SCAN_ENTRIES` entries; repositories are not looked for in package folders.
 
     The answer is kept with the modification time of every folder it read, and reused while
     none of them changed (a name added, removed or renamed in a folder changes its mtime):
@@ -304,54 +345,96 @@ def scan(root: Path) -> tuple[list[Path], list[Path]]:
     key = str(root)
     cached = _scan_cache.get(key)
     if cached is not None:
-        folders, found, repos = cached
+        folders, result = cached
         try:
             if all(os.stat(d).st_mtime_ns == m for d, m in folders):
-                return list(found), list(repos)
+                return result
         except OSError:
             pass
-    folders, found, repos, complete = _scan(key)
-    if complete:
-        if len(_scan_cache) > 64:
-            _scan_cache.clear()
-        _scan_cache[key] = (folders, found, repos)
-    return list(found), list(repos)
+    folders, result = _scan(key)
+    if len(_scan_cache) > 64:
+        _scan_cache.clear()
+    _scan_cache[key] = (folders, result)
+    return result
 
 
-def _scan(root: str) -> tuple[list[tuple[str, int]], list[Path], list[Path], bool]:
-    found: list[Path] = []
+def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
+    secrets: list[Path] = []
+    protected: list[Path] = []
     repos: list[Path] = []
     folders: list[tuple[str, int]] = []
     seen = 0
-    stack: list[tuple[str, int]] = [(root, 0)]
-    while stack:
-        folder, depth = stack.pop()
+    # (folder, depth, inside a package folder); package folders wait in `later`.
+    stack: list[tuple[str, int, bool]] = [(root, 0, False)]
+    later: list[tuple[str, int, bool]] = []
+    unscanned: list[str] = []
+    while stack or later:
+        if not stack:
+            stack.append(later.pop())
+        folder, depth, package = stack.pop()
+        if seen >= MAX_SCAN_ENTRIES or depth > MAX_SCAN_DEPTH:
+            unscanned.append(folder)
+            continue
         try:
             mtime = os.stat(folder).st_mtime_ns
             it = os.scandir(folder)
         except OSError:
             continue
         folders.append((folder, mtime))
+        parent = os.path.basename(folder)
         with it:
             for entry in it:
                 seen += 1
-                if seen > MAX_SCAN_ENTRIES:
-                    return folders, found, repos, False
                 name = entry.name
                 if name == ".git":
-                    repos.append(Path(folder))
+                    if not package:
+                        repos.append(Path(folder))
                     continue
                 if name.startswith(".env") or name in SECRET_NAMES:
-                    found.append(Path(entry.path))
+                    secrets.append(Path(entry.path))
                     continue
-                if depth < MAX_SCAN_DEPTH and name not in _SKIP_DIRS:
-                    try:
-                        is_dir = entry.is_dir(follow_symlinks=False)
-                    except OSError:
-                        is_dir = False
-                    if is_dir:
-                        stack.append((entry.path, depth + 1))
-    return folders, found, repos, True
+                if name in READ_PROTECTED_NAMES or (parent, name) in _READ_PROTECTED_PAIRS:
+                    protected.append(Path(entry.path))
+                    continue
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    skip = name in _SKIP_DIRS
+                    (later if skip else stack).append((entry.path, depth + 1, package or skip))
+    result = ScanResult(
+        secrets=tuple(secrets),
+        protected=tuple(protected),
+        repos=tuple(repos),
+        unscanned=tuple(Path(u) for u in _outermost(unscanned)),
+    )
+    return folders, result
+
+
+MAX_UNSCANNED_MASKS = 64
+
+
+def unapproved_problem(root: Path) -> str | None:
+    """Why a call without a click may not run in ``root`` (``None``: it may): past the
+    scan's limits more folders are left unread than can be masked, so a secret in one of
+    them could be shown."""
+    found = scan_all(Path(os.path.realpath(root)))
+    n = len(found.unscanned)
+    if n > MAX_UNSCANNED_MASKS:
+        return (
+            f"the workspace holds more than {MAX_SCAN_ENTRIES} files and folders, too many "
+            f"to check for secrets ({n} folders left unread), so shell commands ask first"
+        )
+    return None
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    out: list[str] = []
+    for p in sorted(paths):
+        if not out or not p.startswith(out[-1].rstrip("/") + "/"):
+            out.append(p)
+    return out
 
 
 def unix_sockets() -> Iterator[Path]:

@@ -100,3 +100,74 @@ async def test_unapproved_call_still_works(ws: Path) -> None:
     )
     assert not r.is_error, r.content
     assert "hello" in r.content
+
+
+SECRET_PLACES = [
+    "node_modules/pkg/.env",  # the secret scan skipped package folders...
+    ".venv/lib/.env",
+    "a/b/c/d/e/f/g/h/i/j/.env",  # ...and folders deeper than 8 levels
+    "node_modules/x/.ssh/id_rsa",
+    ".npmrc",  # the vote protects it by name; the sandbox did not hide it
+    "sub/.pypirc",
+]
+
+
+@pytest.mark.parametrize("place", SECRET_PLACES)
+@pytest.mark.parametrize("command", ["grep -r TOKEN-4711 .", "rg -uuu TOKEN-4711"])
+async def test_unapproved_recursive_read_finds_no_secret(
+    place: str, command: str, ws: Path
+) -> None:
+    """Hole: the secret scan (what the sandbox hides) skipped node_modules, .venv... and
+    stopped at 8 levels, and left out names the vote protects (.npmrc, .pypirc): a
+    recursive reader that ran without a click printed them."""
+    f = ws / place
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text("TOKEN-4711=very-secret\n")
+    assert is_read_only(command, ws)
+    r = await run(ws, command, approved=False)
+    assert "very-secret" not in r.content, r.content
+
+
+def test_secret_scan_over_the_cap_hides_the_rest(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the scan's entry cap, what was not scanned is masked for an unapproved call
+    (fail closed), so a secret there is never shown."""
+    from nb_tools.sandbox import SandboxPolicy, _hide, prepare
+
+    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 20)
+    _hide._scan_cache.clear()
+    for i in range(30):
+        (ws / f"d{i:02d}").mkdir()
+        (ws / f"d{i:02d}" / "f.txt").write_text("x")
+    (ws / "d00" / ".env").write_text("TOKEN-4711=very-secret\n")
+    launch = prepare(["true"], SandboxPolicy(mode="read-only", workspace=ws).unapproved())
+    argv = launch.argv
+    root = str(ws.resolve())
+    start = next(i for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] == root)
+    hidden = {argv[i + 1] for i, a in enumerate(argv) if i > start and a == "--tmpfs"}
+    hidden |= {argv[i + 2] for i, a in enumerate(argv) if i > start and a == "--ro-bind"}
+    env = str(ws.resolve() / "d00" / ".env")
+    assert env in hidden or any(env.startswith(h + "/") for h in hidden)
+    _hide._scan_cache.clear()
+
+
+async def test_too_many_unread_folders_makes_every_call_ask(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When more folders are left unread than can be masked, no call runs without a click."""
+    import json
+
+    from nb_tools.builtin._bash import BashTool
+    from nb_tools.builtin._workspace import Workspace
+    from nb_tools.sandbox import _hide
+
+    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 5)
+    monkeypatch.setattr(_hide, "MAX_UNSCANNED_MASKS", 3)
+    _hide._scan_cache.clear()
+    for i in range(10):
+        (ws / f"d{i}").mkdir()
+    (ws / "d9" / ".env").write_text("TOKEN-4711=very-secret\n")
+    tool = BashTool(Workspace(ws))
+    assert not tool.read_only_call(json.dumps({"command": "grep -r TOKEN ."}))
+    r = await run(ws, "grep -r TOKEN .", approved=False)
+    assert r.is_error and "very-secret" not in r.content and "did not run" in r.content
+    _hide._scan_cache.clear()
