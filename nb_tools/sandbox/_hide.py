@@ -364,16 +364,17 @@ def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
     repos: list[Path] = []
     folders: list[tuple[str, int]] = []
     seen = 0
-    # (folder, depth, inside a package folder); package folders wait in `later`.
-    stack: list[tuple[str, int, bool]] = [(root, 0, False)]
-    later: list[tuple[str, int, bool]] = []
+    # (folder, depth, the package folder it is in); package folders wait in `later`, and
+    # one that cannot be read to the end is left unread as a whole (one mask, not many).
+    stack: list[tuple[str, int, str]] = [(root, 0, "")]
+    later: list[tuple[str, int, str]] = []
     unscanned: list[str] = []
     while stack or later:
         if not stack:
             stack.append(later.pop())
         folder, depth, package = stack.pop()
         if seen >= MAX_SCAN_ENTRIES or depth > MAX_SCAN_DEPTH:
-            unscanned.append(folder)
+            unscanned.append(package or folder)
             continue
         try:
             mtime = os.stat(folder).st_mtime_ns
@@ -401,8 +402,9 @@ def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
                 except OSError:
                     is_dir = False
                 if is_dir:
-                    skip = name in _SKIP_DIRS
-                    (later if skip else stack).append((entry.path, depth + 1, package or skip))
+                    skip = name in _SKIP_DIRS and not package
+                    pkg = entry.path if skip else package
+                    (later if skip else stack).append((entry.path, depth + 1, pkg))
     result = ScanResult(
         secrets=tuple(secrets),
         protected=tuple(protected),
@@ -431,7 +433,7 @@ def unapproved_problem(root: Path) -> str | None:
 
 def _outermost(paths: list[str]) -> list[str]:
     out: list[str] = []
-    for p in sorted(paths):
+    for p in sorted(set(paths)):
         if not out or not p.startswith(out[-1].rstrip("/") + "/"):
             out.append(p)
     return out

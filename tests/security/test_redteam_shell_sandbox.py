@@ -171,3 +171,20 @@ async def test_too_many_unread_folders_makes_every_call_ask(
     r = await run(ws, "grep -r TOKEN .", approved=False)
     assert r.is_error and "very-secret" not in r.content and "did not run" in r.content
     _hide._scan_cache.clear()
+
+
+def test_a_big_package_folder_is_masked_whole(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node_modules too big to read is one mask for an unapproved call, not one per
+    folder left unread (which would make every call ask in a JavaScript project)."""
+    from nb_tools.sandbox import _hide
+
+    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 30)
+    _hide._scan_cache.clear()
+    (ws / "src").mkdir()
+    (ws / "src" / "a.py").write_text("x")
+    for i in range(100):
+        (ws / "node_modules" / f"p{i:03d}").mkdir(parents=True)
+    found = _hide.scan_all(ws.resolve())
+    assert found.unscanned == (ws.resolve() / "node_modules",)
+    assert _hide.unapproved_problem(ws) is None
+    _hide._scan_cache.clear()
