@@ -20,9 +20,11 @@ from nb_tools.sandbox._hide import (
     HOME_SECRETS,
     WRITE_PROTECTED,
     coarse_masks,
+    git_configs_with_credentials,
     home_dirs,
     outside_masks,
     repository_dirs,
+    sanitized_git_config,
     scan_all,
     system_secret_files,
     toolchain_dirs,
@@ -98,8 +100,14 @@ def bwrap_argv(
     if confined:  # no click: more credentials, and what the scan did not read, out of sight
         extra = [p for f in found.values() for p in (*f.protected, *f.unscanned)]
         hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
+    late_binds: list[str] = []
+    if confined:  # git reads its config; the credentials in it stay out of sight
+        for cfg in git_configs_with_credentials(roots):
+            clean = sanitized_git_config(cfg)
+            late_binds += ["--ro-bind", str(clean), str(cfg)] if clean else _hide(cfg)
     for p in dict.fromkeys(hidden):
         out += _hide(p)
+    out += late_binds
     visible_dead = applied  # masked folders hold nothing any more
     for sock in dict.fromkeys(unix_sockets()):
         if _under(sock, visible_dead) and not _under(sock, roots):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,11 @@ __all__ = [
     "WRITE_PROTECTED",
     "ScanResult",
     "coarse_masks",
+    "git_configs_with_credentials",
     "home_dirs",
     "outside_masks",
     "repository_dirs",
+    "sanitized_git_config",
     "scan",
     "scan_all",
     "secret_files_in",
@@ -412,6 +415,71 @@ def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
         unscanned=tuple(Path(u) for u in _outermost(unscanned)),
     )
     return folders, result
+
+
+_CONFIG_CREDENTIALS = re.compile(
+    r"[a-z][a-z0-9+.-]*://[^/\s@]+@(?![^\s]*://)|extraheader|^\s*(password|token|secret)\w*\s*=",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def git_configs_with_credentials(roots: list[Path]) -> list[Path]:
+    """The config files of the repositories in ``roots`` (each root's own, and of the
+    repositories :func:`scan` found) that hold credentials: a remote URL with a user or
+    password (``https://TOKEN@host``), an ``extraheader`` (CI checkouts keep their token
+    there), a ``password``/``token`` key. git reads an empty config as the defaults."""
+    gitdirs: list[Path] = []
+    for r in roots:
+        gitdirs.append(r)  # a root may itself be a git folder (a linked worktree's)
+        gitdirs += [repo / ".git" for repo in scan_all(r).repos]
+    out: list[Path] = []
+    for g in dict.fromkeys(gitdirs):
+        for cfg in (g / "config", g / "config.worktree"):
+            try:
+                if not cfg.is_file() or cfg.is_symlink():
+                    continue
+                text = cfg.read_text(errors="replace")[:1_000_000]
+            except OSError:
+                continue
+            if _CONFIG_CREDENTIALS.search(text):
+                out.append(cfg)
+    return out
+
+
+_URL_USERINFO = re.compile(r"([a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
+_SECRET_LINE = re.compile(
+    r"^\s*(?:extraheader|password|token|secret)\w*\s*=.*$", re.IGNORECASE | re.MULTILINE
+)
+_clean_dir: list[str] = []
+
+
+def sanitized_git_config(cfg: Path) -> Path | None:
+    """A copy of the git config ``cfg`` without its credentials (a URL's user and password
+    removed, ``extraheader``/``password``/``token`` lines dropped), in a private folder of
+    this process: bound over the real one, git still reads the repository's settings."""
+    try:
+        text = cfg.read_text(errors="replace")[:1_000_000]
+    except OSError:
+        return None
+    clean = _SECRET_LINE.sub("", _URL_USERINFO.sub(r"\1", text))
+    if not _clean_dir:
+        import atexit
+        import shutil
+        import tempfile
+
+        d = tempfile.mkdtemp(prefix="nb_tools-gitconfig-")
+        atexit.register(shutil.rmtree, d, True)
+        _clean_dir.append(d)
+    import hashlib
+
+    name = hashlib.sha256(f"{cfg}\0{clean}".encode()).hexdigest()[:32]
+    out = Path(_clean_dir[0]) / name
+    if not out.exists():
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(clean)
+        tmp.chmod(0o444)
+        os.replace(tmp, out)
+    return out
 
 
 MAX_UNSCANNED_MASKS = 64

@@ -188,3 +188,32 @@ def test_a_big_package_folder_is_masked_whole(ws: Path, monkeypatch: pytest.Monk
     assert found.unscanned == (ws.resolve() / "node_modules",)
     assert _hide.unapproved_problem(ws) is None
     _hide._scan_cache.clear()
+
+
+CONFIG_SECRETS = [
+    '[remote "origin"]\n\turl = https://user:TOKEN-4711@example.com/x/y\n',
+    '[remote "origin"]\n\turl = https://TOKEN-4711@example.com/x/y\n',
+    # what actions/checkout leaves behind
+    '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic TOKEN-4711\n',
+]
+
+
+@pytest.mark.parametrize("config", CONFIG_SECRETS)
+@pytest.mark.parametrize("command", ["git remote -v", "grep -r TOKEN-4711 .", "rg -uuu TOKEN"])
+async def test_unapproved_call_sees_no_credentials_in_git_config(
+    config: str, command: str, ws: Path
+) -> None:
+    """Hole: a token in the repository's config (a remote URL with a password, the
+    extraheader that CI checkouts leave) was printed by `git remote -v` or `grep -r` without
+    a click; the vote protects .git/config by name, the sandbox did not hide it."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    with (ws / ".git" / "config").open("a") as f:
+        f.write(config)
+    (ws / "a.txt").write_text("x\n")
+    assert is_read_only(command, ws)
+    r = await run(ws, command, approved=False)
+    assert "TOKEN-4711" not in r.content, r.content
+    status = await run(ws, "git status --short", approved=False)  # git still reads the repo
+    assert "a.txt" in status.content, status.content
