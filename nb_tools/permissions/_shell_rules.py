@@ -117,6 +117,8 @@ def _deny_argv(spec: Spec, argv: Sequence[Word]) -> Verdict:
     args = argv[1:]
     if not want:
         return "yes" if spec.prefix else _compare((), args, True)
+    if _base(name) == "git" and _git_defines_alias(args):
+        return "maybe"  # `git -c alias.p=push p` runs push under another name
     # The words may follow global options: try each place a subcommand could start.
     best: Verdict = "no"
     i = 0
@@ -159,6 +161,31 @@ def _operand_may_run(spec: Spec, cmd: SimpleCommand) -> bool:
         return False
     want = _base(spec.words[0])
     return any((v := _lit(w)) is not None and _base(v) == want for w in cmd.words[1:])
+
+
+_GIT_ALIAS_CONFIG = re.compile(r"(alias|include|includeif)\b", re.IGNORECASE)
+
+
+def _git_defines_alias(args: Sequence[Word]) -> bool:
+    """Whether git's own options define a subcommand alias (or include a config file that
+    may): ``-c alias.p=push``, ``-calias.p=push``, ``--config-env=alias.p=VAR``, ``-c
+    include.path=f``. A computed ``-c`` value counts."""
+    for i, w in enumerate(args):
+        v = _lit(w)
+        if v is None:
+            continue
+        value: str | None = None
+        if v in ("-c", "--config-env") and i + 1 < len(args):
+            value = _lit(args[i + 1])
+            if value is None:
+                return True
+        elif v.startswith("--config-env="):
+            value = v.split("=", 1)[1]
+        elif v.startswith("-c") and not v.startswith("--"):
+            value = v[2:]
+        if value is not None and _GIT_ALIAS_CONFIG.match(value):
+            return True
+    return False
 
 
 def deny_match(spec_text: str, script: Script) -> Verdict:

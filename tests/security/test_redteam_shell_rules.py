@@ -81,3 +81,36 @@ def test_unknown_program_naming_the_denied_one_asks(command: str) -> None:
 @pytest.mark.parametrize("command", UNTOUCHED)
 def test_text_only_programs_are_left_alone(command: str) -> None:
     assert _decide(command) == "allow", command
+
+
+GIT_ALIASES = [
+    "git -c alias.p=push p origin HEAD:refs/heads/pwned",
+    "git -c Alias.P=push p origin HEAD:refs/heads/pwned",
+    "P=push git --config-env=alias.p=P p origin HEAD:refs/heads/pwned",
+]
+
+
+@pytest.mark.parametrize("command", GIT_ALIASES)
+def test_deny_git_push_is_not_bypassed_by_an_alias(command: str, tmp_path: Path) -> None:
+    """Hole: `deny bash(git push:*)` did not see `git -c alias.p=push p`: under auto the
+    push ran without a click. The remote is a bare repository in the workspace; its
+    branch `pwned` must not appear."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}  # fmt: skip
+    for args in (["init", "-q", "--bare", "remote.git"], ["init", "-q"],
+                 ["remote", "add", "origin", "remote.git"],
+                 ["commit", "-q", "--allow-empty", "-m", "one"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=ws, env=env, check=True)
+    pushed = ws / "remote.git" / "refs" / "heads" / "pwned"
+    rules = PermissionRules(root=ws)
+    rules.deny("bash(git push:*)")
+    model = ScriptedModel([reply("", call("bash", command=command)), reply("done")])
+    agent = Agent(model, tools=[BashTool(Workspace(ws))], rules=rules, approval="auto",
+                  approver=lambda request: False)  # fmt: skip
+    agent.run_sync("go")
+    assert not pushed.exists(), command
+    # The attack is real: plain bash pushes.
+    subprocess.run(["bash", "-c", command], cwd=ws, env=env, timeout=20, capture_output=True)
+    assert pushed.exists(), f"the command does not push: {command!r}"
