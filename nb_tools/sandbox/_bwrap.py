@@ -132,6 +132,9 @@ def _protect(root: Path, repos: list[Path]) -> list[str]:
         dot = repo / ".git"
         if os.path.islink(dot):
             continue
+        if dot.is_file():  # a linked worktree's pointer: rewritten, it sends the user's
+            out += ["--ro-bind", str(dot), str(dot)]  # next git to a planted config
+            continue
         out += ["--bind", str(dot), str(dot)]
         if dot.is_dir():
             _mkdir(dot / "hooks")

@@ -418,7 +418,7 @@ def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
 
 
 _CONFIG_CREDENTIALS = re.compile(
-    r"[a-z][a-z0-9+.-]*://[^/\s@]+@(?![^\s]*://)|extraheader|^\s*(password|token|secret)\w*\s*=",
+    r"[a-z][a-z0-9+.-]*://[^/\s@]+@|extraheader|^\s*(password|token|secret)\w*\s*=",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -434,7 +434,8 @@ def git_configs_with_credentials(roots: list[Path]) -> list[Path]:
         gitdirs += [repo / ".git" for repo in scan_all(r).repos]
     out: list[Path] = []
     for g in dict.fromkeys(gitdirs):
-        for cfg in (g / "config", g / "config.worktree"):
+        modules = [*g.glob("modules/*/config"), *g.glob("modules/*/modules/*/config")]
+        for cfg in (g / "config", g / "config.worktree", *modules):
             try:
                 if not cfg.is_file() or cfg.is_symlink():
                     continue

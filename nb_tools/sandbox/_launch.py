@@ -43,9 +43,9 @@ class Launch:
     sandboxed: bool
     policy: SandboxPolicy
     guarded: tuple[str, ...] = ()
-    """Paths that did not exist and must not appear (``.git/commondir`` would point git at
-    another config and hooks; a mount cannot guard a name that does not exist): see
-    :func:`remove_planted`."""
+    """Paths that did not exist and must not appear as a file or link (``.git/commondir``,
+    a root's ``.git`` file would point git at another config and hooks; a mount cannot
+    guard a name that does not exist): see :func:`remove_planted`."""
 
 
 def remove_planted(launch: Launch) -> list[str]:
@@ -87,6 +87,9 @@ def prepare(
     guarded: list[str] = []
     if policy.mode == "workspace-write":
         for root in (policy.workspace, *policy.writable_roots):
+            if root is not None and root.is_dir() and not os.path.lexists(root / ".git"):
+                # A `.git` file made by the call would point git at a planted config.
+                guarded.append(str(root / ".git"))
             if root is not None and root.is_dir():
                 for repo in scan(root)[1]:
                     p = repo / ".git" / "commondir"

@@ -82,8 +82,9 @@ class SandboxPolicy:
         return self.with_mode("read-only")
 
     def unapproved(self) -> SandboxPolicy:
-        """What a call that was not approved runs in: ``read-only`` and ``system_only``."""
-        return replace(self, mode="read-only", system_only=True)
+        """What a call that was not approved runs in: ``read-only``, ``system_only`` and
+        no network, whatever the policy it was made from allows."""
+        return replace(self, mode="read-only", system_only=True, network=False)
 
 
 def _real(path: str | os.PathLike[str]) -> Path:

@@ -217,3 +217,77 @@ async def test_unapproved_call_sees_no_credentials_in_git_config(
     assert "TOKEN-4711" not in r.content, r.content
     status = await run(ws, "git status --short", approved=False)  # git still reads the repo
     assert "a.txt" in status.content, status.content
+
+
+PLANT_GITDIR = (
+    "git init -q --bare evil && git --git-dir=evil config core.bare false && "
+    "git --git-dir=evil config core.fsmonitor 'touch {marker}; false' && "
+    'echo "gitdir: $PWD/evil" > .git'
+)
+
+
+async def test_linked_worktree_pointer_cannot_be_redirected(tmp_path: Path) -> None:
+    """Hole: in a linked worktree (`git worktree add`) the workspace's `.git` is a file
+    naming the git folder; it stayed writable, so an approved sandboxed call pointed it at
+    a planted git folder whose core.fsmonitor then ran OUTSIDE the sandbox at the user's
+    next `git status` (or the JupyterLab git panel's poll)."""
+    import subprocess
+
+    main, wt = tmp_path / "main", tmp_path / "wt"
+    marker = tmp_path / "PWNED"
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run(["git", "-C", str(main), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-q", "--allow-empty", "-m", "one"], check=True)  # fmt: skip
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(wt)], check=True)
+    before = (wt / ".git").read_text()
+    await run(wt, PLANT_GITDIR.format(marker=marker), approved=True)
+    assert (wt / ".git").read_text() == before
+    subprocess.run(["git", "status"], cwd=wt, capture_output=True, check=False)
+    assert not marker.exists()
+
+
+async def test_planted_git_file_in_a_plain_folder_is_removed(ws: Path, tmp_path: Path) -> None:
+    """The same plant where the workspace is no repository yet: a `.git` file that appears
+    during the call is removed after it (`git init` makes a folder, never a file)."""
+    import subprocess
+
+    marker = tmp_path / "PWNED"
+    r = await run(ws, PLANT_GITDIR.format(marker=marker), approved=True)
+    assert not (ws / ".git").is_file(), r.content
+    subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
+    assert not marker.exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a repository created by the call itself (no .git before) is not protected; "
+    "its config and hooks may run programs at the user's next git command outside the sandbox",
+)
+async def test_new_repository_made_by_the_call_runs_nothing_later(ws: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    marker = tmp_path / "PWNED"
+    cmd = f"git init -q && git config core.fsmonitor 'touch {marker}; false'"
+    await run(ws, cmd, approved=True)
+    subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
+    assert not marker.exists()
+
+
+async def test_unapproved_call_has_no_network_even_if_the_policy_allows_it(ws: Path) -> None:
+    """A tool made with a networked policy still gives a call without a click no network:
+    a loopback listener on the host receives nothing."""
+    from sandbox_helpers import Listener
+
+    from nb_tools.sandbox import SandboxPolicy
+
+    listener = Listener()
+    try:
+        policy = SandboxPolicy(mode="workspace-write", network=True)
+        cmd = f"echo hi > /dev/tcp/127.0.0.1/{listener.port}"
+        await run(ws, cmd, approved=False, sandbox=policy)
+        assert listener.received() == []
+        # Positive control: the same approved call reaches the listener.
+        await run(ws, cmd, approved=True, sandbox=policy)
+        assert listener.received() != []
+    finally:
+        listener.close()
