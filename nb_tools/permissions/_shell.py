@@ -40,6 +40,7 @@ from nb_tools.permissions._shell_source import (
     quoted_heredoc,
 )
 from nb_tools.permissions._shell_words import (
+    assignment_code,
     code_strings,
     inner_commands,
     is_wrapper,
@@ -324,11 +325,29 @@ class _Walker:
         return plain
 
     def scan_assignment(self, node: Any) -> None:
+        name = ""
+        value: str | None = None
         for c in node.children:
-            if c.type == "subscript":
+            if c.type == "variable_name":
+                name = _t(c)
+            elif c.type == "subscript":
                 self.features.add("arithmetic")
                 self.hide("an array subscript is evaluated as arithmetic")
+            elif c.is_named:
+                value = literal(c)
             self.walk(c) if c.type != "variable_name" else None
+        self.assigned(name, value if node.named_child_count > 1 else "")
+
+    def assigned(self, name: str, value: str | None) -> None:
+        """``name=value`` may run code later (``GIT_PAGER=..``, ``BASH_ENV=..``)."""
+        effect = assignment_code(name, value)
+        if effect is None:
+            return
+        code, via = effect
+        if code is None and not via.endswith("="):
+            self.hide(via)
+        else:
+            self.nested(code, via)
 
     def word(self, node: Any) -> Word:
         """The word, and a walk of what it holds (substitutions, expansions)."""
@@ -425,6 +444,9 @@ class _Walker:
             else:
                 words.append(self.word(c))
         self.features.add("declaration")
+        flags = [w.value for w in words[1:] if w.value and re.fullmatch(r"[-+][a-zA-Z]+", w.value)]
+        if any("i" in f for f in flags):  # every later assignment to it is arithmetic
+            self.hide("declare -i makes later assignments evaluate subscripts as arithmetic")
         kind = "unset" if node.type == "unset_command" else "declaration"
         self.add(words, [], [], _t(node), kind)
 
@@ -466,6 +488,13 @@ class _Walker:
                 self.hide(f"the command name {first.text!r} is not a literal word")
             else:
                 name = first.value.rsplit("/", 1)[-1]
+                if name == "env":
+                    for w in words[1:]:
+                        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", w.value or "", re.S)
+                        if m:
+                            self.assigned(m.group(1), m.group(2))
+                        elif w.value is not None and not w.value.startswith("-"):
+                            break
                 if name in _VAR_NAME_BUILTINS and kind != "test":
                     self.var_name_builtin(name, words)
                 for code, via in code_strings(words, redirects, self.features):

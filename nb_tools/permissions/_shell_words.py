@@ -19,6 +19,7 @@ __all__ = [
     "EXEC_WRAPPERS",
     "WRAPPERS",
     "WordInfo",
+    "assignment_code",
     "code_strings",
     "inner_commands",
     "is_wrapper",
@@ -364,10 +365,20 @@ def code_strings(
     if name in ("source", "."):
         return [(None, f"{name} {args[0] if args else ''}".strip())]
     if name == "trap":
+        if args[:1] == ["--"]:  # `trap -- 'cmd' EXIT`
+            args = args[1:]
         if args and args[0] not in ("-p", "-l", "-", "--") and args[0] is not None:
             return [(args[0], "trap")]
         if args and args[0] is None:
             return [(None, "trap")]
+    if name in ("compgen", "complete"):  # -C runs a command to list the completions
+        for i, a in enumerate(args):
+            if a is None:
+                return [(None, name)]
+            if a.startswith("-") and not a.startswith("--") and "C" in a[1:]:
+                rest = a[a.index("C", 1) + 1 :]
+                code = rest or (args[i + 1] if i + 1 < len(args) else "")
+                return [(code, f"{name} -C")]
     if name == "alias":
         features.add("alias")
         out: list[tuple[str | None, str]] = []
@@ -385,8 +396,16 @@ def code_strings(
                 return [(None, name)]
     if name in ("su", "runuser", "flock", "script"):
         for i, a in enumerate(args):
+            if a is None:
+                return [(None, name)]
             if a in ("-c", "--command") and i + 1 < len(args):
                 return [(args[i + 1], f"{name} -c")]
+            if a.startswith("--command="):
+                return [(a.split("=", 1)[1], f"{name} -c")]
+            if a.startswith("-") and not a.startswith("--") and "c" in a[1:]:
+                rest = a[a.index("c", 1) + 1 :]  # -qc 'cmd', -c'cmd'
+                code = rest or (args[i + 1] if i + 1 < len(args) else "")
+                return [(code, f"{name} -c")]
     if name == "watch":
         if None in args:
             return [(None, "watch")]
@@ -396,3 +415,29 @@ def code_strings(
     if name == "enable" and any(a is None or a.startswith("-f") for a in args):
         return [(None, "enable -f loads code")]
     return []
+
+
+# Variables whose value names a file of code that bash, the loader or an interpreter runs,
+# or that change how every later command runs: setting one hides code from the parse.
+_FILE_VARS = re.compile(
+    r"BASH_ENV|ENV|LD_[A-Z_]+|GCONV_PATH|NODE_OPTIONS|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|"
+    r"RUBYLIB|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|SHELLOPTS|BASHOPTS|GIT_CONFIG\w*|"
+    r"GIT_EXEC_PATH|GIT_DIR|GIT_TEMPLATE_DIR|LESSOPEN|LESSCLOSE|BASH_LOADABLES_PATH"
+)
+# Variables whose value is a command line that programs hand to a shell (git, man, less...).
+_CODE_VARS = re.compile(
+    r"PAGER|\w+_PAGER|EDITOR|VISUAL|\w+_EDITOR|GIT_EXTERNAL_DIFF|GIT_SSH|GIT_SSH_COMMAND|"
+    r"\w*ASKPASS|GIT_PROXY_COMMAND|PROMPT_COMMAND|PS[0-4]|BROWSER|\w+_COMMAND"
+)
+
+
+def assignment_code(name: str, value: str | None) -> tuple[str | None, str] | None:
+    """What setting ``name`` to ``value`` may run: ``(code, via)`` for a command line read
+    by programs (``GIT_PAGER='rm x'``; code ``None`` when the value is not literal), or
+    ``(None, reason)`` for a variable that loads code from a file (``BASH_ENV=f``,
+    ``LD_PRELOAD=x.so``); ``None`` when it runs nothing."""
+    if _FILE_VARS.fullmatch(name):
+        return (None, f"setting {name} loads code the parse cannot see")
+    if _CODE_VARS.fullmatch(name):
+        return (value, f"{name}=")
+    return None

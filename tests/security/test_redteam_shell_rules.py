@@ -33,6 +33,14 @@ BYPASSES = [
     "setarch x86_64 touch pwned",
     "linux64 touch pwned",
     *([f"{LOADER} /usr/bin/touch pwned"] if LOADER else []),
+    "trap -- 'touch pwned' EXIT",  # `--` before the action
+    "script -qc 'touch pwned' /dev/null",  # -c clustered
+    "compgen -C 'touch pwned' x",  # runs the command to list completions
+    "declare -i n; n='a[$(touch pwned)]'",  # -i: a later assignment is arithmetic
+    "typeset -i n; for n in 'a[$(touch pwned)]'; do :; done",
+    "declare -i n; read n <<< 'a[$(touch pwned)]'",
+    "printf 'touch pwned' > benv; BASH_ENV=benv bash -c true",  # bash runs $BASH_ENV
+    "printf 'touch pwned' > benv; env BASH_ENV=benv bash -c true",
 ]
 
 
