@@ -358,8 +358,9 @@ class BashTool:
         planted = remove_planted(launch)
         if planted:
             note = (
-                f"\n[the sandbox removed {', '.join(planted)}: it would make git on this "
-                "machine read another repository's config and hooks]"
+                f"\n[the sandbox removed or switched off {', '.join(planted)}: it would make "
+                "git on this machine run programs or read another repository's config and "
+                "hooks, outside the sandbox]"
             )
             result = Result(
                 content=result.content + note,

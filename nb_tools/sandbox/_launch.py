@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.sandbox._bwrap import bwrap_argv
+from nb_tools.sandbox._defuse import defuse_new_repos
 from nb_tools.sandbox._env import sandbox_env
 from nb_tools.sandbox._hide import scan
 from nb_tools.sandbox._policy import SandboxPolicy
@@ -43,19 +44,28 @@ class Launch:
     sandboxed: bool
     policy: SandboxPolicy
     guarded: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    """The writable roots, and the repositories in them when the call started: one that
+    appears during the call is defused after it."""
+    repos_before: tuple[str, ...] = ()
     """Paths that did not exist and must not appear as a file or link (``.git/commondir``,
     a root's ``.git`` file would point git at another config and hooks; a mount cannot
     guard a name that does not exist): see :func:`remove_planted`."""
 
 
 def remove_planted(launch: Launch) -> list[str]:
-    """Remove what the command created at the launch's guarded paths; returns them."""
+    """Remove what the command created at the launch's guarded paths, and switch off what
+    would run programs in the repositories it created (see :mod:`._defuse`); returns the
+    paths changed."""
     removed = []
     for path in launch.guarded:
         if os.path.islink(path) or os.path.isfile(path):
             with contextlib.suppress(OSError):
                 os.unlink(path)
                 removed.append(path)
+    if launch.policy.mode == "workspace-write":
+        for root in launch.roots:
+            removed += defuse_new_repos(launch.repos_before, scan(Path(root))[1])
     return removed
 
 
@@ -85,8 +95,13 @@ def prepare(
     command = bwrap_argv(found.bwrap, policy, list(argv), cwd=start)
     full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
     guarded: list[str] = []
+    roots: list[str] = []
+    before: list[str] = []
     if policy.mode == "workspace-write":
         for root in (policy.workspace, *policy.writable_roots):
+            if root is not None and root.is_dir():
+                roots.append(str(root))
+                before += [str(r) for r in scan(root)[1]]
             if root is not None and root.is_dir() and not os.path.lexists(root / ".git"):
                 # A `.git` file made by the call would point git at a planted config.
                 guarded.append(str(root / ".git"))
@@ -97,7 +112,14 @@ def prepare(
                         guarded.append(str(p))
     # bwrap itself starts in "/": the sandboxed command changes to `start` (--chdir).
     return Launch(
-        argv=command, env=full, cwd="/", sandboxed=True, policy=policy, guarded=tuple(guarded)
+        argv=command,
+        env=full,
+        cwd="/",
+        sandboxed=True,
+        policy=policy,
+        guarded=tuple(guarded),
+        roots=tuple(roots),
+        repos_before=tuple(before),
     )
 
 

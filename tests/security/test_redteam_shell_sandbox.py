@@ -258,19 +258,44 @@ async def test_planted_git_file_in_a_plain_folder_is_removed(ws: Path, tmp_path:
     assert not marker.exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a repository created by the call itself (no .git before) is not protected; "
-    "its config and hooks may run programs at the user's next git command outside the sandbox",
-)
-async def test_new_repository_made_by_the_call_runs_nothing_later(ws: Path, tmp_path: Path) -> None:
+NEW_REPO_PLANTS = [
+    "git init -q{sub} && git{c} config core.fsmonitor 'touch {marker}; false'",
+    "git init -q{sub} && git{c} config alias.status '!touch {marker}'",
+    "git init -q{sub} && printf '#!/bin/sh\\ntouch {marker}\\n' > {dot}/hooks/pre-commit"
+    " && chmod +x {dot}/hooks/pre-commit",
+]
+
+
+@pytest.mark.parametrize("plant", NEW_REPO_PLANTS)
+@pytest.mark.parametrize("sub", ["", "sub"])
+async def test_new_repository_made_by_the_call_runs_nothing_later(
+    plant: str, sub: str, ws: Path, tmp_path: Path
+) -> None:
+    """Hole: a repository the call creates itself (no .git when it starts, so no mount
+    protects it) could carry a config or hooks that run a program at the user's next git
+    command, outside the sandbox. After the call they are switched off, and the result
+    says so."""
     import subprocess
 
     marker = tmp_path / "PWNED"
-    cmd = f"git init -q && git config core.fsmonitor 'touch {marker}; false'"
-    await run(ws, cmd, approved=True)
-    subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
-    assert not marker.exists()
+    cmd = plant.format(
+        sub=f" {sub}" if sub else "", c=f" -C {sub}" if sub else "", marker=marker,
+        dot=f"{sub}/.git" if sub else ".git",
+    )  # fmt: skip
+    r = await run(ws, cmd, approved=True)
+    repo = ws / sub if sub else ws
+    assert (repo / ".git").is_dir(), r.content  # the call itself ran
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+    for args in (["status"], ["commit", "-q", "--allow-empty", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=False)
+    assert not marker.exists(), r.content
+    assert "switched off" in r.content
+
+
+async def test_plain_git_init_is_left_alone(ws: Path) -> None:
+    r = await run(ws, "git init -q && git config user.name someone", approved=True)
+    assert (ws / ".git" / "config").is_file() and not r.is_error, r.content
 
 
 async def test_unapproved_call_has_no_network_even_if_the_policy_allows_it(ws: Path) -> None:

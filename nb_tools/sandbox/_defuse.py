@@ -1,0 +1,65 @@
+"""Repositories that a sandboxed call created itself: what in them would run a program
+when git next runs on this machine, outside the sandbox, is switched off after the call.
+
+The mounts of :mod:`nb_tools.sandbox._bwrap` keep ``.git/hooks`` and ``.git/config`` of
+the repositories that exist when a call starts read-only; a repository the call makes
+(``git init``) has nothing to protect it while the call runs. After the call: its
+executable hooks lose their execute bits (git skips a hook that is not executable) and a
+config that names a program (``core.fsmonitor``, ``core.hooksPath``, a pager, a diff or
+filter driver, an alias, an include...) is renamed to ``config.nb_tools-disabled`` (git
+reads a missing config as the defaults).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+from pathlib import Path
+
+__all__ = ["defuse_new_repos"]
+
+# A key that names a program, alone or after a section header on its line, or an include.
+_RUNS = re.compile(
+    r"(?:^|\])\s*(fsmonitor|external|textconv|command|clean|smudge|process|pager|hookspath|"
+    r"program|askpass|sshcommand|editor|gitproxy|helper|driver|difffilter|"
+    r"alternaterefscommand|worktree)\s*(?:=|[;#]|$)|\[\s*(include|alias)",
+    re.IGNORECASE | re.MULTILINE,
+)
+DISABLED = "config.nb_tools-disabled"
+
+
+def defuse_new_repos(before: tuple[str, ...], after: list[Path]) -> list[str]:
+    """For each repository in ``after`` that is not in ``before``: take the execute bits off
+    its hooks and rename a config that runs programs. Returns what was changed."""
+    changed: list[str] = []
+    known = set(before)
+    for repo in after:
+        if str(repo) in known:
+            continue
+        dot = repo / ".git"
+        if dot.is_symlink() or not dot.is_dir():
+            continue
+        hooks = dot / "hooks"
+        if hooks.is_dir() and not hooks.is_symlink():
+            for h in hooks.iterdir():
+                with contextlib.suppress(OSError):
+                    mode = h.lstat().st_mode
+                    if stat.S_ISREG(mode) and mode & 0o111 and not h.name.endswith(".sample"):
+                        os.chmod(h, mode & ~0o111 & 0o7777)
+                        changed.append(str(h))
+        elif hooks.is_symlink():
+            with contextlib.suppress(OSError):
+                hooks.unlink()
+                changed.append(str(hooks))
+        for name in ("config", "config.worktree", "commondir"):
+            cfg = dot / name
+            with contextlib.suppress(OSError):
+                if cfg.is_symlink() or (
+                    cfg.is_file()
+                    and (name == "commondir" or _RUNS.search(cfg.read_text(errors="replace")))
+                ):
+                    os.replace(cfg, dot / (DISABLED if name == "config" else name + ".disabled"))
+                    changed.append(str(cfg))
+    return changed
