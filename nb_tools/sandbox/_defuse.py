@@ -35,31 +35,53 @@ def defuse_new_repos(before: tuple[str, ...], after: list[Path]) -> list[str]:
     its hooks and rename a config that runs programs. Returns what was changed."""
     changed: list[str] = []
     known = set(before)
+    trusted = {os.path.realpath(os.path.join(r, ".git")) for r in before}
     for repo in after:
         if str(repo) in known:
             continue
         dot = repo / ".git"
-        if dot.is_symlink() or not dot.is_dir():
+        if dot.is_symlink():
             continue
-        hooks = dot / "hooks"
-        if hooks.is_dir() and not hooks.is_symlink():
-            for h in hooks.iterdir():
-                with contextlib.suppress(OSError):
-                    mode = h.lstat().st_mode
-                    if stat.S_ISREG(mode) and mode & 0o111 and not h.name.endswith(".sample"):
-                        os.chmod(h, mode & ~0o111 & 0o7777)
-                        changed.append(str(h))
-        elif hooks.is_symlink():
+        if dot.is_file():  # `gitdir: ../.git/modules/x`: defuse the folder it names
+            try:
+                line = dot.read_text(errors="replace").strip()
+            except OSError:
+                continue
+            if not line.startswith("gitdir:"):
+                continue
+            dot = Path(os.path.realpath(repo / line[7:].strip()))
+        if dot.is_dir():
+            changed += _defuse(dot, trusted)
+    return changed
+
+
+def _defuse(dot: Path, trusted: set[str]) -> list[str]:
+    changed: list[str] = []
+    hooks = dot / "hooks"
+    if hooks.is_dir() and not hooks.is_symlink():
+        for h in hooks.iterdir():
             with contextlib.suppress(OSError):
-                hooks.unlink()
-                changed.append(str(hooks))
-        for name in ("config", "config.worktree", "commondir"):
-            cfg = dot / name
-            with contextlib.suppress(OSError):
-                if cfg.is_symlink() or (
-                    cfg.is_file()
-                    and (name == "commondir" or _RUNS.search(cfg.read_text(errors="replace")))
-                ):
-                    os.replace(cfg, dot / (DISABLED if name == "config" else name + ".disabled"))
-                    changed.append(str(cfg))
+                mode = h.lstat().st_mode
+                if stat.S_ISREG(mode) and mode & 0o111 and not h.name.endswith(".sample"):
+                    os.chmod(h, mode & ~0o111 & 0o7777)
+                    changed.append(str(h))
+    elif hooks.is_symlink():
+        with contextlib.suppress(OSError):
+            hooks.unlink()
+            changed.append(str(hooks))
+    for name in ("config", "config.worktree", "commondir"):
+        cfg = dot / name
+        with contextlib.suppress(OSError):
+            if cfg.is_symlink():
+                bad = True
+            elif not cfg.is_file():
+                bad = False
+            elif name == "commondir":  # fine when it names a repository that was there
+                target = os.path.realpath(dot / cfg.read_text(errors="replace").strip())
+                bad = target not in trusted
+            else:
+                bad = _RUNS.search(cfg.read_text(errors="replace")) is not None
+            if bad:
+                os.replace(cfg, dot / (DISABLED if name == "config" else name + ".disabled"))
+                changed.append(str(cfg))
     return changed

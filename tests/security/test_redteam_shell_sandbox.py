@@ -316,3 +316,33 @@ async def test_unapproved_call_has_no_network_even_if_the_policy_allows_it(ws: P
         assert listener.received() != []
     finally:
         listener.close()
+
+
+async def test_planted_submodule_git_folder_is_defused(ws: Path, tmp_path: Path) -> None:
+    """A new `x/.git` file naming a git folder the call made under `.git/modules` (absent
+    before, so not protected): the folder it names is defused like a new repository."""
+    import subprocess
+
+    marker = tmp_path / "PWNED"
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    cmd = (
+        "mkdir -p x && git init -q --bare .git/modules/x && "
+        "git --git-dir=.git/modules/x config core.bare false && "
+        f"git --git-dir=.git/modules/x config core.fsmonitor 'touch {marker}; false' && "
+        'echo "gitdir: ../.git/modules/x" > x/.git'
+    )
+    r = await run(ws, cmd, approved=True)
+    subprocess.run(["git", "status"], cwd=ws / "x", capture_output=True, check=False)
+    assert not marker.exists(), r.content
+
+
+async def test_worktree_added_by_the_call_keeps_its_commondir(ws: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-q", "--allow-empty", "-m", "one"], check=True)  # fmt: skip
+    r = await run(ws, "git worktree add -q wt2", approved=True)
+    if r.is_error and "Read-only" in r.content:
+        pytest.skip("the sandbox keeps .git/worktrees read-only here")
+    assert subprocess.run(["git", "status"], cwd=ws / "wt2", capture_output=True).returncode == 0
