@@ -152,7 +152,10 @@ def _parse(command: str, _depth: int, _via: str) -> Script:
     walker.data = data
     if tree.root_node.has_error:
         walker.hide("the parser found a syntax error or a missing part")
-    walker.walk(tree.root_node)
+    try:
+        walker.walk(tree.root_node)
+    except RecursionError:  # `((((..))))` thousands deep: unreadable, so unsure
+        walker.hide("the script is nested too deep to read")
     return walker.script(command)
 
 

@@ -122,3 +122,22 @@ def test_deny_git_push_is_not_bypassed_by_an_alias(command: str, tmp_path: Path)
     # The attack is real: plain bash pushes.
     subprocess.run(["bash", "-c", command], cwd=ws, env=env, timeout=20, capture_output=True)
     assert pushed.exists(), f"the command does not push: {command!r}"
+
+
+DEEP = [
+    "(" * 600 + "touch pwned" + ")" * 600,
+    "echo $(" * 400 + "touch pwned" + ")" * 400,
+]
+
+
+@pytest.mark.parametrize("command", DEEP, ids=["subshells", "substitutions"])
+def test_deeply_nested_script_is_unsure_not_a_crash(command: str) -> None:
+    """Guard: a script nested deeper than Python's recursion limit made the parse raise
+    (the executor then denied the call, so nothing ran); it now reads as unsure: the vote
+    says not read-only and a deny rule asks."""
+    from nb_tools.builtin._bash_readonly import is_read_only
+    from nb_tools.permissions._shell import parse_script
+
+    assert parse_script(command).hidden
+    assert not is_read_only(command)
+    assert _decide(command) in ("deny", "ask")
