@@ -66,16 +66,19 @@ def bwrap_argv(
     roots = [r for r in (workspace, *policy.writable_roots) if r is not None]
     writable = policy.mode == "workspace-write"
     confined = policy.system_only and not writable
+    gitdirs: list[Path] = []
     if confined and workspace is not None:  # git reads its repository, read-only
-        roots += [d for d in repository_dirs(workspace) if not _under(d, roots)]
+        tops, gitdirs = repository_dirs(workspace)
+        roots += [d for d in tops if not _under(d, roots)]
     roots = [r for r in dict.fromkeys(roots) if r.is_dir()]
+    gitdirs = [g for g in dict.fromkeys(gitdirs) if not _under(g, roots)]
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_PROC_READ_ONLY]
     masks = coarse_masks() + [p for p in policy.hidden if p.is_dir()]
     if confined:  # only the system and the workspace: a link inside leads nowhere else
         masks += [m for m in outside_masks() if m not in masks]
     # A mask strictly inside a root goes on after the root's bind; one that is or holds a
     # root goes on before it (the root comes back on top).
-    inside = [m for m in masks if m not in roots and _under(m, roots)]
+    inside = [m for m in masks if m not in roots and _under(m, roots + gitdirs)]
     early = [m for m in masks if m not in inside]
     late = inside
     applied: list[Path] = []
@@ -91,6 +94,8 @@ def bwrap_argv(
             out += ["--ro-bind", "/dev/null", str(f)]
     for r in roots:
         out += ["--bind" if writable else "--ro-bind", str(r), str(r)]
+    for g in gitdirs:  # git's own folders: not scanned (objects), bound read-only
+        out += ["--ro-bind", str(g), str(g)]
     found = {r: scan_all(r) for r in roots}
     scans = {r: (list(f.secrets), list(f.repos)) for r, f in found.items()}
     if writable:
@@ -102,7 +107,7 @@ def bwrap_argv(
         hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
     late_binds: list[str] = []
     if confined:  # git reads its config; the credentials in it stay out of sight
-        for cfg in git_configs_with_credentials(roots):
+        for cfg in git_configs_with_credentials(roots, gitdirs):
             clean = sanitized_git_config(cfg)
             late_binds += ["--ro-bind", str(clean), str(cfg)] if clean else _hide(cfg)
     for p in dict.fromkeys(hidden):

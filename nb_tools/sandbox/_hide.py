@@ -10,7 +10,7 @@ import functools
 import glob
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,36 +144,38 @@ def outside_masks() -> list[Path]:
     return sorted(out)
 
 
-def repository_dirs(workspace: Path) -> list[Path]:
-    """The folders outside ``workspace`` that git needs to read its repository: the work
-    tree's top when the workspace is a folder inside it (unless that top is ``/`` or holds
-    or is a home folder), and the git folder and common folder of a linked worktree."""
-    out: list[Path] = []
+def repository_dirs(workspace: Path) -> tuple[list[Path], list[Path]]:
+    """What git needs outside ``workspace`` to read its repository: (work tree folders, git
+    folders). The work tree's top when the workspace is a folder inside it (unless that top
+    is ``/`` or holds or is a home folder); the git folder and common folder of a linked
+    worktree."""
+    tops: list[Path] = []
+    gitdirs: list[Path] = []
     for d in (workspace, *workspace.parents):
         dot = d / ".git"
+        if dot.is_dir() or dot.is_file():
+            homes = home_dirs()
+            if d not in (workspace, Path("/")) and not any(
+                h == d or h.is_relative_to(d) for h in homes
+            ):
+                tops.append(d)
         if dot.is_dir():
-            if d != workspace:
-                homes = home_dirs()
-                if d != Path("/") and not any(h == d or h.is_relative_to(d) for h in homes):
-                    out.append(d)
-            return out
+            break
         if dot.is_file():
             try:
                 line = dot.read_text(errors="replace").strip()
             except OSError:
-                return out
-            if d != workspace:
-                out.append(d)
+                break
             if line.startswith("gitdir:"):
                 gitdir = Path(os.path.realpath(d / line[7:].strip()))
-                out.append(gitdir)
+                gitdirs.append(gitdir)
                 try:
                     common = (gitdir / "commondir").read_text().strip()
-                    out.append(Path(os.path.realpath(gitdir / common)))
+                    gitdirs.append(Path(os.path.realpath(gitdir / common)))
                 except OSError:
                     pass
-            return [p for p in out if p.is_dir() and p != Path("/")]
-    return out
+            break
+    return [p for p in tops if p.is_dir()], [p for p in gitdirs if p.is_dir() and p != Path("/")]
 
 
 _SKIP_DIRS = frozenset(
@@ -423,14 +425,13 @@ _CONFIG_CREDENTIALS = re.compile(
 )
 
 
-def git_configs_with_credentials(roots: list[Path]) -> list[Path]:
-    """The config files of the repositories in ``roots`` (each root's own, and of the
-    repositories :func:`scan` found) that hold credentials: a remote URL with a user or
-    password (``https://TOKEN@host``), an ``extraheader`` (CI checkouts keep their token
-    there), a ``password``/``token`` key. git reads an empty config as the defaults."""
-    gitdirs: list[Path] = []
+def git_configs_with_credentials(roots: list[Path], gitdirs: Sequence[Path] = ()) -> list[Path]:
+    """The config files of the repositories :func:`scan` found in ``roots`` and of the git
+    folders ``gitdirs`` that hold credentials: a remote URL with a user or password
+    (``https://TOKEN@host``), an ``extraheader`` (CI checkouts keep their token there), a
+    ``password``/``token`` key."""
+    gitdirs = list(gitdirs)
     for r in roots:
-        gitdirs.append(r)  # a root may itself be a git folder (a linked worktree's)
         gitdirs += [repo / ".git" for repo in scan_all(r).repos]
     out: list[Path] = []
     for g in dict.fromkeys(gitdirs):

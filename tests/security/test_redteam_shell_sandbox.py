@@ -346,3 +346,22 @@ async def test_worktree_added_by_the_call_keeps_its_commondir(ws: Path) -> None:
     if r.is_error and "Read-only" in r.content:
         pytest.skip("the sandbox keeps .git/worktrees read-only here")
     assert subprocess.run(["git", "status"], cwd=ws / "wt2", capture_output=True).returncode == 0
+
+
+async def test_unapproved_git_works_in_a_linked_worktree_and_a_subfolder(tmp_path: Path) -> None:
+    """The system-only view brings back what git needs outside the workspace: a linked
+    worktree's git folders (not scanned: objects), a parent work tree (scanned for secrets)."""
+    import subprocess
+
+    main, wt = tmp_path / "main", tmp_path / "wt"
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run(["git", "-C", str(main), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-q", "--allow-empty", "-m", "first-commit"], check=True)  # fmt: skip
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(wt)], check=True)
+    (wt / "sub").mkdir()
+    (wt / ".env").write_text("TOKEN-4711=very-secret\n")
+    for ws in (wt, wt / "sub"):
+        r = await run(ws, "git log --oneline -1 && git status --short", approved=False)
+        assert "first-commit" in r.content and not r.is_error, r.content
+    r = await run(wt / "sub", "grep -r TOKEN-4711 .. || true", approved=False)
+    assert "very-secret" not in r.content
