@@ -351,11 +351,11 @@ class BashTool:
             # A background child may keep writing: keep draining the pipe (so it never
             # blocks on a full pipe) but stop collecting.
             sink.collecting = False
+            planted = remove_planted(launch)  # even when cancelled twice
         _flush(sink.pending, decoder)
         result = _result(
             sink.out, proc.returncode, timeout, timed_out=timed_out, cancelled=cancelled
         )
-        planted = remove_planted(launch)
         if planted:
             note = (
                 f"\n[the sandbox removed or switched off {', '.join(planted)}: it would make "
