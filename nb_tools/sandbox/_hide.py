@@ -84,6 +84,7 @@ SYSTEM_SECRET_FILES = (
     "/etc/krb5.keytab",
     "/etc/docker/key.json",
     "/etc/letsencrypt/archive/*/*",
+    "/etc/environment",  # system-wide variables: proxies with passwords, keys
 )
 
 SECRET_NAMES = frozenset(
