@@ -7,7 +7,8 @@ interleaved) streams as progress about once a second; the model sees at most 30,
 characters, head and tail.
 
 Every call runs in the sandbox (:mod:`nb_tools.sandbox`): a call that ran without approval
-(the read-only vote) in ``read-only``, an approved call in the session's mode
+(the read-only vote) in ``read-only`` with only the system folders and the workspace in view
+and no network (``SandboxPolicy.unapproved``), an approved call in the session's mode
 (``workspace-write`` by default). The sandbox's process tree dies with the call: background
 jobs end when bash exits. A call may ask to run outside the sandbox (``"sandbox": "off"``):
 such a call always asks a person, even under the ``auto`` policy, and its card says so.
