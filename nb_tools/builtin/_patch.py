@@ -21,13 +21,14 @@ Differences from Codex, on purpose:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._atomic import write_files
-from nb_tools.builtin._binding import Bindings, Target, verify
+from nb_tools.builtin._binding import Bindings, Target, card_digest, verify
 from nb_tools.builtin._common import Args, ToolError, guarded, parse_args
 from nb_tools.builtin._patch_parse import (
     AddFile,
@@ -171,6 +172,10 @@ class ApplyPatchTool:
                     f"apply_patch: {exc}\nNothing was changed (a patch applies all or "
                     f"nothing); fix this part and send the whole patch again."
                 ) from None
+        # The card binds what it shows: a call whose files changed since must not apply
+        # its hunks wherever they now fit (``_binding.verify``).
+        card = card_digest(_change(e) for e in plan.entries.values() if _touched(e))
+        plan.targets = tuple(dataclasses.replace(t, card=card) for t in plan.targets)
         return plan
 
     def _targets(self, hunks: list[Hunk]) -> tuple[Target, ...]:
