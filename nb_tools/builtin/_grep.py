@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._common import ToolError
@@ -26,6 +28,7 @@ from nb_tools.builtin._ignore import (
     recheck_paths,
     rg_filter_args,
 )
+from nb_tools.builtin._protected import protected_reason
 from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
 from nb_tools.builtin._workspace import WorkspaceError
@@ -40,7 +43,8 @@ PROGRESS_EVERY = 1.0  # seconds
 
 _DESCRIPTION = """\
 Search file contents with a regular expression (ripgrep syntax, e.g. "log.*Error", \
-"function\\s+\\w+"). Honours .gitignore/.ignore and skips hidden and binary files. \
+"function\\s+\\w+"). Honours .gitignore/.ignore and skips hidden and binary files, and \
+protected files (.env*, .ssh/, credentials) unless `path` names one (that asks the user). \
 Literal braces need escaping ("interface\\{\\}"). Look-around and backreferences are not \
 supported. Filter files with `glob` ("*.py", "**/*.{ts,tsx}", "!*.min.js") or `type` \
 ("py", "js", "rust"). output_mode: "files_with_matches" (default: paths), "content" \
@@ -188,6 +192,8 @@ class GrepTool(SearchTool):
             return Result.error(str(exc))
         except OSError as exc:
             return Result.error(f"grep: {exc}")
+        if not self.is_protected_call(args):  # a protected path asked; nothing else did
+            _drop_protected(found, str(target.parent if target.is_file() else target))
         text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset)
         return Result(
             content=text,
@@ -198,8 +204,16 @@ class GrepTool(SearchTool):
         pattern = a["pattern"]
         check_pattern(pattern, bool(a.get("multiline")))
         target = self.workspace.resolve(a.get("path") or ".", tool="grep")
-        if not target.exists():
-            raise ToolError(f"grep: {a.get('path')!r} does not exist in the workspace")
+        try:
+            mode = os.stat(target).st_mode
+        except FileNotFoundError:
+            raise ToolError(f"grep: {a.get('path')!r} does not exist in the workspace") from None
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device, socket or other special file"
+            raise ToolError(
+                f"grep: {a.get('path')!r} is {kind}; grep searches regular files and folders "
+                f"(opening it could block forever)"
+            )
         typ = a.get("type")
         if typ is not None and typ not in TYPES:
             raise ToolError(
@@ -218,6 +232,26 @@ class GrepTool(SearchTool):
             types=(typ,) if typ else (),
         )
         return query, target
+
+
+def _drop_protected(found: Found, search_dir: str) -> None:
+    """Remove the protected files (``.env*``, ``.ssh/``, credentials, ...; see
+    ``_protected``) from ``found``, silently. The walk skips them as hidden files, but an
+    ignore file's ``!`` line (text the repository controls) re-includes a hidden file, and
+    a search is no click: its matches, counts and even the list of matching files (an
+    oracle for the content, pattern after pattern) would leak a secret that ``read_file``
+    asks for. Saying which files were dropped would be the same oracle, so nothing is said.
+    The search never follows symlinks, so the lexical path is the file's real one."""
+    base = Path(search_dir)
+
+    def protected(rel: str) -> bool:
+        return protected_reason((base / rel).parts) is not None
+
+    gone = {n for n in (*found.files, *found.counts, *found.lines) if protected(n)}
+    if gone:
+        found.files = [p for p in found.files if p not in gone]
+        found.counts = {p: n for p, n in found.counts.items() if p not in gone}
+        found.lines = {p: v for p, v in found.lines.items() if p not in gone}
 
 
 # -- output ------------------------------------------------------------------------------
