@@ -28,7 +28,7 @@ from nb_tools.builtin._ignore import (
     recheck_paths,
     rg_filter_args,
 )
-from nb_tools.builtin._protected import protected_reason
+from nb_tools.builtin._protected_home import protected_reason
 from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
 from nb_tools.builtin._workspace import WorkspaceError
@@ -236,12 +236,13 @@ class GrepTool(SearchTool):
 
 def _drop_protected(found: Found, search_dir: str) -> None:
     """Remove the protected files (``.env*``, ``.ssh/``, credentials, ...; see
-    ``_protected``) from ``found``, silently. The walk skips them as hidden files, but an
-    ignore file's ``!`` line (text the repository controls) re-includes a hidden file, and
-    a search is no click: its matches, counts and even the list of matching files (an
-    oracle for the content, pattern after pattern) would leak a secret that ``read_file``
-    asks for. Saying which files were dropped would be the same oracle, so nothing is said.
-    The search never follows symlinks, so the lexical path is the file's real one."""
+    ``_protected`` and ``_protected_home``) from ``found``, silently. The walk skips them
+    as hidden files, but an ignore file's ``!`` line (text the repository controls)
+    re-includes a hidden file, and a search is no click: its matches, counts and even the
+    list of matching files (an oracle for the content, pattern after pattern) would leak a
+    secret that ``read_file`` asks for. Saying which files were dropped would be the same
+    oracle, so nothing is said. The search never follows symlinks, so the lexical path is
+    the file's real one."""
     base = Path(search_dir)
 
     def protected(rel: str) -> bool:

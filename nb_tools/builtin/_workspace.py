@@ -22,8 +22,9 @@ API (other built-in modules import this; keep it stable)::
         # The same walk for reads; refuses a final symlink, FIFOs, devices and sockets
         # (by lstat, before opening) and never blocks.
     ws.display(path) -> str           # path relative to the root ("." for the root itself)
-    ws.is_protected(path) -> bool     # see _protected: .git/, .nb_tools/, IPython start-up,
-    ws.protected_reason(path)         # .env*, rc files, .ssh/, ... as written or resolved
+    ws.is_protected(path) -> bool     # see _protected, _protected_home: .git/, .nb_tools/,
+    ws.protected_reason(path)         # IPython start-up, .env*, rc files, .ssh/, a home's
+                                      # start-up files and credentials; as written or resolved
     WorkspaceError(ValueError)
 
 Containment is decided by ``Path.is_relative_to`` on realpaths, never by string prefixes.
@@ -37,11 +38,11 @@ import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from nb_tools.builtin._protected import PROTECTED, protected_reason
+from nb_tools.builtin._protected_home import ALL_PROTECTED, protected_reason
 
 __all__ = ["PROTECTED_NAMES", "USE_DIR_FD", "Workspace", "WorkspaceError"]
 
-PROTECTED_NAMES = frozenset(" / ".join(p) for p, _ in PROTECTED)
+PROTECTED_NAMES = frozenset(" / ".join(p) for p, _ in ALL_PROTECTED)
 
 USE_DIR_FD = {os.open, os.stat} <= os.supports_dir_fd
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
