@@ -6,8 +6,9 @@ module adds the rest of a home's files that run code later without anyone choosi
 them (desktop and systemd sessions, fish, editors, language start-up files, a folder on
 ``PATH``, git's XDG config, Jupyter's config path and front-end extensions under any
 prefix) and the credentials the bash sandbox hides from every process
-(``nb_tools.sandbox._hide.HOME_SECRETS``), so that ``read_file`` and ``grep`` do not hand
-them over without a click either. A false positive costs one click.
+(``nb_tools.sandbox._hide.HOME_SECRETS`` and ``SYSTEM_SECRET_FILES``, for a workspace at
+``/``; Jupyter's runtime folder wherever it is), so that ``read_file`` and ``grep`` do not
+hand them over without a click either. A false positive costs one click.
 
 ``protected_reason(parts)`` answers for both lists, with ``_protected``'s name folding.
 """
@@ -74,6 +75,13 @@ HOME_PROTECTED: tuple[tuple[tuple[str, ...], str], ...] = (
     (("huggingface", "token"), _SECRET),
     ((".boto",), _SECRET),
     ((".s3cfg",), _SECRET),
+    # A workspace at "/" (a container's working folder): the system's secrets, text files.
+    (("etc", "shadow*"), "password hashes"),
+    (("etc", "gshadow*"), "password hashes"),
+    (("etc", "sudoers*"), "who may run what as root"),
+    (("etc", "ssh", "ssh_host_*"), "the host's SSH keys"),
+    (("etc", "security", "opasswd"), "old password hashes"),
+    (("jupyter", "runtime"), "kernel connection files: their keys run code in the kernels"),
 )
 
 ALL_PROTECTED = _protected.PROTECTED + HOME_PROTECTED
