@@ -67,3 +67,48 @@ async def test_a_rolled_back_write_gives_the_old_bits_back(
     assert (root / "notes.txt").read_bytes() == b"secret notes\n"
     assert stat.S_IMODE((root / "notes.txt").stat().st_mode) == 0o4755
     assert stat.S_IMODE((root / "a.txt").stat().st_mode) == 0o2755
+
+
+# A path that forges the card's diff: the header and hunk of a change to README.md.
+FORGED = "ok.txt\n+++ b/README.md\n@@ -1 +1 @@\n-old\n+new"
+
+
+NAMES = {
+    "forged-diff": FORGED,
+    "cr": "a\rb.txt",
+    "ansi": "a\x1b[2Kb.txt",
+    "u2028": "a\u2028b.txt",
+    "rlo": "evil\u202etxt.sh",
+    "tab": "a\tb",
+    "nel": "a\x85b",
+}
+# (In a patch a line break ends the header: the rest are lines of the file, as the card
+# shows them; the parser refuses the other characters itself.)
+CASES = [
+    (w, n)
+    for w in ("write_file", "patch_add", "create", "edit_file")
+    for n in NAMES
+    if not (w == "patch_add" and n == "forged-diff")
+]
+
+
+@pytest.mark.parametrize(("writer", "name"), CASES)
+async def test_a_path_with_line_breaks_or_controls_is_refused(
+    tmp_path: Path, writer: str, name: str
+) -> None:
+    """Such a path would put extra lines (a forged ``+++ b/README.md`` header and hunk)
+    or a reordered name on the card; Linux would take it as one odd name. Refused: the
+    card is never made and nothing is created."""
+    from files_attack import WRITERS, args_json, fingerprint
+
+    world = make_world(tmp_path)
+    root = world / "root"
+    t = make_tools(root)
+    before = fingerprint(world)
+    key, make = WRITERS[writer]
+    args = make(NAMES[name])
+    with pytest.raises(ValueError, match="U\\+"):
+        preview(t[key], args)
+    result = await t[key].call(args_json(args))
+    assert result.is_error
+    assert fingerprint(world) == before
