@@ -151,31 +151,3 @@ def test_grep_on_a_fifo_is_refused_at_once(tmp_path: Path, engine: str) -> None:
         return result.content
 
     assert "FIFO" in asyncio.run(go())
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE (permissions, not fixed here): a path rule of grep matches grep's `path` "
-    "argument only, so `deny grep(secrets/**)` does not stop a grep of '.' (the default) or "
-    "'secrets/..' from returning secrets/ content. Fix in nb_tools/permissions/_rules.py: for "
-    "grep/glob, a deny rule must also match when the searched folder contains what it names "
-    "(or the search must leave that subtree out).",
-)
-@pytest.mark.parametrize("path", [".", "secrets/.."])
-def test_a_grep_deny_rule_is_not_bypassed_by_searching_the_parent(
-    tmp_path: Path, path: str
-) -> None:
-    from nb_tools.permissions import PermissionRules
-
-    (tmp_path / "secrets").mkdir()
-    (tmp_path / "secrets" / "s.txt").write_text(f"token={SECRET}\n")
-    rules = PermissionRules(root=tmp_path)
-    rules.deny("grep(secrets/**)", "grep(secrets)", "read_file(secrets/**)")
-    model = ScriptedModel(
-        [reply("", call("grep", pattern="token", output_mode="content", path=path)), reply("ok")]
-    )
-    agent = Agent(
-        model, tools=builtin_tools(tmp_path, include=["grep"]), rules=rules, approval="auto"
-    )
-    agent.run_sync("go")
-    assert SECRET not in model.requests[1].messages[-1].content[0].result.content
