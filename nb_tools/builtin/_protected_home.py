@@ -82,6 +82,10 @@ HOME_PROTECTED: tuple[tuple[tuple[str, ...], str], ...] = (
     (("etc", "ssh", "ssh_host_*"), "the host's SSH keys"),
     (("etc", "security", "opasswd"), "old password hashes"),
     (("jupyter", "runtime"), "kernel connection files: their keys run code in the kernels"),
+    # Every kernel starts as `python -m ipykernel_launcher` in its notebook's folder, and -m
+    # looks in the working folder first: a file of that name there runs at the next start.
+    (("ipykernel_launcher*",), "every kernel started in this folder runs it first"),
+    (("ipykernel",), "the kernel's own code (`python -m ipykernel` runs a folder of this name)"),
 )
 
 ALL_PROTECTED = _protected.PROTECTED + HOME_PROTECTED

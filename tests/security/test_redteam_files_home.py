@@ -126,3 +126,45 @@ def test_a_home_credential_is_not_read_without_a_click(tmp_path: Path, path: str
 @pytest.mark.parametrize("path", ["notes/config", "src/bin/tool.py", "docs/history.md", "git.md"])
 def test_control_plain_files_of_a_home_are_not_protected(tmp_path: Path, path: str) -> None:
     assert not Workspace(tmp_path).is_protected(path)
+
+
+KERNEL_HIJACKS = [
+    "ipykernel_launcher.py",
+    "notebooks/ipykernel_launcher.py",
+    "ipykernel_launcher/__main__.py",
+    "ipykernel/__main__.py",
+]
+
+
+@pytest.mark.parametrize("path", KERNEL_HIJACKS)
+def test_a_file_every_kernel_start_runs_is_not_written_under_auto(
+    tmp_path: Path, path: str
+) -> None:
+    """Kernels start as ``python -m ipykernel_launcher`` in the notebook's folder, and
+    ``-m`` finds a module in the working folder first: outside any sandbox, at the next
+    start or restart, with no one choosing to run it (the same as ``sitecustomize.py``)."""
+    agent, _, asked = _agent(
+        tmp_path, [call("write_file", file_path=path, content="import os; os.system('x')\n")]
+    )
+    agent.run_sync("go")
+    assert not (tmp_path / path).exists()
+    assert [r.call.name for r in asked] == ["write_file"]
+
+
+def test_control_the_launcher_in_the_working_folder_does_run(tmp_path: Path) -> None:
+    """Why: a real ``python -m ipykernel_launcher`` started in the folder runs the file."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "ran"
+    (tmp_path / "ipykernel_launcher.py").write_text(
+        f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit(0)\n"
+    )
+    subprocess.run(
+        [sys.executable, "-m", "ipykernel_launcher", "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert marker.exists()
