@@ -7,9 +7,13 @@ replaced by a link), the call would resolve elsewhere. So ``preview`` (and
 ``is_protected_call``, when no preview was made) *binds* each lexical path of the call to
 what it resolved to, and the call refuses to write unless it resolves to exactly that.
 
-Bindings are keyed by the call's canonical arguments, taken (removed) by the call, and
-bounded in number; a call that was never previewed binds at call time (nothing was shown,
-so there is nothing to hold it to) and the race-free write (``_atomic``) keeps it there.
+Bindings are keyed by the call's canonical arguments and bounded in number (the oldest
+go first). A call reads its binding and leaves it in place: two calls of one turn with the
+same arguments share one key, and if the first removed the binding the second would run
+unbound, writing wherever the path leads by then (a link made in between by another call
+of the turn). A newer card replaces the binding. A call that was never previewed binds at
+call time (nothing was shown, so there is nothing to hold it to) and the race-free write
+(``_atomic``) keeps it there.
 
 A card also binds *what* it showed (``Target.card``, a digest of its ``Change`` list): the
 loop makes every card of a turn before any call runs, and a person may approve while the
@@ -109,8 +113,12 @@ class Bindings:
             return self._items.get(key)
 
     def take(self, key: str) -> tuple[Target, ...] | None:
+        """The binding a call runs under. It stays: an identical call of the same turn
+        (same key) is held to it too."""
         with self._lock:
-            return self._items.pop(key, None)
+            if key in self._items:
+                self._items.move_to_end(key)
+            return self._items.get(key)
 
     def __len__(self) -> int:
         with self._lock:
