@@ -369,7 +369,7 @@ def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, str]:
 
 async def _run_rg(rg: str, q: Query, target: str) -> Found:
     if os.path.isfile(target):
-        _refuse_binary(target)
+        await _check_text(target)
     argv, cwd, recheck = rg_command(rg, q, target)
     records = 0
     overflow = False
@@ -449,14 +449,34 @@ def _recheck(found: Found, search_dir: str, q: Query, kind: str) -> None:
     found.lines = {p: v for p, v in found.lines.items() if p in allowed}
 
 
-def _refuse_binary(path: str) -> None:
-    with open(path, "rb") as f:
+def _refuse_binary(path: str, stop: threading.Event | None = None) -> None:
+    """Raise ``ToolError`` if the regular file ``path`` holds a NUL byte. Reads the whole
+    file (GBs for a data file): run it off the event loop (``_check_text``). Opened
+    without blocking (a FIFO swapped in since the check) and refused unless regular."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ToolError(f"grep: {os.path.basename(path)!r} is not a regular file")
         while chunk := f.read(1 << 20):
             if b"\0" in chunk:
                 raise ToolError(
                     f"grep: {os.path.basename(path)!r} is a binary file (it holds NUL bytes); "
                     f"grep searches text files only"
                 )
+            if stop is not None and stop.is_set():
+                return
+
+
+async def _check_text(path: str) -> None:
+    """``_refuse_binary`` in a thread: the kernel's event loop (and the Stop button) stays
+    responsive while a big file is scanned; a cancelled call stops the scan."""
+    stop = threading.Event()
+    task = asyncio.ensure_future(asyncio.to_thread(_refuse_binary, path, stop))
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
 
 
 # -- pure Python -------------------------------------------------------------------------
@@ -469,7 +489,7 @@ async def _run_python(q: Query, target: str) -> Found:
     except re.error as exc:
         raise ToolError(f"grep: invalid pattern {q.pattern!r}: {exc}") from None
     if os.path.isfile(target):
-        _refuse_binary(target)
+        await _check_text(target)
     found = Found()
     stop = threading.Event()
     work = asyncio.ensure_future(

@@ -151,3 +151,34 @@ def test_grep_on_a_fifo_is_refused_at_once(tmp_path: Path, engine: str) -> None:
         return result.content
 
     assert "FIFO" in asyncio.run(go())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_binary_check_of_a_big_file_runs_off_the_event_loop(
+    tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``grep path=data.csv`` scanned the whole file for a NUL byte on the event loop: a
+    multi-GB data file froze the kernel's loop (and its Stop button) until it was read.
+    The scan must run in a worker thread."""
+    import threading
+
+    from nb_tools.builtin import _grep
+
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n")
+    threads: list[threading.Thread] = []
+    real = _grep._refuse_binary
+
+    def spy(path: str, *rest: object) -> None:
+        threads.append(threading.current_thread())
+        real(path, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_grep, "_refuse_binary", spy)
+    out = _grep_in_loop(tmp_path, engine)
+    assert "data.csv" in out
+    assert threads and all(t is not threading.main_thread() for t in threads)
+
+
+def _grep_in_loop(root: Path, engine: str) -> str:
+    tool = GrepTool(Workspace(root), rg=_engine(engine))
+    args = json.dumps({"pattern": "1", "path": "data.csv", "output_mode": "content"})
+    return asyncio.run(tool.call(args)).content
