@@ -2,7 +2,8 @@
 
 Each new content goes to a temp file in the target's own folder (same file system), is
 flushed and fsynced, and then replaces the target with a rename; an existing file keeps its
-permission bits, a new one gets the usual ``0o666 & ~umask``. Several files are written as
+permission bits (but set-user-ID and set-group-ID, which a write drops), a new one gets the
+usual ``0o666 & ~umask``. Several files are written as
 one transaction: everything is staged first, and if a rename or delete still fails
 part-way, the files already changed are put back. No temp file survives a failure.
 
@@ -97,7 +98,7 @@ def write_files(ops: list[tuple[Path, bytes | None]], *, workspace: Workspace, t
         for op in plan:
             current = op.path
             if op.data is not None:
-                op.tmp = _stage(op, op.data, op.original_mode)
+                op.tmp = _stage(op, op.data, _new_mode(op.original_mode))
         if not _USE_DIR_FD:  # last look before anything visible changes
             for op in plan:
                 workspace.recheck(op.path, tool=tool)
@@ -209,6 +210,13 @@ def _remember_original(op: _Op, workspace: Workspace, tool: str) -> None:
     with os.fdopen(fd, "rb") as f:
         op.original_mode = stat.S_IMODE(st.st_mode)
         op.original = f.read()
+
+
+def _new_mode(mode: int | None) -> int | None:
+    """The mode new content gets: the file's own, without set-user-ID and set-group-ID
+    (as the kernel drops them when an unprivileged process writes to such a file: new
+    content must not run with the owner's rights, least of all root's)."""
+    return None if mode is None else mode & ~(stat.S_ISUID | stat.S_ISGID)
 
 
 def _stage(op: _Op, data: bytes, mode: int | None) -> str:

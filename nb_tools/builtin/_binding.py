@@ -7,23 +7,39 @@ replaced by a link), the call would resolve elsewhere. So ``preview`` (and
 ``is_protected_call``, when no preview was made) *binds* each lexical path of the call to
 what it resolved to, and the call refuses to write unless it resolves to exactly that.
 
-Bindings are keyed by the call's canonical arguments, taken (removed) by the call, and
-bounded in number; a call that was never previewed binds at call time (nothing was shown,
-so there is nothing to hold it to) and the race-free write (``_atomic``) keeps it there.
+Bindings are keyed by the call's canonical arguments and bounded in number (the oldest
+go first). A call reads its binding and leaves it in place: two calls of one turn with the
+same arguments share one key, and if the first removed the binding the second would run
+unbound, writing wherever the path leads by then (a link made in between by another call
+of the turn). A newer card replaces the binding. A call that was never previewed binds at
+call time (nothing was shown, so there is nothing to hold it to) and the race-free write
+(``_atomic``) keeps it there.
+
+A card also binds *what* it showed (``Target.card``, a digest of its ``Change`` list): the
+loop makes every card of a turn before any call runs, and a person may approve while the
+file changes on disk, so by the time a call runs its file may differ from the one its card
+was computed on, and the same arguments may change another place (a patch hunk whose
+context now matches earlier, a ``replace_all`` with more hits). When a person approved the
+card (``current_grant``; or no grant is known: a direct call), the call re-plans and
+refuses unless its change is exactly the card's. Under a policy, a rule or "always allow"
+nobody saw a card, and the change is written as planned at call time.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from nb_tools.builtin._common import Args
+from nb_tools.tool import Change
+from nb_tools.tool._grant import current_grant
 
-__all__ = ["Bindings", "Target", "call_key", "verify"]
+__all__ = ["Bindings", "Target", "call_key", "card_digest", "person_saw_card", "verify"]
 
 _LIMIT = 512
 
@@ -36,6 +52,23 @@ class Target:
     raw: str
     path: Path
     protected: bool
+    card: str | None = None  # digest of the changes its card showed (``card_digest``)
+
+
+def card_digest(changes: Iterable[Change]) -> str:
+    """A digest of what a card shows: each change's path, kind and before/after text."""
+    items = [[c.path, c.before, c.after, c.binary] for c in changes]
+    return hashlib.sha256(json.dumps(items, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def person_saw_card() -> bool:
+    """Whether the running call was approved by a person looking at its card, or may have
+    been (no grant known: a direct call, fail closed). A policy, a rule or an "always
+    allow" rule approved without showing the card."""
+    grant = current_grant()
+    if grant is None:
+        return True
+    return grant.kind == "person" and not (grant.by or "").startswith("always-allow")
 
 
 def call_key(args: Args) -> str:
@@ -80,8 +113,12 @@ class Bindings:
             return self._items.get(key)
 
     def take(self, key: str) -> tuple[Target, ...] | None:
+        """The binding a call runs under. It stays: an identical call of the same turn
+        (same key) is held to it too."""
         with self._lock:
-            return self._items.pop(key, None)
+            if key in self._items:
+                self._items.move_to_end(key)
+            return self._items.get(key)
 
     def __len__(self) -> int:
         with self._lock:
@@ -95,7 +132,9 @@ def verify(
     display: Callable[[Path], str],
 ) -> None:
     """Raise ``ValueError`` unless every target of ``now`` resolves where the binding said
-    (and is protected only if it was then). ``bound is None``: nothing was shown."""
+    (and is protected only if it was then) and, where both carry a card digest and a
+    person saw the card, makes the change the card showed. ``bound is None``: nothing was
+    shown."""
     if bound is None:
         return
     seen = {t.raw: t for t in bound}
@@ -112,6 +151,20 @@ def verify(
                 f"was approved but now resolves to {display(target.path)!r} (a symlink was "
                 f"swapped in since); nothing was written. Look at the workspace and make the "
                 f"call again"
+            )
+        if (
+            then.card is not None
+            and target.card is not None
+            and then.card != target.card
+            and person_saw_card()
+        ):
+            raise ValueError(
+                f"{tool}: the change to {display(target.path)!r} is no longer the one on the "
+                f"card that was approved: the file changed after the card was made (an "
+                f"earlier call of this turn, or an edit on disk), so the same arguments would "
+                f"now change it differently; nothing was written. Read the file again if "
+                f"needed and make the call again, so that its card shows the change as it "
+                f"would be made now"
             )
         if target.protected and not then.protected:
             raise ValueError(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._atomic import atomic_write
-from nb_tools.builtin._binding import Bindings, Target, call_key, verify
+from nb_tools.builtin._binding import Bindings, Target, call_key, card_digest, verify
 from nb_tools.builtin._common import Args, ToolError, guarded, parse_args
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, load_text, split_lines
@@ -111,6 +111,10 @@ class _FileTool:
         """Bind the call with ``args`` to ``target``: when it runs it must still resolve
         there (another tool that maps its calls onto this one decided the target)."""
         self.bindings.bind(self._key(self._parse(args)), target, replace=True)
+
+    def binding_for(self, args: Args) -> tuple[Target, ...] | None:
+        """What the call with ``args`` is bound to now (its card's paths and change)."""
+        return self.bindings.peek(self._key(self._parse(args)))
 
     def _target(self, raw: str) -> Target:
         path = self.workspace.resolve(raw, tool=self.name)
@@ -238,6 +242,7 @@ class _Writer(_FileTool):
     the preview resolved is bound to the call (``_binding``)."""
 
     writes = True
+    checks_card = False  # the call must make the change its card showed (``_binding``)
 
     def _plan(self, parsed: dict[str, Any]) -> _Plan:
         raise NotImplementedError
@@ -247,7 +252,10 @@ class _Writer(_FileTool):
 
     def _plan_target(self, parsed: dict[str, Any], plan: _Plan) -> Target:
         raw = self._raw_path(parsed)
-        return Target(raw=raw, path=plan.path, protected=self.workspace.is_protected(raw))
+        card = card_digest([plan.change]) if self.checks_card else None
+        return Target(
+            raw=raw, path=plan.path, protected=self.workspace.is_protected(raw), card=card
+        )
 
     def preview(self, args: Args) -> Change:
         parsed = self._parse(args)
@@ -298,6 +306,7 @@ class WriteFileTool(_Writer):
     """``write_file``: create a file or replace all of it."""
 
     name = "write_file"
+    checks_card = True
 
     def _make_info(self) -> Info:
         return Info(
@@ -367,6 +376,7 @@ class EditFileTool(_Writer):
     """``edit_file``: replace an exact piece of text (once, or everywhere)."""
 
     name = "edit_file"
+    checks_card = True
 
     def _make_info(self) -> Info:
         return Info(

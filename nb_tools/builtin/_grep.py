@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._common import ToolError
@@ -26,6 +28,7 @@ from nb_tools.builtin._ignore import (
     recheck_paths,
     rg_filter_args,
 )
+from nb_tools.builtin._protected_home import protected_reason
 from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
 from nb_tools.builtin._workspace import WorkspaceError
@@ -40,7 +43,8 @@ PROGRESS_EVERY = 1.0  # seconds
 
 _DESCRIPTION = """\
 Search file contents with a regular expression (ripgrep syntax, e.g. "log.*Error", \
-"function\\s+\\w+"). Honours .gitignore/.ignore and skips hidden and binary files. \
+"function\\s+\\w+"). Honours .gitignore/.ignore and skips hidden and binary files, and \
+protected files (.env*, .ssh/, credentials) unless `path` names one (that asks the user). \
 Literal braces need escaping ("interface\\{\\}"). Look-around and backreferences are not \
 supported. Filter files with `glob` ("*.py", "**/*.{ts,tsx}", "!*.min.js") or `type` \
 ("py", "js", "rust"). output_mode: "files_with_matches" (default: paths), "content" \
@@ -188,6 +192,8 @@ class GrepTool(SearchTool):
             return Result.error(str(exc))
         except OSError as exc:
             return Result.error(f"grep: {exc}")
+        if not self.is_protected_call(args):  # a protected path asked; nothing else did
+            _drop_protected(found, str(target.parent if target.is_file() else target))
         text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset)
         return Result(
             content=text,
@@ -198,8 +204,16 @@ class GrepTool(SearchTool):
         pattern = a["pattern"]
         check_pattern(pattern, bool(a.get("multiline")))
         target = self.workspace.resolve(a.get("path") or ".", tool="grep")
-        if not target.exists():
-            raise ToolError(f"grep: {a.get('path')!r} does not exist in the workspace")
+        try:
+            mode = os.stat(target).st_mode
+        except FileNotFoundError:
+            raise ToolError(f"grep: {a.get('path')!r} does not exist in the workspace") from None
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device, socket or other special file"
+            raise ToolError(
+                f"grep: {a.get('path')!r} is {kind}; grep searches regular files and folders "
+                f"(opening it could block forever)"
+            )
         typ = a.get("type")
         if typ is not None and typ not in TYPES:
             raise ToolError(
@@ -218,6 +232,27 @@ class GrepTool(SearchTool):
             types=(typ,) if typ else (),
         )
         return query, target
+
+
+def _drop_protected(found: Found, search_dir: str) -> None:
+    """Remove the protected files (``.env*``, ``.ssh/``, credentials, ...; see
+    ``_protected`` and ``_protected_home``) from ``found``, silently. The walk skips them
+    as hidden files, but an ignore file's ``!`` line (text the repository controls)
+    re-includes a hidden file, and a search is no click: its matches, counts and even the
+    list of matching files (an oracle for the content, pattern after pattern) would leak a
+    secret that ``read_file`` asks for. Saying which files were dropped would be the same
+    oracle, so nothing is said. The search never follows symlinks, so the lexical path is
+    the file's real one."""
+    base = Path(search_dir)
+
+    def protected(rel: str) -> bool:
+        return protected_reason((base / rel).parts) is not None
+
+    gone = {n for n in (*found.files, *found.counts, *found.lines) if protected(n)}
+    if gone:
+        found.files = [p for p in found.files if p not in gone]
+        found.counts = {p: n for p, n in found.counts.items() if p not in gone}
+        found.lines = {p: v for p, v in found.lines.items() if p not in gone}
 
 
 # -- output ------------------------------------------------------------------------------
@@ -334,7 +369,7 @@ def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, str]:
 
 async def _run_rg(rg: str, q: Query, target: str) -> Found:
     if os.path.isfile(target):
-        _refuse_binary(target)
+        await _check_text(target)
     argv, cwd, recheck = rg_command(rg, q, target)
     records = 0
     overflow = False
@@ -414,14 +449,34 @@ def _recheck(found: Found, search_dir: str, q: Query, kind: str) -> None:
     found.lines = {p: v for p, v in found.lines.items() if p in allowed}
 
 
-def _refuse_binary(path: str) -> None:
-    with open(path, "rb") as f:
+def _refuse_binary(path: str, stop: threading.Event | None = None) -> None:
+    """Raise ``ToolError`` if the regular file ``path`` holds a NUL byte. Reads the whole
+    file (GBs for a data file): run it off the event loop (``_check_text``). Opened
+    without blocking (a FIFO swapped in since the check) and refused unless regular."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ToolError(f"grep: {os.path.basename(path)!r} is not a regular file")
         while chunk := f.read(1 << 20):
             if b"\0" in chunk:
                 raise ToolError(
                     f"grep: {os.path.basename(path)!r} is a binary file (it holds NUL bytes); "
                     f"grep searches text files only"
                 )
+            if stop is not None and stop.is_set():
+                return
+
+
+async def _check_text(path: str) -> None:
+    """``_refuse_binary`` in a thread: the kernel's event loop (and the Stop button) stays
+    responsive while a big file is scanned; a cancelled call stops the scan."""
+    stop = threading.Event()
+    task = asyncio.ensure_future(asyncio.to_thread(_refuse_binary, path, stop))
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
 
 
 # -- pure Python -------------------------------------------------------------------------
@@ -434,7 +489,7 @@ async def _run_python(q: Query, target: str) -> Found:
     except re.error as exc:
         raise ToolError(f"grep: invalid pattern {q.pattern!r}: {exc}") from None
     if os.path.isfile(target):
-        _refuse_binary(target)
+        await _check_text(target)
     found = Found()
     stop = threading.Event()
     work = asyncio.ensure_future(

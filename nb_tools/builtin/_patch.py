@@ -21,13 +21,14 @@ Differences from Codex, on purpose:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._atomic import write_files
-from nb_tools.builtin._binding import Bindings, Target, verify
+from nb_tools.builtin._binding import Bindings, Target, card_digest, verify
 from nb_tools.builtin._common import Args, ToolError, guarded, parse_args
 from nb_tools.builtin._patch_parse import (
     AddFile,
@@ -101,6 +102,7 @@ class _Entry:
     codec: TextFile | None = None  # whose encoding and BOM the new bytes take
     crlf: bool = False
     unreadable: str | None = None  # holds bytes that are not text (binary, too big): why
+    unshown: str | None = None  # why its content on disk cannot be shown (kept once replaced)
     was_on_disk: bool = False
     known: bool = False  # the model knows all of it (read it, or added it)
 
@@ -171,6 +173,10 @@ class ApplyPatchTool:
                     f"apply_patch: {exc}\nNothing was changed (a patch applies all or "
                     f"nothing); fix this part and send the whole patch again."
                 ) from None
+        # The card binds what it shows: a call whose files changed since must not apply
+        # its hunks wherever they now fit (``_binding.verify``).
+        card = card_digest(_change(e) for e in plan.entries.values() if _touched(e))
+        plan.targets = tuple(dataclasses.replace(t, card=card) for t in plan.targets)
         return plan
 
     def _targets(self, hunks: list[Hunk]) -> tuple[Target, ...]:
@@ -208,6 +214,7 @@ class ApplyPatchTool:
             original=original,
             text=None,
             unreadable=unreadable,
+            unshown=unreadable,
             was_on_disk=original is not None or unreadable is not None,
         )
         if original is not None:
@@ -357,9 +364,26 @@ def _touched(entry: _Entry) -> bool:
 
 def _change(entry: _Entry) -> Change:
     if entry.original is None and entry.was_on_disk:  # binary or too big to show
-        return Change(path=entry.shown, before="", after=_final_text(entry), binary=True)
+        after = _final_text(entry)
+        if after is None:
+            return Change(path=entry.shown, before="", after=None, binary=True)
+        # Text replaces it (an Add over it, a Move onto it): the card shows every new line;
+        # the old content stands as one line saying why it is not shown.
+        return Change(
+            path=entry.shown, before=f"[old content not shown: {_why(entry)}]\n", after=after
+        )
     before = entry.original.text if entry.original is not None else None
     return Change(path=entry.shown, before=before, after=_final_text(entry))
+
+
+def _why(entry: _Entry) -> str:
+    """Why the old content of ``entry`` cannot be shown, in a few words."""
+    reason = entry.unshown or ""
+    if "binary" in reason:
+        return "a binary file"
+    if "limit" in reason:
+        return "over the size limit"
+    return "not a text file"
 
 
 def _encode(entry: _Entry) -> bytes:

@@ -120,7 +120,11 @@ class TextEditorTool(_FileTool):
         if not isinstance(tool, WriteFileTool | EditFileTool):
             raise ToolError(f"{self.name}: view changes nothing")
         change = tool.preview(mapped)
-        self.bindings.bind(self._key(parsed), (self._target(str(parsed["path"])),), replace=True)
+        # Hold this call to what the writer's card bound (the path and the change shown).
+        held = tool.binding_for(mapped)
+        self.bindings.bind(
+            self._key(parsed), held or (self._target(str(parsed["path"])),), replace=True
+        )
         return change
 
     def _checked_target(self, parsed: dict[str, Any]) -> tuple[Target, ...]:

@@ -7,7 +7,8 @@ API (other built-in modules import this; keep it stable)::
         # path: relative to the root, or absolute. Returns the realpath of the target (for a
         # target that does not exist yet: the realpath of its nearest existing parent plus the
         # rest). Raises WorkspaceError (a ValueError) when the path is empty, holds a NUL
-        # byte, starts with "~" ("~", "~/x", "~user/x"), is a UNC path ("\\\\server\\share",
+        # byte, a control character (line breaks too), U+2028/9 or a bidi control, starts
+        # with "~" ("~", "~/x", "~user/x"), is a UNC path ("\\\\server\\share",
         # "//server/share"), or resolves outside the root (a symlink inside the root that
         # points outside is outside). for_write=True also refuses the root itself and
         # existing directories. With tool="read_file" the message starts "read_file: ...".
@@ -22,8 +23,9 @@ API (other built-in modules import this; keep it stable)::
         # The same walk for reads; refuses a final symlink, FIFOs, devices and sockets
         # (by lstat, before opening) and never blocks.
     ws.display(path) -> str           # path relative to the root ("." for the root itself)
-    ws.is_protected(path) -> bool     # see _protected: .git/, .nb_tools/, IPython start-up,
-    ws.protected_reason(path)         # .env*, rc files, .ssh/, ... as written or resolved
+    ws.is_protected(path) -> bool     # see _protected, _protected_home: .git/, .nb_tools/,
+    ws.protected_reason(path)         # IPython start-up, .env*, rc files, .ssh/, a home's
+                                      # start-up files and credentials; as written or resolved
     WorkspaceError(ValueError)
 
 Containment is decided by ``Path.is_relative_to`` on realpaths, never by string prefixes.
@@ -37,11 +39,11 @@ import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from nb_tools.builtin._protected import PROTECTED, protected_reason
+from nb_tools.builtin._protected_home import ALL_PROTECTED, protected_reason
 
 __all__ = ["PROTECTED_NAMES", "USE_DIR_FD", "Workspace", "WorkspaceError"]
 
-PROTECTED_NAMES = frozenset(" / ".join(p) for p, _ in PROTECTED)
+PROTECTED_NAMES = frozenset(" / ".join(p) for p, _ in ALL_PROTECTED)
 
 USE_DIR_FD = {os.open, os.stat} <= os.supports_dir_fd
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -81,6 +83,13 @@ class Workspace:
             raise WorkspaceError(f"{prefix}the path is empty; give a file path inside {self.root}")
         if "\x00" in raw:
             raise WorkspaceError(f"{prefix}the path {raw!r} contains a NUL byte; remove it")
+        odd = _odd_char(raw)
+        if odd is not None:
+            raise WorkspaceError(
+                f"{prefix}the path {raw!r} contains {odd}; paths may not hold line breaks, "
+                f"control or text-direction characters (on a card they could forge diff lines "
+                f"or reorder the name). Use a plain name"
+            )
         if raw.startswith("~"):
             raise WorkspaceError(
                 f"{prefix}{raw!r}: '~' is not expanded; use a path relative to the workspace "
@@ -235,6 +244,25 @@ class Workspace:
             if reason is not None:
                 return reason
         return None
+
+
+_BIDI = frozenset([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+
+
+def _odd_char(raw: str) -> str | None:
+    """The first character of ``raw`` a path may not hold, described: control characters
+    (line breaks, tab, ESC, DEL, C1), Unicode line and paragraph separators, and bidi
+    controls. ``None`` when there is none."""
+    import unicodedata
+
+    for c in raw:
+        if c.isprintable() and ord(c) not in _BIDI:
+            continue
+        category = unicodedata.category(c)
+        if category in ("Cc", "Zl", "Zp") or ord(c) in _BIDI:
+            name = unicodedata.name(c, "a control character")
+            return f"U+{ord(c):04X} ({name})"
+    return None
 
 
 def _kind(mode: int) -> str:

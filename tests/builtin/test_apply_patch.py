@@ -264,7 +264,9 @@ async def test_binary_files_can_be_deleted_or_replaced_but_not_updated(
     text = patch("*** Delete File: a.bin", "*** Add File: b.bin", "+text now")
     assert tool.preview_files(text) == [
         Change(path="a.bin", before="", after=None, binary=True),
-        Change(path="b.bin", before="", after="text now\n", binary=True),
+        # the text that replaces it is on the card, line by line (red team: a script could
+        # go in under "Binary file b.bin updated")
+        Change(path="b.bin", before="[old content not shown: a binary file]\n", after="text now\n"),
     ]
     result = await tool.call(text)
     assert result.content == "Success. Updated the following files:\nA b.bin\nD a.bin\n"
