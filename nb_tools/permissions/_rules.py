@@ -20,7 +20,12 @@ A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
   subdomains (not the domain itself). Hosts compare as httpx connects to them: IDNA
   (UTS-46), ideographic and full-width dots, case, trailing dot, percent-escapes, IPv6
   literals (``nb_tools.permissions._hosts``).
-- any other tool: the specifier is a glob on its first string argument.
+- any other tool: the specifier is a glob on its first string parameter, in the order the
+  tool's schema declares its parameters (the model orders the keys of its arguments, and
+  may add keys a schema sent as is does not forbid): an allow rule matches only that
+  parameter's value (or its declared default); without a schema, only a call with exactly
+  one string argument. A deny or ask rule matches when any string argument matches (fail
+  closed: an undeclared key may be the one a server acts on).
 
 Deny wins over ask, ask over allow. Tool names match case-insensitively for deny and ask
 rules (fail closed) and exactly for allow rules. A rule naming an ``mcp__`` tool matches
@@ -275,8 +280,64 @@ def _matches(rule: Rule, name: str, args: dict[str, Any], tool: Any, root: Path)
             if key in args:
                 return _match_path(spec, str(args[key]), root, strict)
         return _match_path(spec, ".", root, strict)
-    first = next((v for v in args.values() if isinstance(v, str)), None)
-    return first is not None and fnmatch.fnmatchcase(first, spec)
+    return _match_generic(spec, args, tool, strict)
+
+
+def _match_generic(spec: str, args: dict[str, Any], tool: Any, strict: bool) -> bool:
+    """A glob on a tool's subject: the first string parameter its schema declares (see the
+    module). Never the first key the model happened to write."""
+    props = _declared_properties(tool)
+    key = _subject_key(props) if props else None
+    default = props[key].get("default") if props and key is not None else None
+    subject = args.get(key, default) if key is not None else None
+    if strict:
+        if props:
+            return isinstance(subject, str) and fnmatch.fnmatchcase(subject, spec)
+        strings = [v for v in args.values() if isinstance(v, str)]
+        return len(strings) == 1 and fnmatch.fnmatchcase(strings[0], spec)
+    values = [v for v in args.values() if isinstance(v, str)]
+    if isinstance(subject, str):
+        values.append(subject)
+    return any(fnmatch.fnmatchcase(v, spec) for v in values)
+
+
+def _declared_properties(tool: Any) -> dict[str, Any] | None:
+    """The tool's parameters as its schema declares them, in order (``None``: unknown)."""
+    info_of = getattr(tool, "info", None)
+    if not callable(info_of):
+        return None
+    try:
+        info = info_of()
+        raw = getattr(info, "raw_parameters", None)
+        params = getattr(info, "parameters", None)
+        schema = dict(raw) if raw is not None else params.to_dict() if params else None
+    except Exception:  # a broken info(): nothing is declared (allow rules then need one string)
+        return None
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or not props:
+        return None
+    return {str(k): v if isinstance(v, dict) else {} for k, v in props.items()}
+
+
+def _subject_key(props: dict[str, Any]) -> str | None:
+    """The first declared parameter that takes a string."""
+    for key, schema in props.items():
+        if _takes_string(schema):
+            return key
+    return None
+
+
+def _takes_string(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        return True
+    enum = schema.get("enum")
+    if kind is None and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
+        return True
+    options = schema.get("anyOf") or schema.get("oneOf")
+    return isinstance(options, list) and any(
+        isinstance(o, dict) and _takes_string(o) for o in options
+    )
 
 
 def _bash_spec(rule: Rule, name: str, tool: Any) -> bool:
