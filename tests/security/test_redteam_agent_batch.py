@@ -1,0 +1,97 @@
+"""Red team: the calls of one reply are all decided before any of them runs, so each card
+is made from the disk as it was before the batch. A writer whose file an earlier call of
+the same batch changed would run on content its card never showed: the card of
+``edit_file(replace_all)`` shows one line changed, while by then the earlier call has added
+a second occurrence that gets changed too. What runs must be what the card showed: such a
+call fails and the model is told to make it again (its new card shows the real diff)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from approvals_helpers import Approver, call, drive, workspace_tools
+
+SETTINGS = "DEBUG_FLAG = False\n"
+
+
+async def test_a_card_made_before_an_earlier_call_changed_the_file_does_not_run(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "settings.py").write_text(SETTINGS)
+    approver = Approver(answers=[True])
+    out = await drive(
+        [call("read_file", file_path="settings.py", id="r")],
+        turns=[
+            [
+                # card 1: one harmless line added
+                call(
+                    "edit_file",
+                    file_path="settings.py",
+                    old_string="DEBUG_FLAG = False\n",
+                    new_string="DEBUG_FLAG = False\nUPLOAD_FLAG = False\n",
+                    id="e1",
+                ),
+                # card 2 (made before e1 ran): DEBUG_FLAG False -> True, one line
+                call(
+                    "edit_file",
+                    file_path="settings.py",
+                    old_string="_FLAG = False",
+                    new_string="_FLAG = True",
+                    replace_all=True,
+                    id="e2",
+                ),
+            ]
+        ],
+        tools=workspace_tools(tmp_path, "read_file", "edit_file"),
+        approver=approver,
+    )
+    shown = approver.requests[1].preview
+    assert shown is not None and "UPLOAD_FLAG" not in (shown[0].after or "")
+    # The effect: nothing the second card did not show was written.
+    text = (tmp_path / "settings.py").read_text()
+    assert "UPLOAD_FLAG = True" not in text, text
+    content, is_error = out.result("e2")
+    assert is_error and "changed" in content
+
+
+async def test_writers_of_different_files_in_one_batch_still_run(tmp_path: Path) -> None:
+    """The guard's other side: cards whose files nothing else touched run as approved."""
+    approver = Approver(answers=[True])
+    await drive(
+        [
+            call("write_file", file_path="a.txt", content="a", id="a"),
+            call("write_file", file_path="b.txt", content="b", id="b"),
+        ],
+        tools=workspace_tools(tmp_path, "write_file"),
+        approver=approver,
+    )
+    assert (tmp_path / "a.txt").read_text() == "a"
+    assert (tmp_path / "b.txt").read_text() == "b"
+
+
+async def test_two_edits_of_one_file_in_one_batch_both_run(tmp_path: Path) -> None:
+    """The common case stays: edits of different lines of one file, in one reply, each do
+    what its card showed (an earlier edit moves lines; it does not change the edit)."""
+    (tmp_path / "m.py").write_text("a = 1\nb = 2\nc = 3\n")
+    approver = Approver(answers=[True])
+    out = await drive(
+        [call("read_file", file_path="m.py", id="r")],
+        turns=[
+            [
+                call(
+                    "edit_file",
+                    file_path="m.py",
+                    old_string="a = 1\n",
+                    new_string="a = 1\nx = 0\n",
+                    id="e1",
+                ),
+                call(
+                    "edit_file", file_path="m.py", old_string="c = 3", new_string="c = 4", id="e2"
+                ),
+            ]
+        ],
+        tools=workspace_tools(tmp_path, "read_file", "edit_file"),
+        approver=approver,
+    )
+    assert (tmp_path / "m.py").read_text() == "a = 1\nx = 0\nb = 2\nc = 4\n"
+    assert not out.result("e2")[1]
