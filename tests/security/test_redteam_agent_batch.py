@@ -95,3 +95,33 @@ async def test_two_edits_of_one_file_in_one_batch_both_run(tmp_path: Path) -> No
     )
     assert (tmp_path / "m.py").read_text() == "a = 1\nx = 0\nb = 2\nc = 4\n"
     assert not out.result("e2")[1]
+
+
+async def test_a_link_swapped_in_after_the_card_is_not_written_through_after_a_writer(
+    tmp_path: Path,
+) -> None:
+    """Guard: the re-check made after an earlier writer must not re-bind a writer to a
+    symlink swapped in after its card (the card bound ``new.txt``; the swap points it into
+    ``.git/hooks``)."""
+    hooks = tmp_path / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+
+    class Swapper(Approver):
+        async def __call__(self, request):  # type: ignore[no-untyped-def]
+            answer = await super().__call__(request)
+            if request.call.id == "b":
+                (tmp_path / "new.txt").symlink_to(hooks / "post-checkout")
+            return answer
+
+    approver = Swapper(answers=[True])
+    await drive(
+        [
+            call("write_file", file_path="a.txt", content="a", id="a"),
+            call("write_file", file_path="new.txt", content="#!/bin/sh\necho pwned\n", id="b"),
+        ],
+        tools=workspace_tools(tmp_path, "write_file"),
+        approver=approver,
+    )
+    assert (tmp_path / "a.txt").read_text() == "a"
+    assert not (hooks / "post-checkout").exists()
+    assert sorted(p.name for p in hooks.iterdir()) == []
