@@ -24,8 +24,8 @@ A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
   tool's schema declares its parameters (the model orders the keys of its arguments, and
   may add keys a schema sent as is does not forbid): an allow rule matches only that
   parameter's value (or its declared default); without a schema, only a call with exactly
-  one string argument. A deny or ask rule matches when any string argument matches (fail
-  closed: an undeclared key may be the one a server acts on).
+  one string argument. A deny or ask rule matches when any string in the arguments
+  matches, at any depth (fail closed: an undeclared key may be the one a server acts on).
 
 Deny wins over ask, ask over allow. Tool names match case-insensitively for deny and ask
 rules (fail closed) and exactly for allow rules. A rule naming an ``mcp__`` tool matches
@@ -295,10 +295,26 @@ def _match_generic(spec: str, args: dict[str, Any], tool: Any, strict: bool) -> 
             return isinstance(subject, str) and fnmatch.fnmatchcase(subject, spec)
         strings = [v for v in args.values() if isinstance(v, str)]
         return len(strings) == 1 and fnmatch.fnmatchcase(strings[0], spec)
-    values = [v for v in args.values() if isinstance(v, str)]
+    values = _strings(args)
     if isinstance(subject, str):
         values.append(subject)
     return any(fnmatch.fnmatchcase(v, spec) for v in values)
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in ``value``, at any depth (a deny rule's glob may match any of them:
+    ``send(*@evil.example)`` catches ``{"to": ["a@evil.example"]}``)."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
 
 
 def _declared_properties(tool: Any) -> dict[str, Any] | None:

@@ -137,3 +137,25 @@ async def test_a_user_tool_rule_reads_the_declared_first_parameter(tmp_path: Pat
     assert not (sent / "attacker@evil.example").exists()
     assert (sent / "me@corp.example").read_text() == "report"
     assert approver.asked == ["a"]
+
+
+async def test_a_deny_glob_sees_strings_inside_lists(tmp_path: Path) -> None:
+    sent = tmp_path / "sent"
+    sent.mkdir()
+
+    @tool(requires_approval=True)
+    def send_all(recipients: list[str], body: str) -> str:
+        """Send an email to each recipient."""
+        for to in recipients:
+            (sent / to).write_text(body)
+        return "sent"
+
+    rules = PermissionRules()
+    rules.deny("send_all(*@evil.example)")
+    await drive(
+        [call("send_all", recipients=["me@corp.example", "x@evil.example"], body="hi", id="s")],
+        tools=[send_all],
+        rules=rules,
+        approval="auto",
+    )
+    assert list(sent.iterdir()) == []
