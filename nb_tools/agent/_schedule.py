@@ -136,6 +136,11 @@ async def run_approved(
 
     async def one(p: CallPlan) -> None:
         start = time.perf_counter()
+        swapped = swapped_tool(executor, p)
+        if swapped is not None:
+            tracker.results[p.call.id] = swapped
+            await finished(p, swapped, 0.0)
+            return
         if after_writer[p.call.id]:
             stale = stale_card(p)
             if stale is not None:
@@ -150,6 +155,23 @@ async def run_approved(
         await finished(p, result, time.perf_counter() - start)
 
     await run_grouped(plans, lambda p: p.parallel, one)
+
+
+def swapped_tool(executor: Executor, p: CallPlan) -> ToolResult | None:
+    """The executor looks a call's tool up when it runs it; the decision was made about
+    the tool registered when the reply came. If another tool has taken the name since (an
+    earlier call of the batch, an MCP refresh, a cell), the decision is not about it: the
+    call does not run. ``None``: the same tool is still there."""
+    if p.tool is None or executor.registry.get(p.call.name) is p.tool:
+        return None
+    return ToolResult(
+        tool_use_id=p.call.id,
+        content=f"{p.call.name}: the tool was replaced after this call was decided (another "
+        "tool now has its name), so it did not run; call it again to have the new tool "
+        "decided on.",
+        is_error=True,
+        metadata={"status": "error", "tool_replaced": True},
+    )
 
 
 def stale_card(p: CallPlan) -> ToolResult | None:
