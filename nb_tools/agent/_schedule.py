@@ -160,17 +160,18 @@ async def run_approved(
 def swapped_tool(executor: Executor, p: CallPlan) -> ToolResult | None:
     """The executor looks a call's tool up when it runs it; the decision was made about
     the tool registered when the reply came. If another tool has taken the name since (an
-    earlier call of the batch, an MCP refresh, a cell), the decision is not about it: the
-    call does not run. ``None``: the same tool is still there."""
-    if p.tool is None or executor.registry.get(p.call.name) is p.tool:
+    earlier call of the batch, an MCP refresh, a cell), or a tool unknown then has been
+    registered since (a call nobody decided on), the call does not run. ``None``: the
+    same tool (or still none: the executor answers with the tools there are) is there."""
+    if executor.registry.get(p.call.name) is p.tool:
         return None
+    what = "registered" if p.tool is None else "replaced"
     return ToolResult(
         tool_use_id=p.call.id,
-        content=f"{p.call.name}: the tool was replaced after this call was decided (another "
-        "tool now has its name), so it did not run; call it again to have the new tool "
-        "decided on.",
+        content=f"{p.call.name}: the tool was {what} after this call was decided, so it did "
+        "not run; call it again to have the tool that now has this name decided on.",
         is_error=True,
-        metadata={"status": "error", "tool_replaced": True},
+        metadata={"status": "error", "tool_changed": what},
     )
 
 

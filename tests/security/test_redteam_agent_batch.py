@@ -166,3 +166,43 @@ async def test_a_tool_replaced_after_the_decision_does_not_run_unasked(tmp_path:
     await agent.run("go")
     assert approver.asked == ["i"]
     assert not marker.exists()
+
+
+async def test_a_tool_registered_after_the_decision_does_not_run_undecided(
+    tmp_path: Path,
+) -> None:
+    """A call of a tool that did not exist when the reply came is not decided at all (the
+    executor answers "unknown tool"); if an earlier call of the batch registers it, it
+    must still not run."""
+    from nb_tools import Registry, tool
+    from nb_tools.agent import Agent
+    from nb_tools.testing import ScriptedModel, reply
+
+    marker = tmp_path / "deployed"
+
+    @tool(requires_approval=True)
+    def deploy(target: str) -> str:
+        """Deploy (needs approval)."""
+        marker.write_text(target)
+        return "deployed"
+
+    registry = Registry()
+
+    @tool(requires_approval=True)
+    def install(name: str) -> str:
+        """Install a plugin (registers a tool)."""
+        registry.add(deploy)
+        return "installed"
+
+    registry.add(install)
+    approver = Approver(answers=[True, False])
+    model = ScriptedModel(
+        [
+            reply("", call("install", name="x", id="i"), call("deploy", target="prod", id="d")),
+            reply("ok"),
+        ]
+    )
+    agent = Agent(model, tools=registry, approver=approver)
+    await agent.run("go")
+    assert approver.asked == ["i"]
+    assert not marker.exists()
