@@ -14,7 +14,9 @@ A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
 - file tools (``read_file``, ``write_file``, ``edit_file``, ``notebook_read``,
   ``notebook_edit``, ``apply_patch``, ``glob``, ``grep``): a gitignore-style glob on the
   path relative to the workspace root (``edit_file(notebooks/**)``); ``..`` and absolute
-  paths are normalised first, and a path outside the root matches nothing.
+  paths are normalised first, and a path outside the root matches nothing. A deny or
+  ask rule for ``grep`` or ``glob`` also matches a search whose folder may hold what the
+  rule names (``grep(secrets/**)`` matches a search of ``secrets`` or of the root).
   ``apply_patch`` matches an allow rule only if every file it touches matches.
 - ``web_fetch(domain:example.com)`` matches that host; ``domain:*.example.com`` its
   subdomains (not the domain itself). Hosts compare as httpx connects to them: IDNA
@@ -54,6 +56,7 @@ Action: TypeAlias = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("deny", "ask", "allow")
 
 _RULE = re.compile(r"^\s*([A-Za-z0-9_*?\-\[\]]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_SEARCH_TOOLS = frozenset({"glob", "grep"})  # they read everything under their path
 _FILE_TOOLS = {
     "read_file": ("file_path",),
     "write_file": ("file_path",),
@@ -276,10 +279,11 @@ def _matches(rule: Rule, name: str, args: dict[str, Any], tool: Any, root: Path)
         hits = [_match_path(spec, p, root, strict) for p in paths]
         return bool(hits) and (all(hits) if strict else any(hits))
     if lname in _FILE_TOOLS:
+        below = not strict and lname in _SEARCH_TOOLS
         for key in _FILE_TOOLS[lname]:
             if key in args:
-                return _match_path(spec, str(args[key]), root, strict)
-        return _match_path(spec, ".", root, strict)
+                return _match_path(spec, str(args[key]), root, strict, below=below)
+        return _match_path(spec, ".", root, strict, below=below)
     return _match_generic(spec, args, tool, strict)
 
 
@@ -390,7 +394,9 @@ def _match_domain(spec: str, url: str) -> bool:
     return domain_matches(spec[len("domain:") :], host)
 
 
-def _match_path(spec: str, path: str, root: Path, strict: bool = False) -> bool:
+def _match_path(
+    spec: str, path: str, root: Path, strict: bool = False, *, below: bool = False
+) -> bool:
     """Whether the gitignore-style ``spec`` matches ``path`` (relative to ``root`` or
     absolute) as written (``..`` folded) and as the tools will act on it (symlinks
     resolved, as ``Workspace.resolve`` does). ``strict`` (allow rules): both must match,
@@ -404,7 +410,30 @@ def _match_path(spec: str, path: str, root: Path, strict: bool = False) -> bool:
     forms = _path_forms(path, root)
     if strict:
         return None not in forms and all(_spec_matches(spec, f) for f in forms if f is not None)
+    if below and any(_may_hold(spec, f) for f in forms if f is not None):
+        return True
     return any(_spec_matches(spec, f) for f in forms if f is not None)
+
+
+_GLOB_CHARS = frozenset("*?[\\")
+
+
+def _may_hold(spec: str, rel: str) -> bool:
+    """Whether the folder ``rel`` (``""``: the root) may hold a path the gitignore-style
+    ``spec`` matches: a search there (``grep``, ``glob``) would read it. Fail closed: an
+    unanchored or negated pattern, or one starting with a glob, may match anywhere."""
+    text = spec.strip()
+    if not rel or text.startswith("!") or "/" not in text.rstrip("/"):
+        return True
+    literal: list[str] = []
+    for part in text.strip("/").split("/"):
+        if any(c in _GLOB_CHARS for c in part):
+            break
+        literal.append(part)
+    prefix = "/".join(literal)
+    return (
+        not prefix or rel == prefix or prefix.startswith(rel + "/") or rel.startswith(prefix + "/")
+    )
 
 
 def _path_forms(path: str, root: Path) -> list[str | None]:
