@@ -16,7 +16,9 @@ A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
   path relative to the workspace root (``edit_file(notebooks/**)``); ``..`` and absolute
   paths are normalised first, and a path outside the root matches nothing. A deny or
   ask rule for ``grep`` or ``glob`` also matches a search whose folder may hold what the
-  rule names (``grep(secrets/**)`` matches a search of ``secrets`` or of the root).
+  rule names (``grep(secrets/**)`` matches a search of ``secrets`` or of the root). A
+  deny or ask rule for ``read_file`` covers every built-in that reads files (``grep``,
+  ``glob``, ``notebook_read``, ``str_replace_based_edit_tool``): "do not read these".
   ``apply_patch`` matches an allow rule only if every file it touches matches.
 - ``web_fetch(domain:example.com)`` matches that host; ``domain:*.example.com`` its
   subdomains (not the domain itself). Hosts compare as httpx connects to them: IDNA
@@ -43,6 +45,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
@@ -56,6 +59,9 @@ Action: TypeAlias = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("deny", "ask", "allow")
 
 _RULE = re.compile(r"^\s*([A-Za-z0-9_*?\-\[\]]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_READERS = frozenset(  # what a deny or ask rule for read_file also covers
+    {"read_file", "grep", "glob", "notebook_read", "str_replace_based_edit_tool"}
+)
 _SEARCH_TOOLS = frozenset({"glob", "grep"})  # they read everything under their path
 _FILE_TOOLS = {
     "read_file": ("file_path",),
@@ -253,6 +259,8 @@ def _name_matches(rule: Rule, name: str, tool: Any) -> bool:
         ok = fnmatch.fnmatchcase(name, rule.tool)
     else:
         ok = fnmatch.fnmatchcase(name.lower(), rule.tool.lower())
+        if not ok and rule.tool.lower() == "read_file":  # "the model does not read these"
+            ok = name.lower() in _READERS
     if ok and rule.tool.lower().startswith(MCP_NAME_PREFIX) and rule.action == "allow":
         split = split_mcp_name(name)
         server = tool.mcp_server if isinstance(tool, FromMCPServer) else None
@@ -410,30 +418,53 @@ def _match_path(
     forms = _path_forms(path, root)
     if strict:
         return None not in forms and all(_spec_matches(spec, f) for f in forms if f is not None)
-    if below and any(_may_hold(spec, f) for f in forms if f is not None):
+    if below and any(_may_hold(spec, f, root) for f in forms if f is not None):
         return True
     return any(_spec_matches(spec, f) for f in forms if f is not None)
 
 
 _GLOB_CHARS = frozenset("*?[\\")
+_WALK_LIMIT = 20_000  # entries looked at before a search is assumed to hold a match
 
 
-def _may_hold(spec: str, rel: str) -> bool:
-    """Whether the folder ``rel`` (``""``: the root) may hold a path the gitignore-style
-    ``spec`` matches: a search there (``grep``, ``glob``) would read it. Fail closed: an
-    unanchored or negated pattern, or one starting with a glob, may match anywhere."""
+def _may_hold(spec: str, rel: str, root: Path) -> bool:
+    """Whether the folder ``rel`` (``""``: the root) holds a path the gitignore-style
+    ``spec`` matches, so that a search there (``grep``, ``glob``) would read it. An
+    anchored pattern is looked up by its literal folder (``secrets/**``: does ``secrets``
+    exist under ``rel``?); any other is looked for under ``rel`` (fail closed: a folder
+    too large to look through counts as holding one)."""
     text = spec.strip()
-    if not rel or text.startswith("!") or "/" not in text.rstrip("/"):
-        return True
     literal: list[str] = []
-    for part in text.strip("/").split("/"):
-        if any(c in _GLOB_CHARS for c in part):
-            break
-        literal.append(part)
+    anchored = not text.startswith("!") and "/" in text.rstrip("/")
+    if anchored:
+        for part in text.strip("/").split("/"):
+            if any(c in _GLOB_CHARS for c in part):
+                break
+            literal.append(part)
     prefix = "/".join(literal)
-    return (
-        not prefix or rel == prefix or prefix.startswith(rel + "/") or rel.startswith(prefix + "/")
-    )
+    if prefix:
+        if rel == prefix or rel.startswith(prefix + "/"):
+            return True
+        if rel and not prefix.startswith(rel + "/"):
+            return False
+        return os.path.lexists(os.path.join(root, prefix))
+    return _walk_finds(spec, rel, root)
+
+
+def _walk_finds(spec: str, rel: str, root: Path) -> bool:
+    top = os.path.join(root, rel) if rel else str(root)
+    if not os.path.isdir(top):
+        return False
+    seen = 0
+    for folder, dirs, files in os.walk(top):
+        for name in (*dirs, *files):
+            seen += 1
+            if seen > _WALK_LIMIT:
+                return True
+            path = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+            if _spec_matches(spec, path):
+                return True
+    return False
 
 
 def _path_forms(path: str, root: Path) -> list[str | None]:
@@ -460,13 +491,18 @@ def _inside(path: str, base: str) -> str | None:
 def _spec_matches(spec: str, rel: str) -> bool:
     import unicodedata
 
-    import pathspec
-
-    matcher = pathspec.GitIgnoreSpec.from_lines([spec])
+    matcher = _matcher(spec)
     return any(
         matcher.match_file(form or ".")
         for form in dict.fromkeys((rel, unicodedata.normalize("NFC", rel)))
     )
+
+
+@lru_cache(maxsize=256)
+def _matcher(spec: str) -> Any:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines([spec])
 
 
 def _patch_paths(patch: str) -> list[str]:

@@ -103,3 +103,45 @@ async def test_a_search_beside_the_denied_folder_still_runs(root: Path) -> None:
     )
     assert "TOKEN = None" in out.result("g")[0]
     assert "TOKEN = None" in out.result("h")[0]
+
+
+READERS = {
+    "grep": {"pattern": "TOKEN", "path": "secrets", "output_mode": "content"},
+    "str_replace_based_edit_tool": {"command": "view", "path": "secrets/db.txt"},
+}
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+async def test_a_read_file_deny_covers_every_tool_that_reads_files(root: Path, reader: str) -> None:
+    """``deny read_file(secrets/**)`` says "the model does not read these": a search or
+    another file viewer running without a click must not read them either."""
+    from nb_tools.builtin._readstate import ReadState
+    from nb_tools.builtin._text_editor import TextEditorTool
+    from nb_tools.builtin._workspace import Workspace
+
+    editor = TextEditorTool(Workspace(root), ReadState())
+    rules = PermissionRules(root=root)
+    rules.deny("read_file(secrets/**)")
+    out = await drive(
+        [call(reader, id="r", **READERS[reader])],
+        tools=[*workspace_tools(root, "grep"), editor],
+        rules=rules,
+        approval="auto",
+    )
+    assert SECRET not in _seen(out, ["r"])
+    assert out.status("r") == "denied"
+
+
+async def test_a_root_search_runs_when_nothing_denied_is_there(tmp_path: Path) -> None:
+    """The guard's other side: a deny rule for a folder that does not exist, or a pattern
+    no file matches, leaves searches of the root alone."""
+    (tmp_path / "a.py").write_text("TOKEN = 1\n")
+    rules = PermissionRules(root=tmp_path)
+    rules.deny("read_file(secrets/**)", "grep(**/*.pem)")
+    out = await drive(
+        [call("grep", pattern="TOKEN", output_mode="content", id="g")],
+        tools=workspace_tools(tmp_path, "grep"),
+        rules=rules,
+        approval="auto",
+    )
+    assert "TOKEN = 1" in out.result("g")[0]
