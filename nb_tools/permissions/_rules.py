@@ -281,7 +281,7 @@ def _matches(rule: Rule, name: str, args: dict[str, Any], tool: Any, root: Path)
             return False  # allow rules for bash: PermissionRules._cover_compound
         return deny_match(spec, parse_script(str(args.get("command", "")))) == "yes"
     if lname == "web_fetch":
-        return _match_domain(spec, str(args.get("url", "")))
+        return _match_domain(spec, str(args.get("url", "")), strict)
     if lname == "apply_patch":
         paths = _patch_paths(str(args.get("input", "")))
         hits = [_match_path(spec, p, root, strict) for p in paths]
@@ -389,17 +389,39 @@ def _unsure_rule(rule: Rule, args: dict[str, Any]) -> Rule:
     )
 
 
-def _match_domain(spec: str, url: str) -> bool:
+def _match_domain(spec: str, url: str, strict: bool = False) -> bool:
     """``domain:HOST`` / ``domain:*.HOST`` against the host httpx connects to (one
     normaliser, :func:`nb_tools.permissions._hosts.url_host`, shared with ``web_fetch``);
-    any other specifier is a glob on the URL."""
+    any other specifier is a glob on the URL, as written and as the client sends it (the
+    host normalised, percent-escapes decoded): an allow rule must match every form, a
+    deny or ask rule any."""
     if not spec.startswith("domain:"):
-        return fnmatch.fnmatchcase(url, spec)
+        forms = _url_forms(url)
+        hits = [fnmatch.fnmatchcase(f, spec) for f in forms]
+        return all(hits) if strict else any(hits)
     try:
         host = url_host(url)
     except HostError:
         return False
     return domain_matches(spec[len("domain:") :], host)
+
+
+def _url_forms(url: str) -> list[str]:
+    """``url`` as written, and as ``web_fetch`` connects (see :func:`_match_domain`)."""
+    from urllib.parse import unquote
+
+    import httpx
+
+    forms = [url]
+    try:
+        parsed = httpx.URL(url.strip())
+        canonical = str(parsed.copy_with(host=url_host(url)))
+    except Exception:  # no URL web_fetch would fetch: the text as written is all there is
+        return forms
+    for form in (canonical, unquote(canonical)):
+        if form not in forms:
+            forms.append(form)
+    return forms
 
 
 def _match_path(

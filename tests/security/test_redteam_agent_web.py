@@ -61,3 +61,33 @@ async def test_an_environment_proxy_does_not_carry_the_fetch(
         result = await tool.call(json.dumps({"url": "http://unrouted.example:9/"}))
         assert proxy.connections == 0
         assert result.is_error
+
+
+URL_SPELLINGS = [
+    "http://EVIL.example:{port}/x",
+    "http://evil.example.:{port}/x",
+    "http://evil。example:{port}/x",
+    "HTTP://evil.example:{port}/x",
+    "http://evil%2eexample:{port}/x",
+    "http://ｅｖｉｌ.example:{port}/x",
+]
+
+
+@pytest.mark.parametrize("spelling", URL_SPELLINGS)
+async def test_a_deny_url_glob_catches_every_spelling_of_its_host(spelling: str) -> None:
+    """A ``web_fetch`` rule may glob the URL instead of naming a domain; a deny must then
+    see the URL as the client connects to it (the host normalised), not only as typed."""
+    from approvals_helpers import fetch_tool
+
+    from nb_tools.permissions import PermissionRules
+
+    async with Listener() as listener:
+        rules = PermissionRules()
+        rules.deny(f"web_fetch(http://evil.example:{listener.port}/*)")
+        url = spelling.format(port=listener.port)
+        out = await drive(
+            [call("web_fetch", url=url, id="f")], tools=[fetch_tool()], rules=rules, approval="auto"
+        )
+        assert listener.connections == 0, url
+        # full-width letters: httpx refuses the URL, so web_fetch does too ("error")
+        assert out.status("f") in ("denied", "error")
