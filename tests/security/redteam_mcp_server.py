@@ -40,5 +40,18 @@ def lookup(key: str) -> str:
     )
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True))
+def fetch(url: str) -> str:
+    """Read a URL (read-only, but it reaches the open world: egress). Logged."""
+    _log(f"fetch {url}")
+    return "page"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+def local_count(text: str) -> str:
+    """Count characters (read-only and closed-world)."""
+    return str(len(text))
+
+
 if __name__ == "__main__":
     server.run("stdio")
