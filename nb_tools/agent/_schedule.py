@@ -201,8 +201,8 @@ def stale_card(p: CallPlan) -> ToolResult | None:
 
 def _edits(changes: Sequence[Change] | None) -> list[tuple[str, str, list[str]]]:
     """What a card shows a change to be, without line numbers or context (so an earlier
-    edit elsewhere in the file does not count as a difference): each file's path and kind,
-    and the lines it removes and adds, hunk by hunk."""
+    edit elsewhere in the file does not count as a difference): each file's path (without a
+    cell's ``#id``) and kind, and the lines it removes and adds, hunk by hunk."""
     out: list[tuple[str, str, list[str]]] = []
     for c in changes or ():
         lines = [
@@ -210,5 +210,7 @@ def _edits(changes: Sequence[Change] | None) -> list[tuple[str, str, list[str]]]
             for line in c.diff(context=0).splitlines()
             if not line.startswith(("---", "+++", "@@"))
         ]
-        out.append((c.path, c.kind, lines))
+        # A notebook cell's "#id" part may be derived from the document (a new cell's id):
+        # an earlier insert changes it without changing what the card showed.
+        out.append((c.path.split("#", 1)[0], c.kind, lines))
     return out
