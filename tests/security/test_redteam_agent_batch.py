@@ -206,3 +206,44 @@ async def test_a_tool_registered_after_the_decision_does_not_run_undecided(
     await agent.run("go")
     assert approver.asked == ["i"]
     assert not marker.exists()
+
+
+async def test_two_notebook_inserts_in_one_batch_both_run(tmp_path: Path) -> None:
+    """The common case stays: a reply inserting two cells into one notebook (each new
+    cell's id derives from the document, so the second one's changes after the first)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1", id="c1")]
+    nbformat.write(nb, str(tmp_path / "n.ipynb"))
+    approver = Approver(answers=[True])
+    out = await drive(
+        [call("notebook_read", notebook_path="n.ipynb", id="r")],
+        turns=[
+            [
+                call(
+                    "notebook_edit",
+                    notebook_path="n.ipynb",
+                    cell_id="c1",
+                    new_source="a = 1",
+                    cell_type="code",
+                    edit_mode="insert",
+                    id="i1",
+                ),
+                call(
+                    "notebook_edit",
+                    notebook_path="n.ipynb",
+                    cell_id="c1",
+                    new_source="b = 2",
+                    cell_type="code",
+                    edit_mode="insert",
+                    id="i2",
+                ),
+            ]
+        ],
+        tools=workspace_tools(tmp_path, "notebook_read", "notebook_edit"),
+        approver=approver,
+    )
+    assert not out.result("i1")[1] and not out.result("i2")[1], out.result("i2")
+    sources = [c.source for c in nbformat.read(str(tmp_path / "n.ipynb"), as_version=4).cells]
+    assert sorted(sources) == ["a = 1", "b = 2", "x = 1"]
