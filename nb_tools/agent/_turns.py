@@ -285,7 +285,9 @@ class TurnPolicy:
 
     def _server_tools(self, registry: Registry) -> tuple[tuple[Mapping[str, Any], ...], list[str]]:
         """The server tools to declare; one a permission rule denies (or asks for: the API
-        runs it, so nobody could be asked) is left out, and a notice says so."""
+        runs it, so nobody could be asked) is left out, and a notice says so; under the
+        "deny" and "read-only" policies (nothing that needs a yes runs), so is one no allow
+        rule names."""
         if self._server is not None:
             return self._server[0], list(self._server[1])
         rules = self.agent.rules
@@ -315,6 +317,17 @@ class TurnPolicy:
                     RunNotice(
                         kind="server_tool_skipped",
                         message=f"server tool {name} not declared: the rule {match.label} {why}",
+                    )
+                )
+                continue
+            policy = self.agent.approval
+            if policy in ("deny", "read-only") and not _allowed(rules, name):
+                self.notices.append(
+                    RunNotice(
+                        kind="server_tool_skipped",
+                        message=f"server tool {name} not declared: the approval policy is "
+                        f"{policy!r} and the API runs it without asking; to use it under "
+                        f"this policy, allow it with a rule ({name})",
                     )
                 )
                 continue
@@ -378,6 +391,12 @@ class TurnPolicy:
         if reason == "pause_turn":
             return Verdict(again=True)
         return Verdict(stop_reason=reason)
+
+
+def _allowed(rules: PermissionRules | None, name: str) -> bool:
+    """Whether an allow rule names the whole server tool (``web_search``)."""
+    match = rules.check(name, "{}", None) if rules is not None else None
+    return match is not None and match.action == "allow"
 
 
 def _restricting_rule(rules: PermissionRules, name: str) -> RuleMatch | None:

@@ -87,3 +87,44 @@ async def test_an_allow_rule_or_another_tools_rule_changes_nothing(
     rules.deny("bash(rm:*)")
     names, _ = await declared(server, rules)
     assert names == ["add", "web_search", "web_fetch"]
+
+
+async def declared_under(
+    server: FakeMessagesServer, approval: str, rules: PermissionRules | None = None
+) -> list[Any]:
+    server.push(reply("ok"))
+    provider = AnthropicProvider(
+        "claude-sonnet-4-5", base_url=server.base_url, api_key="test", max_retries=0
+    )
+    try:
+        agent = Agent(
+            provider,
+            tools=[add],
+            rules=rules,
+            approval=approval,  # type: ignore[arg-type]
+            server_tools=["web_search", "web_fetch"],
+        )
+        await agent.run("hi")
+    finally:
+        await provider.client.close()
+    (request,) = [r for r in server.requests if r.path == "/v1/messages"]
+    return [t.get("name") for t in request.body["tools"]]
+
+
+@pytest.mark.parametrize("approval", ["read-only", "deny"])
+async def test_plan_mode_and_deny_declare_no_server_tool_unless_a_rule_allows_it(
+    server: FakeMessagesServer, approval: str
+) -> None:
+    """Plan mode refuses a local web_fetch that no rule allows; the API's web_fetch would
+    fetch any URL there without anyone asked."""
+    assert await declared_under(server, approval) == ["add"]
+
+
+async def test_an_allow_rule_declares_it_in_plan_mode(server: FakeMessagesServer) -> None:
+    rules = PermissionRules()
+    rules.allow("web_search")
+    assert await declared_under(server, "read-only", rules) == ["add", "web_search"]
+
+
+async def test_ask_still_declares_the_server_tools(server: FakeMessagesServer) -> None:
+    assert await declared_under(server, "ask") == ["add", "web_search", "web_fetch"]
