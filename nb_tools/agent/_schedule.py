@@ -16,7 +16,7 @@ from typing import Any
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
 from nb_tools.tool._grant import Grant, grant_from, granted
-from nb_tools.tool._json import json_type, loads_ijson
+from nb_tools.tool._json import json_type, loads_ijson, pointer
 from nb_tools.tool._tasks import run_grouped
 from nb_tools.tool._types import Change, Info, Tool, ValidationError
 from nb_tools.tool._votes import is_parallel_call
@@ -112,7 +112,35 @@ def _check_arguments(
         return None, (
             f"invalid arguments for {name}:\n/: expected an object, got {json_type(parsed)}"
         )
+    if validate is None:
+        inexact = _inexact_integers(parsed)
+        if inexact:
+            return None, f"invalid arguments for {name}:\n" + "\n".join(inexact)
     return parsed, None
+
+
+_EXACT = 2**53 - 1  # the largest integer a double (JSON in JavaScript, say) holds exactly
+
+
+def _inexact_integers(value: Any) -> list[str]:
+    """Integers a double cannot hold exactly, with their paths. A raw-parameter tool (an
+    MCP server, a remote API) hands its arguments on as JSON to a reader that may parse
+    numbers as doubles: the card would show 9007199254740993 and the server act on
+    ...992. So such a number must come as a string (I-JSON, RFC 7493 2.2)."""
+    problems: list[str] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        v, path = stack.pop()
+        if type(v) is int and abs(v) > _EXACT:
+            problems.append(
+                f"{pointer(path)}: {v} is beyond what a JSON number holds exactly "
+                f"(±{_EXACT}); send it as a string"
+            )
+        elif type(v) is dict:
+            stack.extend((x, (*path, k)) for k, x in v.items())
+        elif type(v) is list:
+            stack.extend((x, (*path, i)) for i, x in enumerate(v))
+    return sorted(problems)
 
 
 @dataclass

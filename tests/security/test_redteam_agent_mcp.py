@@ -76,3 +76,40 @@ async def test_a_closed_world_read_only_tool_of_a_trusted_server_still_runs(
     )
     assert approver.asked == []
     assert out.result("c") == ("4", False)
+
+
+JS_SERVER = str(Path(__file__).with_name("redteam_mcp_server.js"))
+
+
+async def test_an_integer_a_js_server_cannot_hold_is_refused_before_the_card(
+    tmp_path: Path,
+) -> None:
+    """An MCP tool's arguments go as JSON to a server that may read numbers as doubles
+    (JavaScript does): the card would show account 9007199254740993 while the server acts
+    on ...992. Such an integer is refused before anyone is asked (send it as a string)."""
+    import shutil
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    log = tmp_path / "effects.log"
+    log.write_text("")
+    registry = Registry()
+    handle = await attach(
+        registry, "js", command=["node", JS_SERVER], env={"REDTEAM_LOG": str(log)}
+    )
+    try:
+        approver = Approver(answers=[True])
+        out = await drive(
+            [
+                call("mcp__js__transfer", account=9007199254740993, amount=5, id="big"),
+                call("mcp__js__transfer", account=12345, amount=5, id="ok"),
+            ],
+            tools=_tools(registry),
+            approver=approver,
+        )
+    finally:
+        await handle.close()
+    assert log.read_text() == "transfer 5 to 12345\n"
+    assert approver.asked == ["ok"]
+    content, is_error = out.result("big")
+    assert is_error and "9007199254740993" in content and "string" in content
