@@ -17,8 +17,8 @@ A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
   paths are normalised first, and a path outside the root matches nothing. A deny or
   ask rule for ``grep`` or ``glob`` also matches a search whose folder may hold what the
   rule names (``grep(secrets/**)`` matches a search of ``secrets`` or of the root). A
-  deny or ask rule for ``read_file`` covers every built-in that reads files (``grep``,
-  ``glob``, ``notebook_read``, ``str_replace_based_edit_tool``): "do not read these".
+  deny or ask rule for ``read_file`` covers every built-in that reads file contents
+  (``grep``, ``notebook_read``, ``str_replace_based_edit_tool``): "do not read these".
   ``apply_patch`` matches an allow rule only if every file it touches matches.
 - ``web_fetch(domain:example.com)`` matches that host; ``domain:*.example.com`` its
   subdomains (not the domain itself). Hosts compare as httpx connects to them: IDNA
@@ -59,8 +59,8 @@ Action: TypeAlias = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("deny", "ask", "allow")
 
 _RULE = re.compile(r"^\s*([A-Za-z0-9_*?\-\[\]]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_READERS = frozenset(  # what a deny or ask rule for read_file also covers
-    {"read_file", "grep", "glob", "notebook_read", "str_replace_based_edit_tool"}
+_READERS = frozenset(  # what a deny or ask rule for read_file also covers: what reads contents
+    {"read_file", "grep", "notebook_read", "str_replace_based_edit_tool"}
 )
 _SEARCH_TOOLS = frozenset({"glob", "grep"})  # they read everything under their path
 _FILE_TOOLS = {
