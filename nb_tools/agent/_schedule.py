@@ -16,7 +16,7 @@ from typing import Any
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
 from nb_tools.tool._grant import Grant, grant_from, granted
-from nb_tools.tool._json import json_type, loads_ijson
+from nb_tools.tool._json import json_type, loads_ijson, pointer
 from nb_tools.tool._tasks import run_grouped
 from nb_tools.tool._types import Change, Info, Tool, ValidationError
 from nb_tools.tool._votes import is_parallel_call
@@ -112,7 +112,35 @@ def _check_arguments(
         return None, (
             f"invalid arguments for {name}:\n/: expected an object, got {json_type(parsed)}"
         )
+    if validate is None:
+        inexact = _inexact_integers(parsed)
+        if inexact:
+            return None, f"invalid arguments for {name}:\n" + "\n".join(inexact)
     return parsed, None
+
+
+_EXACT = 2**53 - 1  # the largest integer a double (JSON in JavaScript, say) holds exactly
+
+
+def _inexact_integers(value: Any) -> list[str]:
+    """Integers a double cannot hold exactly, with their paths. A raw-parameter tool (an
+    MCP server, a remote API) hands its arguments on as JSON to a reader that may parse
+    numbers as doubles: the card would show 9007199254740993 and the server act on
+    ...992. So such a number must come as a string (I-JSON, RFC 7493 2.2)."""
+    problems: list[str] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        v, path = stack.pop()
+        if type(v) is int and abs(v) > _EXACT:
+            problems.append(
+                f"{pointer(path)}: {v} is beyond what a JSON number holds exactly "
+                f"(±{_EXACT}); send it as a string"
+            )
+        elif type(v) is dict:
+            stack.extend((x, (*path, k)) for k, x in v.items())
+        elif type(v) is list:
+            stack.extend((x, (*path, i)) for i, x in enumerate(v))
+    return sorted(problems)
 
 
 @dataclass
@@ -132,8 +160,21 @@ async def run_approved(
     """Run ``plans`` group by group; ``finished(plan, result, duration)`` is awaited as each
     call ends. Cancelling cancels the calls in flight; ``tracker`` keeps what finished."""
 
+    after_writer = {p.call.id: any(not q.read_only for q in plans[:i]) for i, p in enumerate(plans)}
+
     async def one(p: CallPlan) -> None:
         start = time.perf_counter()
+        swapped = swapped_tool(executor, p)
+        if swapped is not None:
+            tracker.results[p.call.id] = swapped
+            await finished(p, swapped, 0.0)
+            return
+        if after_writer[p.call.id]:
+            stale = stale_card(p)
+            if stale is not None:
+                tracker.results[p.call.id] = stale
+                await finished(p, stale, 0.0)
+                return
         tracker.started[p.call.id] = start
         # A call that reached here without a grant ran without approval (fail closed).
         with granted(p.grant or Grant(approved=False)):
@@ -142,3 +183,62 @@ async def run_approved(
         await finished(p, result, time.perf_counter() - start)
 
     await run_grouped(plans, lambda p: p.parallel, one)
+
+
+def swapped_tool(executor: Executor, p: CallPlan) -> ToolResult | None:
+    """The executor looks a call's tool up when it runs it; the decision was made about
+    the tool registered when the reply came. If another tool has taken the name since (an
+    earlier call of the batch, an MCP refresh, a cell), or a tool unknown then has been
+    registered since (a call nobody decided on), the call does not run. ``None``: the
+    same tool (or still none: the executor answers with the tools there are) is there."""
+    if executor.registry.get(p.call.name) is p.tool:
+        return None
+    what = "registered" if p.tool is None else "replaced"
+    return ToolResult(
+        tool_use_id=p.call.id,
+        content=f"{p.call.name}: the tool was {what} after this call was decided, so it did "
+        "not run; call it again to have the tool that now has this name decided on.",
+        is_error=True,
+        metadata={"status": "error", "tool_changed": what},
+    )
+
+
+def stale_card(p: CallPlan) -> ToolResult | None:
+    """Every call of a reply is decided before any runs, so a writer's card shows the
+    files as they were before the batch. Run after a call that may have changed them, it
+    would write what its card never showed (a ``replace_all`` that now also hits a line an
+    earlier call added): if its preview, made again now, differs from the card, it does
+    not run. ``None``: the card still shows what the call will do."""
+    if p.tool is None or p.grant is None or not p.grant.approved:
+        return None  # nothing was shown for a call that ran without a click
+    now = preview_changes(p.tool, p.raw)
+    if _edits(now) == _edits(p.preview):
+        return None
+    paths = ", ".join(dict.fromkeys(c.path for c in (*(p.preview or ()), *(now or ()))))
+    what = paths or "its files"
+    return ToolResult(
+        tool_use_id=p.call.id,
+        content=f"{p.call.name}: {what} changed after this call's approval card was made (an "
+        "earlier call of the same reply changed it), so the change it would make now is not "
+        "the one that was approved, and it did not run. Call it again on its own to get a "
+        "new card.",
+        is_error=True,
+        metadata={"status": "error", "stale_card": True},
+    )
+
+
+def _edits(changes: Sequence[Change] | None) -> list[tuple[str, str, list[str]]]:
+    """What a card shows a change to be, without line numbers or context (so an earlier
+    edit elsewhere in the file does not count as a difference): each file's path (without a
+    cell's ``#id``) and kind, and the lines it removes and adds, hunk by hunk."""
+    out: list[tuple[str, str, list[str]]] = []
+    for c in changes or ():
+        lines = [
+            line
+            for line in c.diff(context=0).splitlines()
+            if not line.startswith(("---", "+++", "@@"))
+        ]
+        # A notebook cell's "#id" part may be derived from the document (a new cell's id):
+        # an earlier insert changes it without changing what the card showed.
+        out.append((c.path.split("#", 1)[0], c.kind, lines))
+    return out

@@ -9,6 +9,7 @@ its calls, go on, retry, or end, and why."""
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -36,6 +37,7 @@ from nb_tools.tool._types import AnthropicDefined
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent
+    from nb_tools.permissions import PermissionRules, RuleMatch
     from nb_tools.tool import Registry
 
 Thinking: TypeAlias = "int | Literal['adaptive'] | Mapping[str, Any] | None"
@@ -283,7 +285,9 @@ class TurnPolicy:
 
     def _server_tools(self, registry: Registry) -> tuple[tuple[Mapping[str, Any], ...], list[str]]:
         """The server tools to declare; one a permission rule denies (or asks for: the API
-        runs it, so nobody could be asked) is left out, and a notice says so."""
+        runs it, so nobody could be asked) is left out, and a notice says so; under the
+        "deny" and "read-only" policies (nothing that needs a yes runs), so is one no allow
+        rule names."""
         if self._server is not None:
             return self._server[0], list(self._server[1])
         rules = self.agent.rules
@@ -301,17 +305,29 @@ class TurnPolicy:
                     )
                 )
                 continue
-            match = rules.check(name, "{}", None) if rules is not None else None
-            if match is not None and match.action in ("deny", "ask"):
+            match = _restricting_rule(rules, name) if rules is not None else None
+            if match is not None:
+                if match.action == "ask":
+                    why = "asks for it, and the API runs it without asking"
+                elif match.rule.specifier is None:
+                    why = "denies it"
+                else:
+                    why = "denies some of its calls, and the API runs it without reading rules"
                 self.notices.append(
                     RunNotice(
                         kind="server_tool_skipped",
-                        message=f"server tool {name} not declared: the rule {match.label} "
-                        + (
-                            "denies it"
-                            if match.action == "deny"
-                            else "asks for it, and the API runs it without asking"
-                        ),
+                        message=f"server tool {name} not declared: the rule {match.label} {why}",
+                    )
+                )
+                continue
+            policy = self.agent.approval
+            if policy in ("deny", "read-only") and not _allowed(rules, name):
+                self.notices.append(
+                    RunNotice(
+                        kind="server_tool_skipped",
+                        message=f"server tool {name} not declared: the approval policy is "
+                        f"{policy!r} and the API runs it without asking; to use it under "
+                        f"this policy, allow it with a rule ({name})",
                     )
                 )
                 continue
@@ -375,6 +391,25 @@ class TurnPolicy:
         if reason == "pause_turn":
             return Verdict(again=True)
         return Verdict(stop_reason=reason)
+
+
+def _allowed(rules: PermissionRules | None, name: str) -> bool:
+    """Whether an allow rule names the whole server tool (``web_search``)."""
+    match = rules.check(name, "{}", None) if rules is not None else None
+    return match is not None and match.action == "allow"
+
+
+def _restricting_rule(rules: PermissionRules, name: str) -> RuleMatch | None:
+    """The first deny (then ask) rule naming the server tool ``name``, with or without a
+    specifier: the API runs the tool with arguments nobody here sees, so a rule that
+    would deny or ask for some of its calls keeps it out entirely (fail closed)."""
+    from nb_tools.permissions import RuleMatch
+
+    for action in ("deny", "ask"):
+        for rule in rules.rules:
+            if rule.action == action and fnmatch.fnmatchcase(name.lower(), rule.tool.lower()):
+                return RuleMatch(action=action, rule=rule)
+    return None
 
 
 def _unthought_tool_turn(messages: Sequence[Message]) -> bool:

@@ -57,7 +57,8 @@ class MCPTool:
     approval by default: the server's ``readOnlyHint`` is its own claim, and the MCP
     specification says a client must not trust annotations from a server it does not
     trust. ``trust_hints``: the user trusts this server, so a ``readOnlyHint`` tool is
-    read-only and runs without a click."""
+    read-only and runs without a click, unless it also says ``openWorldHint: true``
+    (egress: it asks, as ``web_fetch`` does)."""
 
     def __init__(
         self,
@@ -73,13 +74,17 @@ class MCPTool:
         self.remote_name: str = remote.name
         hints = remote.annotations
         read_only = trust_hints and bool(hints is not None and hints.read_only_hint)
+        # A read-only tool that says it reaches the open world (a fetcher, a search) is
+        # egress, as web_fetch is: it changes nothing here, but what its arguments carry
+        # leaves the machine, so it still asks (and plan mode refuses it).
+        egress = bool(hints is not None and hints.open_world_hint)
         description = remote.description or remote.title or f"{remote.name} (MCP server {server})"
         self._info = Info(
             name=name,
             description=description,
             raw_parameters=dict(remote.input_schema or {"type": "object"}),
             read_only=read_only,
-            requires_approval=not read_only,
+            requires_approval=not read_only or egress,
         )
 
     def info(self) -> Info:

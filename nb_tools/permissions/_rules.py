@@ -14,13 +14,22 @@ A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
 - file tools (``read_file``, ``write_file``, ``edit_file``, ``notebook_read``,
   ``notebook_edit``, ``apply_patch``, ``glob``, ``grep``): a gitignore-style glob on the
   path relative to the workspace root (``edit_file(notebooks/**)``); ``..`` and absolute
-  paths are normalised first, and a path outside the root matches nothing.
+  paths are normalised first, and a path outside the root matches nothing. A deny or
+  ask rule for ``grep`` or ``glob`` also matches a search whose folder may hold what the
+  rule names (``grep(secrets/**)`` matches a search of ``secrets`` or of the root). A
+  deny or ask rule for ``read_file`` covers every built-in that reads file contents
+  (``grep``, ``notebook_read``, ``str_replace_based_edit_tool``): "do not read these".
   ``apply_patch`` matches an allow rule only if every file it touches matches.
 - ``web_fetch(domain:example.com)`` matches that host; ``domain:*.example.com`` its
   subdomains (not the domain itself). Hosts compare as httpx connects to them: IDNA
   (UTS-46), ideographic and full-width dots, case, trailing dot, percent-escapes, IPv6
   literals (``nb_tools.permissions._hosts``).
-- any other tool: the specifier is a glob on its first string argument.
+- any other tool: the specifier is a glob on its first string parameter, in the order the
+  tool's schema declares its parameters (the model orders the keys of its arguments, and
+  may add keys a schema sent as is does not forbid): an allow rule matches only that
+  parameter's value (or its declared default); without a schema, only a call with exactly
+  one string argument. A deny or ask rule matches when any string in the arguments
+  matches, at any depth (fail closed: an undeclared key may be the one a server acts on).
 
 Deny wins over ask, ask over allow. Tool names match case-insensitively for deny and ask
 rules (fail closed) and exactly for allow rules. A rule naming an ``mcp__`` tool matches
@@ -36,6 +45,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
@@ -49,6 +59,10 @@ Action: TypeAlias = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("deny", "ask", "allow")
 
 _RULE = re.compile(r"^\s*([A-Za-z0-9_*?\-\[\]]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_READERS = frozenset(  # what a deny or ask rule for read_file also covers: what reads contents
+    {"read_file", "grep", "notebook_read", "str_replace_based_edit_tool"}
+)
+_SEARCH_TOOLS = frozenset({"glob", "grep"})  # they read everything under their path
 _FILE_TOOLS = {
     "read_file": ("file_path",),
     "write_file": ("file_path",),
@@ -245,6 +259,8 @@ def _name_matches(rule: Rule, name: str, tool: Any) -> bool:
         ok = fnmatch.fnmatchcase(name, rule.tool)
     else:
         ok = fnmatch.fnmatchcase(name.lower(), rule.tool.lower())
+        if not ok and rule.tool.lower() == "read_file":  # "the model does not read these"
+            ok = name.lower() in _READERS
     if ok and rule.tool.lower().startswith(MCP_NAME_PREFIX) and rule.action == "allow":
         split = split_mcp_name(name)
         server = tool.mcp_server if isinstance(tool, FromMCPServer) else None
@@ -265,18 +281,91 @@ def _matches(rule: Rule, name: str, args: dict[str, Any], tool: Any, root: Path)
             return False  # allow rules for bash: PermissionRules._cover_compound
         return deny_match(spec, parse_script(str(args.get("command", "")))) == "yes"
     if lname == "web_fetch":
-        return _match_domain(spec, str(args.get("url", "")))
+        return _match_domain(spec, str(args.get("url", "")), strict)
     if lname == "apply_patch":
         paths = _patch_paths(str(args.get("input", "")))
         hits = [_match_path(spec, p, root, strict) for p in paths]
         return bool(hits) and (all(hits) if strict else any(hits))
     if lname in _FILE_TOOLS:
+        below = not strict and lname in _SEARCH_TOOLS
         for key in _FILE_TOOLS[lname]:
             if key in args:
-                return _match_path(spec, str(args[key]), root, strict)
-        return _match_path(spec, ".", root, strict)
-    first = next((v for v in args.values() if isinstance(v, str)), None)
-    return first is not None and fnmatch.fnmatchcase(first, spec)
+                return _match_path(spec, str(args[key]), root, strict, below=below)
+        return _match_path(spec, ".", root, strict, below=below)
+    return _match_generic(spec, args, tool, strict)
+
+
+def _match_generic(spec: str, args: dict[str, Any], tool: Any, strict: bool) -> bool:
+    """A glob on a tool's subject: the first string parameter its schema declares (see the
+    module). Never the first key the model happened to write."""
+    props = _declared_properties(tool)
+    key = _subject_key(props) if props else None
+    default = props[key].get("default") if props and key is not None else None
+    subject = args.get(key, default) if key is not None else None
+    if strict:
+        if props:
+            return isinstance(subject, str) and fnmatch.fnmatchcase(subject, spec)
+        strings = [v for v in args.values() if isinstance(v, str)]
+        return len(strings) == 1 and fnmatch.fnmatchcase(strings[0], spec)
+    values = _strings(args)
+    if isinstance(subject, str):
+        values.append(subject)
+    return any(fnmatch.fnmatchcase(v, spec) for v in values)
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in ``value``, at any depth (a deny rule's glob may match any of them:
+    ``send(*@evil.example)`` catches ``{"to": ["a@evil.example"]}``)."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
+
+
+def _declared_properties(tool: Any) -> dict[str, Any] | None:
+    """The tool's parameters as its schema declares them, in order (``None``: unknown)."""
+    info_of = getattr(tool, "info", None)
+    if not callable(info_of):
+        return None
+    try:
+        info = info_of()
+        raw = getattr(info, "raw_parameters", None)
+        params = getattr(info, "parameters", None)
+        schema = dict(raw) if raw is not None else params.to_dict() if params else None
+    except Exception:  # a broken info(): nothing is declared (allow rules then need one string)
+        return None
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or not props:
+        return None
+    return {str(k): v if isinstance(v, dict) else {} for k, v in props.items()}
+
+
+def _subject_key(props: dict[str, Any]) -> str | None:
+    """The first declared parameter that takes a string."""
+    for key, schema in props.items():
+        if _takes_string(schema):
+            return key
+    return None
+
+
+def _takes_string(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        return True
+    enum = schema.get("enum")
+    if kind is None and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
+        return True
+    options = schema.get("anyOf") or schema.get("oneOf")
+    return isinstance(options, list) and any(
+        isinstance(o, dict) and _takes_string(o) for o in options
+    )
 
 
 def _bash_spec(rule: Rule, name: str, tool: Any) -> bool:
@@ -300,12 +389,16 @@ def _unsure_rule(rule: Rule, args: dict[str, Any]) -> Rule:
     )
 
 
-def _match_domain(spec: str, url: str) -> bool:
+def _match_domain(spec: str, url: str, strict: bool = False) -> bool:
     """``domain:HOST`` / ``domain:*.HOST`` against the host httpx connects to (one
     normaliser, :func:`nb_tools.permissions._hosts.url_host`, shared with ``web_fetch``);
-    any other specifier is a glob on the URL."""
+    any other specifier is a glob on the URL, as written and as the client sends it (the
+    host normalised, percent-escapes decoded): an allow rule must match every form, a
+    deny or ask rule any."""
     if not spec.startswith("domain:"):
-        return fnmatch.fnmatchcase(url, spec)
+        forms = _url_forms(url)
+        hits = [fnmatch.fnmatchcase(f, spec) for f in forms]
+        return all(hits) if strict else any(hits)
     try:
         host = url_host(url)
     except HostError:
@@ -313,7 +406,27 @@ def _match_domain(spec: str, url: str) -> bool:
     return domain_matches(spec[len("domain:") :], host)
 
 
-def _match_path(spec: str, path: str, root: Path, strict: bool = False) -> bool:
+def _url_forms(url: str) -> list[str]:
+    """``url`` as written, and as ``web_fetch`` connects (see :func:`_match_domain`)."""
+    from urllib.parse import unquote
+
+    import httpx
+
+    forms = [url]
+    try:
+        parsed = httpx.URL(url.strip())
+        canonical = str(parsed.copy_with(host=url_host(url)))
+    except Exception:  # no URL web_fetch would fetch: the text as written is all there is
+        return forms
+    for form in (canonical, unquote(canonical)):
+        if form not in forms:
+            forms.append(form)
+    return forms
+
+
+def _match_path(
+    spec: str, path: str, root: Path, strict: bool = False, *, below: bool = False
+) -> bool:
     """Whether the gitignore-style ``spec`` matches ``path`` (relative to ``root`` or
     absolute) as written (``..`` folded) and as the tools will act on it (symlinks
     resolved, as ``Workspace.resolve`` does). ``strict`` (allow rules): both must match,
@@ -327,7 +440,53 @@ def _match_path(spec: str, path: str, root: Path, strict: bool = False) -> bool:
     forms = _path_forms(path, root)
     if strict:
         return None not in forms and all(_spec_matches(spec, f) for f in forms if f is not None)
+    if below and any(_may_hold(spec, f, root) for f in forms if f is not None):
+        return True
     return any(_spec_matches(spec, f) for f in forms if f is not None)
+
+
+_GLOB_CHARS = frozenset("*?[\\")
+_WALK_LIMIT = 20_000  # entries looked at before a search is assumed to hold a match
+
+
+def _may_hold(spec: str, rel: str, root: Path) -> bool:
+    """Whether the folder ``rel`` (``""``: the root) holds a path the gitignore-style
+    ``spec`` matches, so that a search there (``grep``, ``glob``) would read it. An
+    anchored pattern is looked up by its literal folder (``secrets/**``: does ``secrets``
+    exist under ``rel``?); any other is looked for under ``rel`` (fail closed: a folder
+    too large to look through counts as holding one)."""
+    text = spec.strip()
+    literal: list[str] = []
+    anchored = not text.startswith("!") and "/" in text.rstrip("/")
+    if anchored:
+        for part in text.strip("/").split("/"):
+            if any(c in _GLOB_CHARS for c in part):
+                break
+            literal.append(part)
+    prefix = "/".join(literal)
+    if prefix:
+        if rel == prefix or rel.startswith(prefix + "/"):
+            return True
+        if rel and not prefix.startswith(rel + "/"):
+            return False
+        return os.path.lexists(os.path.join(root, prefix))
+    return _walk_finds(spec, rel, root)
+
+
+def _walk_finds(spec: str, rel: str, root: Path) -> bool:
+    top = os.path.join(root, rel) if rel else str(root)
+    if not os.path.isdir(top):
+        return False
+    seen = 0
+    for folder, dirs, files in os.walk(top):
+        for name in (*dirs, *files):
+            seen += 1
+            if seen > _WALK_LIMIT:
+                return True
+            path = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+            if _spec_matches(spec, path):
+                return True
+    return False
 
 
 def _path_forms(path: str, root: Path) -> list[str | None]:
@@ -354,13 +513,18 @@ def _inside(path: str, base: str) -> str | None:
 def _spec_matches(spec: str, rel: str) -> bool:
     import unicodedata
 
-    import pathspec
-
-    matcher = pathspec.GitIgnoreSpec.from_lines([spec])
+    matcher = _matcher(spec)
     return any(
         matcher.match_file(form or ".")
         for form in dict.fromkeys((rel, unicodedata.normalize("NFC", rel)))
     )
+
+
+@lru_cache(maxsize=256)
+def _matcher(spec: str) -> Any:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines([spec])
 
 
 def _patch_paths(patch: str) -> list[str]:
