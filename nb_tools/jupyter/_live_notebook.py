@@ -362,6 +362,10 @@ class LiveNotebookEdit:
     def __init__(self, notebook: LiveNotebook, disk: Tool | None = None) -> None:
         self.nb = notebook
         self.disk = disk
+        # args -> the cell source the card showed (its preview's "before"): the edit
+        # expects it, so a cell changed since the card (a live edit the model's own
+        # notebook_read then picked up) is refused by the frontend, never overwritten.
+        self._shown: dict[str, str] = {}
 
     def info(self) -> Info:
         return Info(
@@ -471,7 +475,12 @@ class LiveNotebookEdit:
         return edit, change, f"Replaced the source of cell {cell_id} in the open notebook"
 
     def preview(self, args: str | bytes) -> Change:
-        return self._plan(_parse(args))[1]
+        edit, change, _ = self._plan(_parse(args))
+        if "expect" in edit:
+            if len(self._shown) > 256:  # previews of calls that never ran
+                self._shown.clear()
+            self._shown[_key(args)] = edit["expect"]
+        return change
 
     async def call(self, args: str | bytes) -> Result:
         parsed = _parse(args)
@@ -485,6 +494,10 @@ class LiveNotebookEdit:
             edit, change, summary = self._plan(parsed)
         except ValueError as exc:
             return Result.error(str(exc))
+        shown = self._shown.pop(_key(args), None)
+        if shown is not None and "expect" in edit:
+            edit["expect"] = shown  # what the card showed, not a newer snapshot's text
+            change = Change(path=change.path, before=shown, after=change.after)
         meta: dict[str, Any] = {"live": True, "edit": edit}
         run = bool(parsed.get("run"))
         cell = edit.get("cell") or {}
@@ -523,6 +536,10 @@ class LiveNotebookEdit:
         self.nb.take_snapshot(reply.get("snapshot"))
         meta["changes"] = [change]
         return Result(content=text, parts=parts, metadata=meta)
+
+
+def _key(args: str | bytes) -> str:
+    return args.decode("utf-8", "replace") if isinstance(args, bytes) else str(args)
 
 
 def _cell_type(snap: Mapping[str, Any] | None, cell_id: Any) -> str | None:
