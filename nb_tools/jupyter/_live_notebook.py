@@ -23,6 +23,7 @@ from typing import Any
 
 from nb_tools.tool import Change, Info, Result, Schema, Tool
 from nb_tools.tool._tasks import wait_waking
+from nb_tools.tool._votes import is_protected_call, needs_approval, preview_changes
 
 __all__ = ["PROTOCOL", "TARGET", "LiveNotebook", "live", "live_tools"]
 
@@ -301,6 +302,16 @@ class LiveNotebookRead:
             concurrent=True,
         )
 
+    # Another notebook is the disk tool's call: the pipeline gets the disk tool's votes
+    # (a protected notebook asks, as the disk tool's own call would).
+    def is_protected_call(self, args: str | bytes) -> bool:
+        disk = _disk_for(self.disk, self.nb, args)
+        return disk is not None and is_protected_call(disk, args)
+
+    def requires_approval_for(self, args: str | bytes) -> bool:
+        disk = _disk_for(self.disk, self.nb, args)
+        return disk is not None and needs_approval(disk, args)
+
     async def call(self, args: str | bytes) -> Result:
         parsed = _parse(args)
         snap_path = (self.nb.snapshot or {}).get("path")
@@ -323,6 +334,25 @@ class LiveNotebookRead:
             )
         meta = {"path": snap.get("path"), "cells": len(snap["cells"]), "live": True}
         return Result(content=text, metadata=meta)
+
+
+def _disk_for(disk: Tool | None, nb: LiveNotebook, args: str | bytes) -> Tool | None:
+    """The disk tool a call goes to (``notebook_path`` names another notebook than the
+    open one), or ``None``: the open notebook, or no disk tool (the call refuses). A call
+    whose arguments do not parse is the disk tool's too, when there is one (fail closed:
+    its votes are asked)."""
+    if disk is None:
+        return None
+    try:
+        parsed = _parse(args)
+    except (ValueError, TypeError):
+        return disk
+    if not isinstance(parsed, dict):
+        return disk
+    path = parsed.get("notebook_path")
+    if path is not None and not isinstance(path, str):
+        return disk
+    return disk if _is_other_notebook(path, (nb.snapshot or {}).get("path")) else None
 
 
 def _other_notebook(
@@ -474,7 +504,17 @@ class LiveNotebookEdit:
         change = Change(path=f"{path}#{cell_id}", before=before, after=source)
         return edit, change, f"Replaced the source of cell {cell_id} in the open notebook"
 
+    def is_protected_call(self, args: str | bytes) -> bool:
+        disk = _disk_for(self.disk, self.nb, args)
+        return disk is not None and is_protected_call(disk, args)
+
     def preview(self, args: str | bytes) -> Change:
+        disk = _disk_for(self.disk, self.nb, args)
+        if disk is not None:  # the card shows the file that is written, not the open one
+            changes = preview_changes(disk, args)
+            if not changes:
+                raise ValueError("notebook_edit: no preview of the other notebook")
+            return changes[0]
         edit, change, _ = self._plan(_parse(args))
         if "expect" in edit:
             if len(self._shown) > 256:  # previews of calls that never ran
