@@ -16,6 +16,7 @@ from html import escape
 import ipywidgets as widgets
 
 from nb_tools.agent._approval import ApprovalRequest, Decision
+from nb_tools.jupyter._lookalike import lookalike_warning
 from nb_tools.jupyter._visible import count_in_arguments, hidden_warning, visible_html, visible_text
 
 SUBMIT_SETTLE = 0.15
@@ -35,11 +36,15 @@ def warning_html(request: ApprovalRequest) -> str:
     found = count_in_arguments(request.call.arguments)
     # the rule is made from the arguments: the larger count per kind, not the sum
     found |= count_in_arguments(request.always_allow_rule or "")
-    text = hidden_warning(found)
-    if not text:
-        return ""
-    return (
+    lines = [hidden_warning(found)]
+    # homoglyphs are visible, so not marked: the card names the words that mix them in
+    lines.append(lookalike_warning(request.call.arguments))
+    if request.always_allow_rule:
+        lines.append(lookalike_warning(request.always_allow_rule))
+    return "".join(
         f'<div class="nbtools-hidden-warning" role="alert" style="{_WARNING}">{escape(text)}</div>'
+        for text in dict.fromkeys(lines)
+        if text
     )
 
 
