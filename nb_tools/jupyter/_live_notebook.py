@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from nb_tools.jupyter._redact import redact_secrets
 from nb_tools.tool import Change, Info, Result, Schema, Tool
 from nb_tools.tool._tasks import wait_waking
 from nb_tools.tool._votes import is_protected_call, needs_approval, preview_changes
@@ -333,7 +334,8 @@ class LiveNotebookRead:
                 f"notebook_read: the open notebook has no cell {cell_id!r} (its cells: {ids})"
             )
         meta = {"path": snap.get("path"), "cells": len(snap["cells"]), "live": True}
-        return Result(content=text, metadata=meta)
+        # a cell's output may hold what it printed (os.environ): no secret without a click
+        return Result(content=redact_secrets(text), metadata=meta)
 
 
 def _disk_for(disk: Tool | None, nb: LiveNotebook, args: str | bytes) -> Tool | None:
