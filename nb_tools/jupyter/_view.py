@@ -340,6 +340,12 @@ class RunView:
             case ToolCallStarted():
                 self._text_throttle.flush()
                 item = rec.items[-1]
+                if item.get("id") != event.call.id or item.get("arguments") != (
+                    event.call.arguments
+                ):
+                    # a call id seen before (the recorder kept that call's item): the card
+                    # must show THIS call's arguments, which are what the person approves
+                    item = _own_item(event)
                 status = "waiting for approval" if event.needs_approval else "running"
                 created = _Card(self, item, status)
                 self._cards[event.call.id] = created
@@ -468,6 +474,24 @@ class ContinuePrompt:
     async def wait(self) -> bool:
         """The answer, through the one wake loop (Interrupt acts while it waits)."""
         return await wait_waking(asyncio.shield(self.future))
+
+
+def _own_item(event: ToolCallStarted) -> dict[str, Any]:
+    """A card item for ``event``'s call alone (the recorder's shape)."""
+    diffs = [{"path": c.path, "kind": c.kind, "diff": c.diff()} for c in event.preview or ()]
+    return {
+        "kind": "tool",
+        "id": event.call.id,
+        "name": event.call.name,
+        "arguments": event.call.arguments,
+        "status": "pending",
+        "result": None,
+        "parts": [],
+        "duration": None,
+        "diffs": diffs,
+        "progress": None,
+        "approval": None,
+    }
 
 
 class _Standalone:
