@@ -80,3 +80,19 @@ async def test_distinct_ids_are_shown_and_run_as_sent(tmp_path: Path) -> None:
     )
     assert (tmp_path / "notes.txt").exists() and not (tmp_path / "victim.txt").exists()
     assert len(shown) == 2
+
+
+async def test_a_request_without_a_started_card_still_shows_its_arguments() -> None:
+    from nb_tools.agent._approval import ApprovalRequest
+    from nb_tools.agent._transcript import TranscriptRecorder
+    from nb_tools.jupyter._view import RunView
+    from nb_tools.model import ToolCall
+
+    view = RunView(TranscriptRecorder("go", model="m"), loop=asyncio.get_running_loop())
+    call = ToolCall(id="never-started", name="bash", arguments='{"command": "rm -rf ~/work"}')
+    answer = asyncio.ensure_future(view.ask(ApprovalRequest(call=call, info=None, preview=None)))
+    await asyncio.sleep(0)
+    (card,) = view.approval_cards()
+    assert "rm -rf ~/work" in view._cards["never-started"].html.value
+    card.deny.click()
+    assert not (await answer).approved
