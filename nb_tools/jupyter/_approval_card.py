@@ -11,6 +11,7 @@ widgets are closed with the run's view (``close_tree`` in ``_view``), the one cl
 from __future__ import annotations
 
 import asyncio
+import threading
 from html import escape
 
 import ipywidgets as widgets
@@ -62,6 +63,9 @@ class ApprovalCard:
         self.request = request
         self._loop = loop
         self.future: asyncio.Future[Decision] = loop.create_future()
+        # a click may be handled on another thread: decide() takes the first one only
+        self._lock = threading.Lock()
+        self._decision: Decision | None = None
         layout = layout if layout is not None else widgets.Layout()
         name = visible_html(request.call.name)
         why = " (it touches a protected path)" if request.protected else ""
@@ -142,8 +146,10 @@ class ApprovalCard:
     def decide(self, decision: Decision) -> None:
         """Record ``decision`` (from a click, or from code): disable the buttons, say who
         decided what, and wake the waiting run. Later decisions are ignored."""
-        if self.future.done():
-            return
+        with self._lock:  # the first decision wins, on the card as in the run
+            if self.future.done() or self._decision is not None:
+                return
+            self._decision = decision
         for control in (self.approve, self.deny, self.always, self.message):
             control.disabled = True
         self.prompt.value = self._decided_html(decision)
@@ -173,8 +179,10 @@ class ApprovalCard:
 
     def cancel(self, why: str = "the run stopped") -> None:
         """The run ended while waiting: disable the buttons and say so."""
-        if self.future.done():
-            return
+        with self._lock:
+            if self.future.done() or self._decision is not None:
+                return
+            self._decision = Decision(approved=False, by="cancel")
         for control in (self.approve, self.deny, self.always, self.message):
             control.disabled = True
         self.prompt.value = (

@@ -55,3 +55,14 @@ async def test_the_card_names_look_alike_letters(
 async def test_ordinary_non_ascii_text_gets_no_warning(arguments: dict) -> None:
     card = await card_for("bash", arguments)
     assert "Look-alike" not in card.prompt.value and "⚠" not in card.prompt.value
+
+
+async def test_a_second_click_before_the_first_lands_cannot_relabel_the_card() -> None:
+    """Approve, then Deny before the loop has taken the first click (a quick change of
+    mind, or two windows): the call runs as approved, so the card must not say Denied."""
+    card = await card_for("bash", {"command": "make deploy"})
+    card.approve.click()
+    card.deny.click()  # same loop iteration: the first decision is not resolved yet
+    decision = await card.wait()
+    assert decision.approved
+    assert "Approved" in card.prompt.value and "Denied" not in card.prompt.value
