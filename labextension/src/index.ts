@@ -12,6 +12,7 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 import { IRenderTools, MIME_TYPE, renderTranscript } from './render';
+import { modelAttributesOnly } from './safehtml';
 
 export { formatCount, formatDuration, MIME_TYPE, renderTranscript } from './render';
 export type { IRenderTools } from './render';
@@ -28,13 +29,14 @@ const MODEL_TAGS = [
   'sub', 'summary', 'sup', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul'
 ];
 
-/** JupyterLab's sanitizer, with the tags narrowed to MODEL_TAGS. */
+/** JupyterLab's sanitizer, with the tags narrowed to MODEL_TAGS and the attributes to
+ * modelAttributesOnly's (no style, class, id: nothing fetched, nothing laid over). */
 function modelSanitizer(base: IRenderMime.ISanitizer): IRenderMime.ISanitizer {
   return {
     getAutolink: () => (base.getAutolink ? base.getAutolink() : true),
     allowNamedProperties: base.allowNamedProperties,
     sanitize: (dirty: string, options?: IRenderMime.ISanitizerOptions) =>
-      base.sanitize(dirty, { ...(options ?? {}), allowedTags: MODEL_TAGS })
+      modelAttributesOnly(base.sanitize(dirty, { ...(options ?? {}), allowedTags: MODEL_TAGS }))
   };
 }
 

@@ -17,6 +17,7 @@ import {
   renderNote,
   renderServerTool
 } from './items';
+import { safeFragment } from './safehtml';
 import { appendVisible } from './visible';
 import type { Diff, Item, StopReason, ToolItem, ToolStatus, Transcript } from './transcript.generated';
 
@@ -171,7 +172,7 @@ function renderDisplay(shown: { [mime: string]: string }, tools: IRenderTools | 
   const html = shown['text/html'];
   if (typeof html === 'string' && tools) {
     const box = el('div', 'jp-nbtools-display jp-RenderedHTMLCommon', undefined, 'display');
-    box.innerHTML = tools.sanitizer.sanitize(html);
+    box.appendChild(safeFragment(tools.sanitizer.sanitize(html)));
     return box;
   }
   for (const mime of ['image/png', 'image/jpeg']) {

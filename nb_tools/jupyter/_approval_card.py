@@ -11,11 +11,13 @@ widgets are closed with the run's view (``close_tree`` in ``_view``), the one cl
 from __future__ import annotations
 
 import asyncio
+import threading
 from html import escape
 
 import ipywidgets as widgets
 
 from nb_tools.agent._approval import ApprovalRequest, Decision
+from nb_tools.jupyter._lookalike import lookalike_warning
 from nb_tools.jupyter._visible import count_in_arguments, hidden_warning, visible_html, visible_text
 
 SUBMIT_SETTLE = 0.15
@@ -35,11 +37,15 @@ def warning_html(request: ApprovalRequest) -> str:
     found = count_in_arguments(request.call.arguments)
     # the rule is made from the arguments: the larger count per kind, not the sum
     found |= count_in_arguments(request.always_allow_rule or "")
-    text = hidden_warning(found)
-    if not text:
-        return ""
-    return (
+    lines = [hidden_warning(found)]
+    # homoglyphs are visible, so not marked: the card names the words that mix them in
+    lines.append(lookalike_warning(request.call.arguments))
+    if request.always_allow_rule:
+        lines.append(lookalike_warning(request.always_allow_rule))
+    return "".join(
         f'<div class="nbtools-hidden-warning" role="alert" style="{_WARNING}">{escape(text)}</div>'
+        for text in dict.fromkeys(lines)
+        if text
     )
 
 
@@ -57,6 +63,9 @@ class ApprovalCard:
         self.request = request
         self._loop = loop
         self.future: asyncio.Future[Decision] = loop.create_future()
+        # a click may be handled on another thread: decide() takes the first one only
+        self._lock = threading.Lock()
+        self._decision: Decision | None = None
         layout = layout if layout is not None else widgets.Layout()
         name = visible_html(request.call.name)
         why = " (it touches a protected path)" if request.protected else ""
@@ -137,8 +146,10 @@ class ApprovalCard:
     def decide(self, decision: Decision) -> None:
         """Record ``decision`` (from a click, or from code): disable the buttons, say who
         decided what, and wake the waiting run. Later decisions are ignored."""
-        if self.future.done():
-            return
+        with self._lock:  # the first decision wins, on the card as in the run
+            if self.future.done() or self._decision is not None:
+                return
+            self._decision = decision
         for control in (self.approve, self.deny, self.always, self.message):
             control.disabled = True
         self.prompt.value = self._decided_html(decision)
@@ -168,8 +179,10 @@ class ApprovalCard:
 
     def cancel(self, why: str = "the run stopped") -> None:
         """The run ended while waiting: disable the buttons and say so."""
-        if self.future.done():
-            return
+        with self._lock:
+            if self.future.done() or self._decision is not None:
+                return
+            self._decision = Decision(approved=False, by="cancel")
         for control in (self.approve, self.deny, self.always, self.message):
             control.disabled = True
         self.prompt.value = (

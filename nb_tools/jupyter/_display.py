@@ -23,6 +23,7 @@ from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind
 from nb_tools.jupyter._diff import PRE_STYLE, diff_html
 from nb_tools.jupyter._display_blocks import citations_html, note_html, server_tool_html
 from nb_tools.jupyter._markdown import TOKEN_CSS, code_block_html, markdown_html
+from nb_tools.jupyter._safe_html import safe_html
 from nb_tools.jupyter._visible import count_in_arguments, transcript_warning, visible_html
 
 RESULT_PREVIEW_CHARS = 1_500
@@ -197,9 +198,10 @@ def display_html(shown: Mapping[str, Any] | None) -> str:
         return ""
     html = shown.get("text/html")
     if isinstance(html, str):
+        # rebuilt from a whitelist: the value may hold the model's text (_safe_html)
         return (
-            '<div class="nbtools-display" data-nbt="display" '
-            f'style="overflow:auto;max-height:30em">{html}</div>'
+            '<div class="nbtools-display jp-RenderedHTMLCommon" data-nbt="display" '
+            f'style="overflow:auto;max-height:30em">{safe_html(html)}</div>'
         )
     for mime in ("image/png", "image/jpeg"):
         data = shown.get(mime)

@@ -24,6 +24,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from nb_tools.jupyter._redact import redact_secrets
 from nb_tools.jupyter._static_frames import NOT_RUN, null_count, relabel, repr_name, safe_head
 from nb_tools.jupyter._static_read import (
     StaticReadError,
@@ -457,7 +458,8 @@ class ListVariablesTool(_ReadOnlyTool):
     def call(self, args: str | bytes) -> Result:
         pattern = str(self._args(args).get("pattern") or "")
         ip = _shell(self._shell)
-        return Result(content=list_user(ip.user_ns, ip.user_ns_hidden, pattern=pattern))
+        text = list_user(ip.user_ns, ip.user_ns_hidden, pattern=pattern)
+        return Result(content=redact_secrets(text))
 
 
 class DescribeTool(_ReadOnlyTool):
@@ -500,7 +502,8 @@ class DescribeTool(_ReadOnlyTool):
                 "key, a token, a password); the python tool can read it once the user approves"
             )
         text = describe_value(path.strip(), value, rows=rows)
-        return Result(content=_cap(text, MAX_DESCRIBE_CHARS))
+        # a copy of a secret has no secret name: its value is hidden where it shows (_redact)
+        return Result(content=redact_secrets(_cap(text, MAX_DESCRIBE_CHARS)))
 
 
 def kernel_tools(*, python: bool = True, shell: Any = None) -> list[Tool]:

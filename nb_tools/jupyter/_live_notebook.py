@@ -21,8 +21,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from nb_tools.jupyter._redact import redact_secrets
 from nb_tools.tool import Change, Info, Result, Schema, Tool
 from nb_tools.tool._tasks import wait_waking
+from nb_tools.tool._votes import is_protected_call, needs_approval, preview_changes
 
 __all__ = ["PROTOCOL", "TARGET", "LiveNotebook", "live", "live_tools"]
 
@@ -301,6 +303,16 @@ class LiveNotebookRead:
             concurrent=True,
         )
 
+    # Another notebook is the disk tool's call: the pipeline gets the disk tool's votes
+    # (a protected notebook asks, as the disk tool's own call would).
+    def is_protected_call(self, args: str | bytes) -> bool:
+        disk = _disk_for(self.disk, self.nb, args)
+        return disk is not None and is_protected_call(disk, args)
+
+    def requires_approval_for(self, args: str | bytes) -> bool:
+        disk = _disk_for(self.disk, self.nb, args)
+        return disk is not None and needs_approval(disk, args)
+
     async def call(self, args: str | bytes) -> Result:
         parsed = _parse(args)
         snap_path = (self.nb.snapshot or {}).get("path")
@@ -322,7 +334,27 @@ class LiveNotebookRead:
                 f"notebook_read: the open notebook has no cell {cell_id!r} (its cells: {ids})"
             )
         meta = {"path": snap.get("path"), "cells": len(snap["cells"]), "live": True}
-        return Result(content=text, metadata=meta)
+        # a cell's output may hold what it printed (os.environ): no secret without a click
+        return Result(content=redact_secrets(text), metadata=meta)
+
+
+def _disk_for(disk: Tool | None, nb: LiveNotebook, args: str | bytes) -> Tool | None:
+    """The disk tool a call goes to (``notebook_path`` names another notebook than the
+    open one), or ``None``: the open notebook, or no disk tool (the call refuses). A call
+    whose arguments do not parse is the disk tool's too, when there is one (fail closed:
+    its votes are asked)."""
+    if disk is None:
+        return None
+    try:
+        parsed = _parse(args)
+    except (ValueError, TypeError):
+        return disk
+    if not isinstance(parsed, dict):
+        return disk
+    path = parsed.get("notebook_path")
+    if path is not None and not isinstance(path, str):
+        return disk
+    return disk if _is_other_notebook(path, (nb.snapshot or {}).get("path")) else None
 
 
 def _other_notebook(
@@ -362,6 +394,10 @@ class LiveNotebookEdit:
     def __init__(self, notebook: LiveNotebook, disk: Tool | None = None) -> None:
         self.nb = notebook
         self.disk = disk
+        # args -> the cell source the card showed (its preview's "before"): the edit
+        # expects it, so a cell changed since the card (a live edit the model's own
+        # notebook_read then picked up) is refused by the frontend, never overwritten.
+        self._shown: dict[str, str] = {}
 
     def info(self) -> Info:
         return Info(
@@ -470,8 +506,23 @@ class LiveNotebookEdit:
         change = Change(path=f"{path}#{cell_id}", before=before, after=source)
         return edit, change, f"Replaced the source of cell {cell_id} in the open notebook"
 
+    def is_protected_call(self, args: str | bytes) -> bool:
+        disk = _disk_for(self.disk, self.nb, args)
+        return disk is not None and is_protected_call(disk, args)
+
     def preview(self, args: str | bytes) -> Change:
-        return self._plan(_parse(args))[1]
+        disk = _disk_for(self.disk, self.nb, args)
+        if disk is not None:  # the card shows the file that is written, not the open one
+            changes = preview_changes(disk, args)
+            if not changes:
+                raise ValueError("notebook_edit: no preview of the other notebook")
+            return changes[0]
+        edit, change, _ = self._plan(_parse(args))
+        if "expect" in edit:
+            if len(self._shown) > 256:  # previews of calls that never ran
+                self._shown.clear()
+            self._shown[_key(args)] = edit["expect"]
+        return change
 
     async def call(self, args: str | bytes) -> Result:
         parsed = _parse(args)
@@ -485,6 +536,10 @@ class LiveNotebookEdit:
             edit, change, summary = self._plan(parsed)
         except ValueError as exc:
             return Result.error(str(exc))
+        shown = self._shown.pop(_key(args), None)
+        if shown is not None and "expect" in edit:
+            edit["expect"] = shown  # what the card showed, not a newer snapshot's text
+            change = Change(path=change.path, before=shown, after=change.after)
         meta: dict[str, Any] = {"live": True, "edit": edit}
         run = bool(parsed.get("run"))
         cell = edit.get("cell") or {}
@@ -523,6 +578,10 @@ class LiveNotebookEdit:
         self.nb.take_snapshot(reply.get("snapshot"))
         meta["changes"] = [change]
         return Result(content=text, parts=parts, metadata=meta)
+
+
+def _key(args: str | bytes) -> str:
+    return args.decode("utf-8", "replace") if isinstance(args, bytes) else str(args)
 
 
 def _cell_type(snap: Mapping[str, Any] | None, cell_id: Any) -> str | None:

@@ -340,6 +340,12 @@ class RunView:
             case ToolCallStarted():
                 self._text_throttle.flush()
                 item = rec.items[-1]
+                if item.get("id") != event.call.id or item.get("arguments") != (
+                    event.call.arguments
+                ):
+                    # a call id seen before (the recorder kept that call's item): the card
+                    # must show THIS call's arguments, which are what the person approves
+                    item = _own_item(event.call, event.preview)
                 status = "waiting for approval" if event.needs_approval else "running"
                 created = _Card(self, item, status)
                 self._cards[event.call.id] = created
@@ -398,10 +404,13 @@ class RunView:
             self.loop = asyncio.get_running_loop()
         card = ApprovalCard(request, loop=self.loop, layout=self.layout)
         owner = self._cards.get(request.call.id)
-        if owner is not None:
-            owner.approval = card
-        else:
-            self._entries.append(_Standalone(card.widget))
+        if owner is None or owner.item.get("arguments") != request.call.arguments:
+            # no card shows this call's arguments (should not happen): make one, so the
+            # person never decides on a call they cannot read
+            owner = _Card(self, _own_item(request.call, request.preview), "waiting")
+            self._cards[request.call.id] = owner
+            self._entries.append(owner)
+        owner.approval = card
         self.refresh()
         return await card.wait()
 
@@ -470,11 +479,19 @@ class ContinuePrompt:
         return await wait_waking(asyncio.shield(self.future))
 
 
-class _Standalone:
-    """An approval card for a call that has no card (should not happen; kept visible)."""
-
-    def __init__(self, widget: widgets.Widget) -> None:
-        self.widget = widget
-
-    def widgets(self) -> list[widgets.Widget]:
-        return [self.widget]
+def _own_item(call: Any, preview: Any) -> dict[str, Any]:
+    """A card item for ``call`` alone (the recorder's shape), its ``preview`` as diffs."""
+    diffs = [{"path": c.path, "kind": c.kind, "diff": c.diff()} for c in preview or ()]
+    return {
+        "kind": "tool",
+        "id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "status": "pending",
+        "result": None,
+        "parts": [],
+        "duration": None,
+        "diffs": diffs,
+        "progress": None,
+        "approval": None,
+    }
