@@ -160,8 +160,6 @@ async def run_approved(
     """Run ``plans`` group by group; ``finished(plan, result, duration)`` is awaited as each
     call ends. Cancelling cancels the calls in flight; ``tracker`` keeps what finished."""
 
-    after_writer = {p.call.id: any(not q.read_only for q in plans[:i]) for i, p in enumerate(plans)}
-
     async def one(p: CallPlan) -> None:
         start = time.perf_counter()
         swapped = swapped_tool(executor, p)
@@ -169,12 +167,6 @@ async def run_approved(
             tracker.results[p.call.id] = swapped
             await finished(p, swapped, 0.0)
             return
-        if after_writer[p.call.id]:
-            stale = stale_card(p)
-            if stale is not None:
-                tracker.results[p.call.id] = stale
-                await finished(p, stale, 0.0)
-                return
         tracker.started[p.call.id] = start
         # A call that reached here without a grant ran without approval (fail closed).
         with granted(p.grant or Grant(approved=False)):
@@ -201,44 +193,3 @@ def swapped_tool(executor: Executor, p: CallPlan) -> ToolResult | None:
         is_error=True,
         metadata={"status": "error", "tool_changed": what},
     )
-
-
-def stale_card(p: CallPlan) -> ToolResult | None:
-    """Every call of a reply is decided before any runs, so a writer's card shows the
-    files as they were before the batch. Run after a call that may have changed them, it
-    would write what its card never showed (a ``replace_all`` that now also hits a line an
-    earlier call added): if its preview, made again now, differs from the card, it does
-    not run. ``None``: the card still shows what the call will do."""
-    if p.tool is None or p.grant is None or not p.grant.approved:
-        return None  # nothing was shown for a call that ran without a click
-    now = preview_changes(p.tool, p.raw)
-    if _edits(now) == _edits(p.preview):
-        return None
-    paths = ", ".join(dict.fromkeys(c.path for c in (*(p.preview or ()), *(now or ()))))
-    what = paths or "its files"
-    return ToolResult(
-        tool_use_id=p.call.id,
-        content=f"{p.call.name}: {what} changed after this call's approval card was made (an "
-        "earlier call of the same reply changed it), so the change it would make now is not "
-        "the one that was approved, and it did not run. Call it again on its own to get a "
-        "new card.",
-        is_error=True,
-        metadata={"status": "error", "stale_card": True},
-    )
-
-
-def _edits(changes: Sequence[Change] | None) -> list[tuple[str, str, list[str]]]:
-    """What a card shows a change to be, without line numbers or context (so an earlier
-    edit elsewhere in the file does not count as a difference): each file's path (without a
-    cell's ``#id``) and kind, and the lines it removes and adds, hunk by hunk."""
-    out: list[tuple[str, str, list[str]]] = []
-    for c in changes or ():
-        lines = [
-            line
-            for line in c.diff(context=0).splitlines()
-            if not line.startswith(("---", "+++", "@@"))
-        ]
-        # A notebook cell's "#id" part may be derived from the document (a new cell's id):
-        # an earlier insert changes it without changing what the card showed.
-        out.append((c.path.split("#", 1)[0], c.kind, lines))
-    return out

@@ -56,9 +56,21 @@ class Target:
 
 
 def card_digest(changes: Iterable[Change]) -> str:
-    """A digest of what a card shows: each change's path, kind and before/after text."""
-    items = [[c.path, c.before, c.after, c.binary] for c in changes]
+    """A digest of what a card shows: each change's path and kind and its diff's hunks
+    (removed, added and context lines) without their line numbers, so an earlier change
+    elsewhere in the file, which only moves the hunks, keeps the card's digest, while a
+    hunk that now lands in another place (other context) or one more hunk (a
+    ``replace_all`` with more hits, a whole-file write that would undo a change made
+    since) does not. A binary change, whose card shows no lines, binds its bytes."""
+    items = [
+        [c.path, c.kind, c.before, c.after] if c.binary else [c.path, c.kind, _hunks(c)]
+        for c in changes
+    ]
     return hashlib.sha256(json.dumps(items, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _hunks(change: Change) -> list[str]:
+    return ["@@" if line.startswith("@@") else line for line in change.diff().splitlines()]
 
 
 def person_saw_card() -> bool:

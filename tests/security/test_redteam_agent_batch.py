@@ -70,9 +70,12 @@ async def test_writers_of_different_files_in_one_batch_still_run(tmp_path: Path)
 
 
 async def test_two_edits_of_one_file_in_one_batch_both_run(tmp_path: Path) -> None:
-    """The common case stays: edits of different lines of one file, in one reply, each do
-    what its card showed (an earlier edit moves lines; it does not change the edit)."""
-    (tmp_path / "m.py").write_text("a = 1\nb = 2\nc = 3\n")
+    """The common case stays: edits of different places of one file, in one reply, each do
+    what its card showed (an earlier edit moves lines; it does not change the edit). Two
+    edits within the 3 lines of context a card shows would not: the second card showed
+    context that is no longer there, so it is refused (``_binding.card_digest``)."""
+    middle = "".join(f"# {i}\n" for i in range(6))
+    (tmp_path / "m.py").write_text(f"a = 1\nb = 2\n{middle}c = 3\n")
     approver = Approver(answers=[True])
     out = await drive(
         [call("read_file", file_path="m.py", id="r")],
@@ -93,7 +96,7 @@ async def test_two_edits_of_one_file_in_one_batch_both_run(tmp_path: Path) -> No
         tools=workspace_tools(tmp_path, "read_file", "edit_file"),
         approver=approver,
     )
-    assert (tmp_path / "m.py").read_text() == "a = 1\nx = 0\nb = 2\nc = 4\n"
+    assert (tmp_path / "m.py").read_text() == f"a = 1\nx = 0\nb = 2\n{middle}c = 4\n"
     assert not out.result("e2")[1]
 
 

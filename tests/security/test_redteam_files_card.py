@@ -169,8 +169,8 @@ def test_under_auto_no_card_was_seen_and_edits_of_one_turn_compose(tmp_path: Pat
 @pytest.mark.parametrize(
     "args",
     [
-        {"command": "insert", "path": "auth.py", "insert_line": 6, "insert_text": "    pass"},
-        {"command": "str_replace", "path": "auth.py", "old_str": "helper", "new_str": "aid"},
+        {"command": "insert", "path": "auth.py", "insert_line": 3, "insert_text": "    pass"},
+        {"command": "str_replace", "path": "auth.py", "old_str": "handle", "new_str": "aid"},
     ],
     ids=["insert", "str_replace"],
 )
@@ -178,7 +178,8 @@ async def test_the_text_editor_holds_its_call_to_the_card_too(
     tmp_path: Path, args: dict[str, Any]
 ) -> None:
     """The editor maps onto write_file / edit_file; the writer's card binding (path and
-    change) must survive the mapping. An approved edit of the same file runs first."""
+    change) must survive the mapping. An approved edit of the same file runs first, within
+    the lines the editor's card showed around its change."""
     import json
 
     from nb_tools.builtin import ReadState, Workspace
