@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
 from typing import Any
+
+from nb_tools.jupyter._visible import json_strings
 
 __all__ = ["lookalike_warning", "lookalike_words"]
 
@@ -71,18 +72,6 @@ def lookalike_words(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
 def lookalike_warning(raw: str) -> str:
     """The card's line about look-alike letters in the arguments ``raw``; "" if none."""
     try:
@@ -90,7 +79,7 @@ def lookalike_warning(raw: str) -> str:
     except (ValueError, TypeError):
         parsed = raw
     found: list[tuple[str, list[str]]] = []
-    for s in _strings(parsed):
+    for s in json_strings(parsed):
         found += [w for w in lookalike_words(s) if w not in found]
     if not found:
         return ""

@@ -216,16 +216,17 @@ def count_hidden(text: str) -> Counter[HiddenKind]:
     return found
 
 
-def _strings(value: Any) -> Iterator[str]:
+def json_strings(value: Any) -> Iterator[str]:
+    """Every key and string of a parsed JSON value, depth first."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for key, item in value.items():
             yield str(key)
-            yield from _strings(item)
+            yield from json_strings(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _strings(item)
+            yield from json_strings(item)
 
 
 def count_in_arguments(raw: str) -> Counter[HiddenKind]:
@@ -236,7 +237,7 @@ def count_in_arguments(raw: str) -> Counter[HiddenKind]:
     except (ValueError, TypeError):
         parsed = raw
     total: Counter[HiddenKind] = Counter()
-    for s in _strings(parsed):
+    for s in json_strings(parsed):
         total.update(count_hidden(s))
     return total
 
