@@ -15,7 +15,7 @@ from typing import Any
 
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
-from nb_tools.tool._grant import Grant, grant_from, granted
+from nb_tools.tool._grant import Grant, ReadRules, grant_from, granted
 from nb_tools.tool._json import json_type, loads_ijson, pointer
 from nb_tools.tool._tasks import run_grouped
 from nb_tools.tool._types import Change, Info, Tool, ValidationError
@@ -42,10 +42,13 @@ class CallPlan:
     grant: Grant | None = None  # set once decided: who approved it (approved=False: no click)
 
 
-def approve(p: CallPlan, by: str | None, *, sandbox: Any = None) -> CallPlan:
+def approve(
+    p: CallPlan, by: str | None, *, sandbox: Any = None, rules: ReadRules | None = None
+) -> CallPlan:
     """``p`` with its grant: ``by`` is the approving decision's source, ``None`` when the
-    call ran without approval."""
-    return replace(p, grant=grant_from(by, approved=by is not None, sandbox=sandbox))
+    call ran without approval; ``rules`` go with it to the tool (see ``Grant``)."""
+    grant = grant_from(by, approved=by is not None, sandbox=sandbox, rules=rules)
+    return replace(p, grant=grant)
 
 
 def plan(registry: Registry, call: ToolCall) -> CallPlan:

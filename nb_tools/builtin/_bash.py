@@ -26,6 +26,7 @@ import os
 import signal
 import time
 import warnings
+from dataclasses import replace
 from typing import Any
 
 from nb_tools.builtin._bash_readonly import is_read_only
@@ -263,6 +264,13 @@ class BashTool:
             problem = unapproved_problem(self.workspace.root)
             if problem is not None:
                 return f"bash: this call was not approved and {problem}; it did not run"
+        if policy.mode != "off" and grant is not None and grant.rules is not None:
+            try:
+                unreadable = grant.rules.unreadable(self.workspace.root, approved=approved)
+            except ValueError as exc:
+                return f"bash: {exc}, so that this call cannot be kept from them; it did not run"
+            if unreadable:
+                policy = replace(policy, hidden=(*policy.hidden, *unreadable))
         if policy.mode != "off":
             found = sandbox_available()
             if not found.ok:

@@ -52,6 +52,7 @@ from typing import Any, Literal, TypeAlias
 from nb_tools.permissions._hosts import HostError, domain_matches, url_host
 from nb_tools.permissions._shell import parse_script
 from nb_tools.permissions._shell_rules import covers, deny_match
+from nb_tools.permissions._unreadable import matching_paths
 from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name
 from nb_tools.tool._types import FromMCPServer
 
@@ -199,6 +200,25 @@ class PermissionRules:
         if name == "bash":
             return self._cover_compound(str(parsed.get("command", "")), tool)
         return None
+
+    def unreadable(self, top: Path, *, approved: bool) -> tuple[Path, ...]:
+        """The files and folders under ``top`` that a process running for the model must
+        not see: what a ``read_file`` deny rule names, and for a call that ran without a
+        click what an ask rule names too (the ``bash`` tool hides them in its sandbox).
+        A rule without a specifier names everything. Raises ``UnreadableError`` when the
+        tree is too large to look through."""
+        actions = ("deny",) if approved else ("deny", "ask")
+        specs = [
+            r.specifier for r in self.rules if r.action in actions and r.tool.lower() == "read_file"
+        ]
+        if not specs:
+            return ()
+        if None in specs:
+            return (Path(os.path.realpath(top)),)
+        named = [s for s in specs if s is not None]
+        return matching_paths(
+            top, self.root, lambda rel: any(_spec_matches(s, rel) for s in named if rel)
+        )
 
     def _cover_compound(self, command: str, tool: Any) -> RuleMatch | None:
         """Allow ``a | b`` when each simple command is allowed by some rule."""

@@ -13,11 +13,18 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeAlias
 
-__all__ = ["Grant", "GrantKind", "current_grant", "grant_from", "granted"]
+__all__ = ["Grant", "GrantKind", "ReadRules", "current_grant", "grant_from", "granted"]
 
 GrantKind: TypeAlias = Literal["person", "rule", "policy", "none"]
+
+
+class ReadRules(Protocol):
+    """What the permission rules say a process must not read (``PermissionRules``)."""
+
+    def unreadable(self, top: Path, *, approved: bool) -> tuple[Path, ...]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,12 +34,15 @@ class Grant:
     vote, or plan mode). ``by`` is the decision's source as the transcript names it
     (``"user"``, ``"rule:allow bash(git:*) [session]"``, ``"policy:auto"``).
     ``sandbox``: the session's sandbox default for approved shell calls (a mode name or a
-    ``SandboxPolicy``; ``None``: the tool's own default)."""
+    ``SandboxPolicy``; ``None``: the tool's own default). ``rules``: the permission rules
+    in force, for a tool that must keep them itself (the ``bash`` sandbox hides what
+    ``read_file`` rules name)."""
 
     approved: bool
     kind: GrantKind = "none"
     by: str | None = None
     sandbox: Any = None
+    rules: ReadRules | None = None
 
 
 _current: ContextVar[Grant | None] = ContextVar("nb_tools_grant", default=None)
@@ -53,16 +63,18 @@ def granted(grant: Grant | None) -> Iterator[None]:
         _current.reset(token)
 
 
-def grant_from(by: str | None, *, approved: bool, sandbox: Any = None) -> Grant:
+def grant_from(
+    by: str | None, *, approved: bool, sandbox: Any = None, rules: ReadRules | None = None
+) -> Grant:
     """The grant for a decision made by ``by`` (``None``: no decision, the call needed no
     approval). Plan mode's yes (``policy:read-only``) is not an approval to change
     anything, so it does not count as approved."""
     if not approved or by is None or by.startswith("policy:read-only"):
-        return Grant(approved=False, kind="none", by=by, sandbox=sandbox)
+        return Grant(approved=False, kind="none", by=by, sandbox=sandbox, rules=rules)
     if by.startswith("rule:"):
         kind: GrantKind = "rule"
     elif by.startswith("policy:"):
         kind = "policy"
     else:  # "user", "user, asked by rule:...", "always-allow", an approver's own name
         kind = "person"
-    return Grant(approved=True, kind=kind, by=by, sandbox=sandbox)
+    return Grant(approved=True, kind=kind, by=by, sandbox=sandbox, rules=rules)

@@ -147,12 +147,6 @@ async def test_a_root_search_runs_when_nothing_denied_is_there(tmp_path: Path) -
     assert "TOKEN = 1" in out.result("g")[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a read-only bash command (cat, grep -r, rg) runs unasked in the read-only "
-    "sandbox, which shows the whole workspace; a read_file deny rule would need the sandbox "
-    "to hide the paths it names (nb_tools/sandbox, the shell rules), not done here",
-)
 async def test_a_read_file_deny_keeps_a_read_only_shell_command_out(root: Path) -> None:
     from sandbox_helpers import require_sandbox
 
