@@ -6,11 +6,20 @@ every tool call of an assistant message is answered by the next user message."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from nb_tools.agent._turns import CONTINUE_TEXT
-from nb_tools.model import ImageBlock, Message, TextBlock, ToolResult, ToolResultBlock, Usage
+from nb_tools.model import (
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResult,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 
 
 class Conversation:
@@ -90,8 +99,9 @@ class Conversation:
 
     # -- the model's side ------------------------------------------------------------------
 
-    def add_reply(self, message: Message) -> None:
-        """The model's reply. A reply after a paused turn (``pause_turn``) follows the
+    def add_reply(self, message: Message) -> Message:
+        """The model's reply, as kept: every tool call id unique in the conversation (see
+        :func:`unique_call_ids`). A reply after a paused turn (``pause_turn``) follows the
         paused assistant message as the API sent it."""
         if message.role != "assistant":
             raise ValueError(
@@ -99,7 +109,10 @@ class Conversation:
             )
         if not self._messages:
             raise ValueError("Conversation.add_reply: a conversation starts with a user message")
+        taken = {b.id for m in self._messages for b in m.content if isinstance(b, ToolUseBlock)}
+        message = unique_call_ids(message, taken)
         self._messages.append(message)
+        return message
 
     def add_partial_reply(self, text: str) -> None:
         """The text of a reply cut off mid-stream (by a stop); its unfinished calls are
@@ -153,3 +166,27 @@ class Conversation:
 
 
 __all__ = ["Conversation"]
+
+
+def unique_call_ids(message: Message, taken: set[str]) -> Message:
+    """``message`` with each tool call's id unique among ``taken`` and its own calls. The
+    Messages API makes its own ids, but a provider that passes on ids the model wrote (some
+    OpenAI-compatible servers) may repeat one or send none, and then one call's card,
+    approval and result would stand for another's. A repeated or empty id gets a fresh one
+    (``<id>_2``, ``<id>_3``, ...; ``call_2``... for none), used from then on everywhere."""
+    seen = set(taken)
+    blocks = []
+    changed = False
+    for block in message.content:
+        if isinstance(block, ToolUseBlock):
+            new_id = block.id
+            if not new_id or new_id in seen:
+                stem, n = block.id or "call", 1
+                while new_id in seen or not new_id:
+                    n += 1
+                    new_id = f"{stem}_{n}"
+                block = dataclasses.replace(block, id=new_id)
+                changed = True
+            seen.add(new_id)
+        blocks.append(block)
+    return dataclasses.replace(message, content=tuple(blocks)) if changed else message

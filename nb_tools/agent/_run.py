@@ -264,7 +264,7 @@ class Run:
         message = response.message
         verdict, notes = self.driver.judge(response, request)
         if verdict.keep and sendable(message):
-            self.conversation.add_reply(message)
+            message = self.conversation.add_reply(message)  # with unique call ids
             if message.text:
                 self.text = message.text
         elif verdict.drop_prompt:
