@@ -367,9 +367,9 @@ class BashTool:
         )
         if planted:
             note = (
-                f"\n[the sandbox removed or switched off {', '.join(planted)}: it would make "
-                "git on this machine run programs or read another repository's config and "
-                "hooks, outside the sandbox]"
+                f"\n[the sandbox removed or switched off {', '.join(planted)}: it would run "
+                "programs later, outside the sandbox (git's config and hooks, a module the "
+                "next kernel start imports, a shell start-up file)]"
             )
             result = Result(
                 content=result.content + note,

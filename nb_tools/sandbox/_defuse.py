@@ -15,10 +15,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
-__all__ = ["defuse_new_repos"]
+from nb_tools.sandbox._hide import WRITE_PROTECTED
+
+__all__ = ["defuse_new_repos", "remove_new_starters", "runs_later"]
 
 # A key that names a program, alone or after a section header on its line, or an include.
 _RUNS = re.compile(
@@ -28,6 +31,39 @@ _RUNS = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 DISABLED = "config.nb_tools-disabled"
+
+_STARTERS = frozenset(["ipykernel_launcher", "ipykernel", "sitecustomize", "usercustomize"])
+"""Module names Python imports from the folder a kernel starts in (``python -m
+ipykernel_launcher`` puts that folder first on ``sys.path``): a file or package of that
+name there runs, outside the sandbox, at the next kernel start."""
+
+
+def runs_later(name: str) -> bool:
+    """Whether a new entry ``name`` at the top of a writable root would run code later,
+    outside the sandbox: a kernel start-up module (``ipykernel_launcher.py``, ``.pyc``,
+    an extension module or a package of that name) or a protected start-up file."""
+    return name.split(".", 1)[0] in _STARTERS or name in WRITE_PROTECTED
+
+
+def remove_new_starters(root: str, before: frozenset[str]) -> list[str]:
+    """Remove what a call created at the top of ``root`` that :func:`runs_later`; returns
+    the paths removed. A link is removed, never followed."""
+    removed: list[str] = []
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return removed
+    for name in names:
+        if name in before or not runs_later(name):
+            continue
+        path = os.path.join(root, name)
+        with contextlib.suppress(OSError):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+            removed.append(path)
+    return removed
 
 
 def defuse_new_repos(before: tuple[str, ...], after: list[Path]) -> list[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.sandbox._bwrap import bwrap_argv
-from nb_tools.sandbox._defuse import defuse_new_repos
+from nb_tools.sandbox._defuse import defuse_new_repos, remove_new_starters
 from nb_tools.sandbox._env import sandbox_env
 from nb_tools.sandbox._hide import scan
 from nb_tools.sandbox._policy import SandboxPolicy
@@ -44,13 +44,16 @@ class Launch:
     sandboxed: bool
     policy: SandboxPolicy
     guarded: tuple[str, ...] = ()
+    """Paths that did not exist and must not appear as a file or link (``.git/commondir``,
+    a root's ``.git`` file would point git at another config and hooks; a mount cannot
+    guard a name that does not exist): see :func:`remove_planted`."""
     roots: tuple[str, ...] = ()
     """The writable roots, and the repositories in them when the call started: one that
     appears during the call is defused after it."""
     repos_before: tuple[str, ...] = ()
-    """Paths that did not exist and must not appear as a file or link (``.git/commondir``,
-    a root's ``.git`` file would point git at another config and hooks; a mount cannot
-    guard a name that does not exist): see :func:`remove_planted`."""
+    tops_before: tuple[frozenset[str], ...] = ()
+    """The names in each of ``roots`` when the call started: a new one that runs code
+    later (:func:`~nb_tools.sandbox._defuse.runs_later`) is removed after the call."""
 
 
 def remove_planted(launch: Launch) -> list[str]:
@@ -64,6 +67,8 @@ def remove_planted(launch: Launch) -> list[str]:
                 os.unlink(path)
                 removed.append(path)
     if launch.policy.mode == "workspace-write":
+        for root, before in zip(launch.roots, launch.tops_before, strict=True):
+            removed += remove_new_starters(root, before)
         for root in launch.roots:
             removed += defuse_new_repos(launch.repos_before, scan(Path(root))[1])
     return removed
@@ -96,11 +101,13 @@ def prepare(
     full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
     guarded: list[str] = []
     roots: list[str] = []
+    tops: list[frozenset[str]] = []
     before: list[str] = []
     if policy.mode == "workspace-write":
         for root in (policy.workspace, *policy.writable_roots):
             if root is not None and root.is_dir():
                 roots.append(str(root))
+                tops.append(frozenset(os.listdir(root)))
                 before += [str(r) for r in scan(root)[1]]
             if root is not None and root.is_dir() and not os.path.lexists(root / ".git"):
                 # A `.git` file made by the call would point git at a planted config.
@@ -120,6 +127,7 @@ def prepare(
         guarded=tuple(guarded),
         roots=tuple(roots),
         repos_before=tuple(before),
+        tops_before=tuple(tops),
     )
 
 
