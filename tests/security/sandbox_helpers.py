@@ -117,3 +117,17 @@ class UnixListener:
         if not self.address.startswith("\0"):
             with __import__("contextlib").suppress(OSError):
                 os.unlink(self.address)
+
+
+def start_kernel_in(folder: Path) -> None:
+    """Start a real ``python -m ipykernel_launcher`` (``--help``: it exits at once) in
+    ``folder``, as Jupyter starts a notebook's kernel in the notebook's folder."""
+    import subprocess
+
+    subprocess.run(
+        [sys.executable, "-m", "ipykernel_launcher", "--help"],
+        cwd=folder,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )

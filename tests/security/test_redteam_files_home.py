@@ -153,18 +153,11 @@ def test_a_file_every_kernel_start_runs_is_not_written_under_auto(
 
 def test_control_the_launcher_in_the_working_folder_does_run(tmp_path: Path) -> None:
     """Why: a real ``python -m ipykernel_launcher`` started in the folder runs the file."""
-    import subprocess
-    import sys
+    from sandbox_helpers import start_kernel_in
 
     marker = tmp_path / "ran"
     (tmp_path / "ipykernel_launcher.py").write_text(
         f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit(0)\n"
     )
-    subprocess.run(
-        [sys.executable, "-m", "ipykernel_launcher", "--help"],
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    start_kernel_in(tmp_path)
     assert marker.exists()

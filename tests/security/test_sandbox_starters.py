@@ -8,13 +8,11 @@ the call's."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from approvals_helpers import call, drive, workspace_tools
-from sandbox_helpers import require_sandbox
+from sandbox_helpers import require_sandbox, start_kernel_in
 
 PLANT = (
     'printf \'open("PWNED", "w").close()\\n\' > ipykernel_launcher.py; '
@@ -22,16 +20,6 @@ PLANT = (
     "cp ipykernel_launcher.py sitecustomize.py; echo 'touch PWNED' > .bashrc; "
     "echo 'print(1)' > notes.py"
 )
-
-
-def _kernel_start(folder: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "ipykernel_launcher", "--help"],
-        cwd=folder,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.fixture
@@ -42,7 +30,7 @@ def root(tmp_path: Path) -> Path:
 
 def test_control_a_planted_launcher_runs_at_kernel_start(root: Path) -> None:
     (root / "ipykernel_launcher.py").write_text('open("PWNED", "w").close()\n')
-    _kernel_start(root)
+    start_kernel_in(root)
     assert (root / "PWNED").exists()
 
 
@@ -57,7 +45,7 @@ async def test_an_approved_call_leaves_nothing_for_the_next_kernel_start(root: P
         assert not (root / name).exists(), name
         assert name in text  # the model is told what was removed
     assert (root / "notes.py").exists()  # the rest of the call's work stays
-    _kernel_start(root)
+    start_kernel_in(root)
     assert not (root / "PWNED").exists()
 
 
