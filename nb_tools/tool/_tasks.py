@@ -13,7 +13,7 @@ R = TypeVar("R")
 WAKE_SECONDS = 0.25
 """How often :func:`wait_waking` wakes. In a kernel a bare ``await`` on a future that a
 widget click resolves reacts to Interrupt only after several seconds; waking this often
-lands it in under a second (measured with ipykernel 7.4, /work/shared/FACTS.md)."""
+lands it in under a second (measured with ipykernel 7.4)."""
 
 
 async def cancel_and_drain(tasks: Iterable[asyncio.Future[Any]]) -> None:

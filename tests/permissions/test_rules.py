@@ -20,7 +20,7 @@ def decide(
     name: str,
     args: dict,
     tool: object = None,
-    root: Path = Path("/work/proj"),
+    root: Path = Path("/srv/proj"),
 ) -> str | None:
     pr = PermissionRules(root=root)
     for action, text in rules:
@@ -98,14 +98,14 @@ CASES = [
     (
         [("allow", "edit_file(notebooks/**)")],
         "edit_file",
-        {"file_path": "/work/proj/notebooks/a.py"},
+        {"file_path": "/srv/proj/notebooks/a.py"},
         None,
         "allow",
     ),
     (
         [("allow", "edit_file(notebooks/**)")],
         "edit_file",
-        {"file_path": "/work/proj/../proj2/notebooks/a.py"},
+        {"file_path": "/srv/proj/../proj2/notebooks/a.py"},
         None,
         None,
     ),

@@ -24,7 +24,7 @@ NL = "\n"
 
 
 def decide(command: str, *rules: tuple[str, str]) -> str | None:
-    pr = PermissionRules(root=Path("/work/proj"))
+    pr = PermissionRules(root=Path("/srv/proj"))
     for action, text in rules:
         pr.add(action, text)  # type: ignore[arg-type]
     match = pr.check("bash", json.dumps({"command": command}))

@@ -57,7 +57,7 @@ def test_the_read_only_vote_refuses_hidden_characters(hidden: str) -> None:
 
 @pytest.mark.parametrize("hidden", HIDDEN.values(), ids=HIDDEN.keys())
 def test_an_allow_rule_cannot_tell_so_it_asks(hidden: str) -> None:
-    rules = PermissionRules(root=Path("/work/proj"))
+    rules = PermissionRules(root=Path("/srv/proj"))
     rules.allow("bash(ls:*)")
     assert rules.check("bash", {"command": "ls -la"}) is not None  # covered when visible
     for command in (f"ls -la{hidden}", f"ls {hidden}x"):
