@@ -49,8 +49,10 @@ async def test_sysrq_trigger_is_not_writable(ws: Path) -> None:
 @pytest.fixture
 def outside() -> Iterator[Path]:
     """A folder outside the workspace and outside every folder the sandbox always masks
-    (``/tmp``, homes): next to the repository checkout."""
-    base = Path(__file__).resolve().parents[2]
+    (``/tmp``, ``/var/tmp``, homes): in ``/srv`` or ``/opt`` (the checkout may itself be
+    under ``/tmp``), else next to the repository checkout."""
+    bases = [Path("/srv"), Path("/opt"), Path(__file__).resolve().parents[2]]
+    base = next(b for b in bases if b.is_dir() and os.access(b, os.W_OK))
     d = Path(tempfile.mkdtemp(prefix=".rt-outside-", dir=base))
     try:
         (d / "notes.txt").write_text("OUTSIDE-MARKER-4711\n")
