@@ -357,8 +357,9 @@ class Run:
             )
             decision = await self._decide(p)
             if decision is None or isinstance(decision, Allow):
-                by = decision.by if decision is not None else None
-                approved.append(approve(p, by, sandbox=self.agent.sandbox, rules=self.agent.rules))
+                approved.append(
+                    approve(p, decision, sandbox=self.agent.sandbox, rules=self.agent.rules)
+                )
                 continue
             status: ToolStatus = "error" if is_invalid_arguments(decision) else "denied"
             result = ToolResult(

@@ -13,9 +13,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from nb_tools.agent._approval import Allow, PolicySource, Source
 from nb_tools.model import ToolCall, ToolResult
 from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
-from nb_tools.tool._grant import Grant, ReadRules, grant_from, granted
+from nb_tools.tool._grant import Grant, GrantKind, ReadRules, granted
 from nb_tools.tool._json import json_type, loads_ijson, pointer
 from nb_tools.tool._tasks import run_grouped
 from nb_tools.tool._types import Change, Info, Tool, ValidationError
@@ -43,12 +44,27 @@ class CallPlan:
 
 
 def approve(
-    p: CallPlan, by: str | None, *, sandbox: Any = None, rules: ReadRules | None = None
+    p: CallPlan, decision: Allow | None, *, sandbox: Any = None, rules: ReadRules | None = None
 ) -> CallPlan:
-    """``p`` with its grant: ``by`` is the approving decision's source, ``None`` when the
-    call ran without approval; ``rules`` go with it to the tool (see ``Grant``)."""
-    grant = grant_from(by, approved=by is not None, sandbox=sandbox, rules=rules)
+    """``p`` with its grant, from the deciding ``Allow``'s source (``None``: the call needed
+    no approval and runs without a click). Plan mode's yes is no approval to change
+    anything. ``rules`` go with it to the tool (see ``Grant``)."""
+    by = decision.by if decision is not None else None
+    source = decision.source if decision is not None else None
+    if source is None or (isinstance(source, PolicySource) and source.policy == "read-only"):
+        grant = Grant(approved=False, by=by, sandbox=sandbox, rules=rules)
+    else:
+        grant = Grant(approved=True, kind=grant_kind(source), by=by, sandbox=sandbox, rules=rules)
     return replace(p, grant=grant)
+
+
+def grant_kind(source: Source) -> GrantKind:
+    """Who approved, as a tool needs to know it: a person who saw the card, the policy, or
+    a rule nobody looked at a card for (a permission rule, the ``permission`` callable, a
+    rule "Always allow" added earlier)."""
+    if source.kind == "person":
+        return "person"
+    return "policy" if source.kind == "policy" else "rule"
 
 
 def plan(registry: Registry, call: ToolCall) -> CallPlan:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
 
-__all__ = ["Grant", "GrantKind", "ReadRules", "current_grant", "grant_from", "granted"]
+__all__ = ["Grant", "GrantKind", "ReadRules", "current_grant", "granted"]
 
 GrantKind: TypeAlias = Literal["person", "rule", "policy", "none"]
 
@@ -61,20 +61,3 @@ def granted(grant: Grant | None) -> Iterator[None]:
         yield
     finally:
         _current.reset(token)
-
-
-def grant_from(
-    by: str | None, *, approved: bool, sandbox: Any = None, rules: ReadRules | None = None
-) -> Grant:
-    """The grant for a decision made by ``by`` (``None``: no decision, the call needed no
-    approval). Plan mode's yes (``policy:read-only``) is not an approval to change
-    anything, so it does not count as approved."""
-    if not approved or by is None or by.startswith("policy:read-only"):
-        return Grant(approved=False, kind="none", by=by, sandbox=sandbox, rules=rules)
-    if by.startswith("rule:"):
-        kind: GrantKind = "rule"
-    elif by.startswith("policy:"):
-        kind = "policy"
-    else:  # "user", "user, asked by rule:...", "always-allow", an approver's own name
-        kind = "person"
-    return Grant(approved=True, kind=kind, by=by, sandbox=sandbox, rules=rules)

@@ -22,7 +22,7 @@ from nb_tools.sandbox import (
     sandbox_env,
 )
 from nb_tools.sandbox._bwrap import bwrap_argv
-from nb_tools.tool._grant import Grant, current_grant, grant_from, granted
+from nb_tools.tool._grant import Grant, current_grant, granted
 
 
 def test_public_names_are_sorted_and_importable() -> None:
@@ -163,21 +163,41 @@ def test_probe_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not found and "darwin" in found.reason and "Linux" in found.reason
 
 
-@pytest.mark.parametrize(
-    ("by", "approved", "kind"),
-    [
+def _sources() -> list[tuple[object, bool, str]]:
+    from nb_tools.agent._approval import (
+        Allow,
+        AlwaysAllowSource,
+        PermissionSource,
+        PersonSource,
+        PolicySource,
+        RuleSource,
+    )
+    from nb_tools.permissions import parse_rule
+
+    rule = RuleSource(rule=parse_rule("bash(git:*)", "allow"))
+    return [
         (None, False, "none"),
-        ("user", True, "person"),
-        ("user, asked by rule:ask bash [session]", True, "person"),
-        ("always-allow", True, "person"),
-        ("rule:allow bash(git:*) [session]", True, "rule"),
-        ("policy:auto", True, "policy"),
-        ("policy:read-only", False, "none"),
-    ],
-)
-def test_grant_from_decisions(by: str | None, approved: bool, kind: str) -> None:
-    g = grant_from(by, approved=by is not None)
-    assert (g.approved, g.kind) == (approved, kind)
+        (Allow(source=PersonSource(asked=PolicySource(policy="ask"))), True, "person"),
+        (Allow(source=PersonSource(asked=rule)), True, "person"),
+        (Allow(source=AlwaysAllowSource(rule="bash(git:*)")), True, "rule"),
+        (Allow(source=PermissionSource(by="my-policy")), True, "rule"),
+        (Allow(source=rule), True, "rule"),
+        (Allow(source=PolicySource(policy="auto")), True, "policy"),
+        (Allow(source=PolicySource(policy="read-only")), False, "none"),
+    ]
+
+
+@pytest.mark.parametrize(("decision", "approved", "kind"), _sources())
+def test_grant_from_decisions(decision: object, approved: bool, kind: str) -> None:
+    """Only a person's yes counts as someone having seen the card ("person"): "Always
+    allow" and the permission callable approve without one."""
+    from nb_tools.agent._schedule import approve, plan
+    from nb_tools.model import ToolCall
+    from nb_tools.tool import Registry
+
+    p = plan(Registry(), ToolCall(id="c", name="t", arguments="{}"))
+    g = approve(p, decision).grant  # type: ignore[arg-type]
+    assert g is not None and (g.approved, g.kind) == (approved, kind)
 
 
 def test_granted_is_scoped() -> None:
