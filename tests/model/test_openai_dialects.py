@@ -381,3 +381,33 @@ async def test_the_limits_come_from_the_server_and_max_tokens_is_left_out(server
     assert provider.limits().max_output_tokens == 8192
     assert "max_tokens" not in srv.requests[0]
     assert srv.paths == ["GET /v1/models", "POST /v1/chat/completions"]
+
+
+def test_calls_without_index_or_id_are_keyed_by_position() -> None:
+    """Deltas with neither ``index`` nor ``id``: a function name starts a call, a delta
+    without one continues the call at its position among the calls still streaming."""
+    from nb_tools.model._openai_chat import ChatTurn
+
+    turn = ChatTurn()
+
+    def delta(*calls: JSON) -> JSON:
+        return {"choices": [{"index": 0, "delta": {"tool_calls": list(calls)}}]}
+
+    turn.add(delta({"function": {"name": "a", "arguments": '{"x"'}}, {"function": {"name": "b"}}))
+    turn.add(delta({"function": {"arguments": ": 1}"}}, {"function": {"arguments": "{}"}}))
+    turn.add({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    message = turn.finish("m").message
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [
+        ("call_0", "a", '{"x": 1}'),
+        ("call_1", "b", "{}"),
+    ]
+
+
+async def test_kept_fields_survive_a_saved_conversation(server: Any) -> None:
+    from nb_tools.agent._persist import decode_messages, encode_messages
+
+    srv = server([Answer(fixture("deepseek-reasoning-content")), final_answer()])
+    agent = Agent(provider_for(srv), tools=[get_weather], approval="auto")
+    await agent.run("Weather in Paris?")
+    saved = json.loads(json.dumps(encode_messages(agent.messages)))
+    assert decode_messages(saved) == list(agent.messages)
