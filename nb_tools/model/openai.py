@@ -175,31 +175,26 @@ class OpenAIProvider(RetryHandover):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         openai = _sdk()
         await self.served_limits()
+        if self.api == "chat":
+            body = chat_body(
+                request,
+                self._model,
+                images_in_tool_results=self.images_in_tool_results,
+                max_tokens_field="max_completion_tokens" if self.name == "openai" else "max_tokens",
+            )
+            create = self.client.chat.completions.create
+            turn: ChatTurn | _ResponsesTurn = ChatTurn()
+        else:
+            body = responses_body(request, self._model)
+            create = self.client.responses.create
+            turn = _ResponsesTurn()
         opened = False
         try:
-            if self.api == "chat":
-                body = chat_body(
-                    request,
-                    self._model,
-                    images_in_tool_results=self.images_in_tool_results,
-                    max_tokens_field="max_completion_tokens"
-                    if self.name == "openai"
-                    else "max_tokens",
-                )
-                stream = await self.client.chat.completions.create(**body)
-                opened = True
-                turn: ChatTurn | _ResponsesTurn = ChatTurn()
-                async for chunk in stream:
-                    for event in turn.add(chunk.to_dict()):
-                        yield event
-            else:
-                body = responses_body(request, self._model)
-                stream = await self.client.responses.create(**body)
-                opened = True
-                turn = _ResponsesTurn()
-                async for chunk in stream:
-                    for event in turn.add(chunk):
-                        yield event
+            stream = await create(**body)
+            opened = True
+            async for chunk in stream:
+                for event in turn.add(chunk.to_dict() if isinstance(turn, ChatTurn) else chunk):
+                    yield event
         except ModelError:
             raise
         except openai.APIStatusError as err:
@@ -216,7 +211,7 @@ class OpenAIProvider(RetryHandover):
         except Exception as err:  # the server was not reached, or the body broke off
             if not opened and isinstance(err, openai.APIConnectionError):
                 raise connection_error(err, name=self.name, where=self.where) from None
-            started = opened and isinstance(turn, ChatTurn) and turn.started
+            started = isinstance(turn, ChatTurn) and turn.started
             raise stream_error(err, name=self.name, started=started) from None
         if not turn.complete:
             raise ModelError(
