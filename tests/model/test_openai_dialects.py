@@ -411,3 +411,28 @@ async def test_kept_fields_survive_a_saved_conversation(server: Any) -> None:
     await agent.run("Weather in Paris?")
     saved = json.loads(json.dumps(encode_messages(agent.messages)))
     assert decode_messages(saved) == list(agent.messages)
+
+
+async def test_the_fake_server_speaks_a_reasoning_dialect() -> None:
+    """``FakeOpenAIServer(reasoning_field=..., require_reasoning=True)``: the offline double
+    for a DeepSeek-like server (thinking streamed, and required back after a call)."""
+    from nb_tools.testing import call, reply
+    from nb_tools.testing.openai_server import FakeOpenAIServer
+
+    script = [
+        reply("", call("get_weather", city="Paris", id="call_1"), thinking="Look it up."),
+        reply("Sunny.", thinking="Done."),
+    ]
+    with FakeOpenAIServer(
+        script, reasoning_field="reasoning_content", require_reasoning=True
+    ) as fake:
+        events: list[Any] = []
+        provider = OpenAIProvider("deepseek-reasoner", base_url=fake.base_url, name="deepseek")
+        agent = Agent(provider, tools=[get_weather], approval="auto", on_event=events.append)
+        result = await agent.run("Weather?")
+        assert result.error is None and result.text == "Sunny."
+        assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == (
+            "Look it up.Done."
+        )
+        follow_up = fake.requests[1].body["messages"][1]
+        assert follow_up["reasoning_content"] == "Look it up."
