@@ -139,7 +139,8 @@ async def test_a_denial_with_a_message_is_sent_as_an_error_tool_result(
 async def test_duplicate_keys_in_streamed_arguments_are_an_error_result(
     server: FakeMessagesServer,
 ) -> None:
-    server.push(reply("", call("add", raw='{"a": 1, "b": 2, "a": 5}', id="toolu_d")), reply("ok"))
+    server.push(reply("", call("add", raw='{"a": 1, "b": 2, "a": 5}', id="toolu_d")),
+                reply("ok"))
     agent, rec = agent_for(server)
     await agent.run("go")
     (r,) = sent(server, 1)[-1]["content"]
@@ -161,12 +162,8 @@ async def test_parallel_calls_and_unknown_tool_through_the_sdk(
         return f"p{n}"
 
     server.push(
-        reply(
-            "",
-            call("probe", n=1, id="toolu_a"),
-            call("probe", n=2, id="toolu_b"),
-            call("missing", id="toolu_m"),
-        ),
+        reply("", call("probe", n=1, id="toolu_a"), call("probe", n=2, id="toolu_b"),
+              call("missing", id="toolu_m")),
         reply("done"),
     )
     agent, _ = agent_for(server, probe)
@@ -265,10 +262,8 @@ async def test_cancel_in_a_tool_call_then_resume_through_the_sdk(
         await release.wait()
         return "migrated"
 
-    server.push(
-        reply("Migrating.", call("migrate", table="users", id="toolu_m")),
-        reply("It was cut off, so I will not retry."),
-    )
+    server.push(reply("Migrating.", call("migrate", table="users", id="toolu_m")),
+                reply("It was cut off, so I will not retry."))
     agent, _ = agent_for(server, migrate)
     task = asyncio.ensure_future(agent.run("migrate users"))
     await entered.wait()

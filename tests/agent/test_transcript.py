@@ -96,13 +96,8 @@ async def test_a_run_becomes_the_documented_json() -> None:
                     }
                 ],
                 "progress": None,
-                "approval": {
-                    "approved": False,
-                    "by": "user",
-                    "message": None,
-                    "source": "person",
-                    "rule": None,
-                },
+                "approval": {"approved": False, "by": "user", "message": None,
+                             "source": "person", "rule": None},
             },
             {
                 "kind": "tool",
