@@ -41,8 +41,12 @@ CHAT_EXTRA = "openai.chat.extra"
 ``data = {"message": {field: value}, "tool_calls": {call id: {field: value}}}``."""
 
 # The fields the Chat Completions format defines on a streamed message and on a tool call;
-# everything else a server sends is its own extension, kept and sent back.
-_MESSAGE_FIELDS = frozenset({"role", "content", "tool_calls", "refusal", "function_call", "audio"})
+# everything else a server sends is its own extension, kept and sent back. (OpenAI's own
+# output-only fields, such as a search model's annotations, are not sent back: OpenAI
+# refuses properties a message does not take.)
+_MESSAGE_FIELDS = frozenset(
+    {"role", "content", "tool_calls", "refusal", "function_call", "audio", "annotations"}
+)
 _CALL_FIELDS = frozenset({"index", "id", "type", "function"})
 _REASONING_TEXT = ("reasoning_content", "reasoning")
 _DETAIL_TEXT = {"reasoning.text": "text", "reasoning.summary": "summary"}
