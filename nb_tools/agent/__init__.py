@@ -45,6 +45,7 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._instructions import Instructions, ProjectInstructions, find_instructions
 from nb_tools.agent._notices import (
     CitationsReceived,
     ContextCompacted,
@@ -89,6 +90,7 @@ __all__ = [
     "EventHandler",
     "Finished",
     "GoOn",
+    "Instructions",
     "ModelFailed",
     "ModelRetrying",
     "Permission",
@@ -96,6 +98,7 @@ __all__ = [
     "PersonSource",
     "Policy",
     "PolicySource",
+    "ProjectInstructions",
     "ProtectionSource",
     "RequestOptions",
     "RuleSource",
@@ -115,6 +118,7 @@ __all__ = [
     "Verdict",
     "decide",
     "denial_text",
+    "find_instructions",
     "is_protected_call",
     "source_label",
 ]

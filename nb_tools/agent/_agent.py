@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from nb_tools.agent._approval import Approver, Permission, Policy, check_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import Event, RunFinished
+from nb_tools.agent._instructions import ProjectInstructions
 from nb_tools.agent._run import EventHandler, Run
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.model import Message, ModelRequest, Provider, Usage
@@ -147,6 +148,19 @@ class Agent:
         """The messages and the tokens spent (:class:`Conversation`); runs add to it."""
         self.last_result: RunResult | None = None
         self._run: Run | None = None
+        self.instructions: ProjectInstructions | None = None
+        """The project's instruction files (``AGENTS.md``…), read into the system prompt
+        after ``system`` (:func:`~nb_tools.agent.find_instructions`); ``%%agent`` reads them
+        from the notebook's folder up to the workspace root before each run."""
+        self.context: str = ""
+        """Where the agent works (the open notebook's path), at the end of the system
+        prompt; what changes from run to run (the cell) goes with the prompt instead, so
+        the cached prefix stays the same."""
+
+    def system_sections(self) -> tuple[str, ...]:
+        """What follows ``system`` in the system prompt sent: instructions, then context."""
+        block = self.instructions.block() if self.instructions is not None else ""
+        return (block, self.context)
 
     # -- state ---------------------------------------------------------------------------
 

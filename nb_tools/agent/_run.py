@@ -48,7 +48,8 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
-from nb_tools.agent._notices import ThinkingDelta
+from nb_tools.agent._instructions import instructions_note
+from nb_tools.agent._notices import RunNotice, ThinkingDelta
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import sendable
@@ -227,6 +228,9 @@ class Run:
 
     async def _turns(self) -> RunResult:
         max_tokens: int | None = None
+        instructions = self.agent.instructions
+        if instructions is not None and (instructions.files or instructions.skipped):
+            await self.emit(RunNotice(kind="instructions", message=instructions_note(instructions)))
         while True:
             outcome = await self.turn(max_tokens)
             if isinstance(outcome, Finished):

@@ -108,6 +108,11 @@ class AgentMagics(Magics):
         action="store_true",
         help="do not offer the python tool (code in this kernel); list_variables and describe stay",
     )
+    @argument(
+        "--no-instructions",
+        action="store_true",
+        help="do not read the project's AGENTS.md / CLAUDE.md / .nb_tools/instructions.md",
+    )
     @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
@@ -191,6 +196,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 budget=args.budget,
                 continue_run=args.continue_run,
                 result_limit=args.result_limit,
+                instructions=not args.no_instructions,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None
