@@ -2,8 +2,8 @@
 
 ``@name`` (a variable, or a dotted path into one) adds the safe ``describe`` summary of it
 (:func:`~nb_tools.jupyter._kernel_tools.describe_value`: no user code runs, secrets
-redacted); ``@cell`` adds the cell above the agent cell (the one you usually mean when
-you run an agent cell under your code), ``@cell:ID`` the cell with that id, each with its
+redacted); ``@cell`` adds the nearest code cell above the agent cell (the one you usually
+mean when you run an agent cell under your code), ``@cell:ID`` the cell with that id, each with its
 outputs, from the open notebook (the extension's snapshot). Mentions inside backticks are
 text, not mentions; an e-mail address is not one either. A name that is not found is left
 as written and said once in the transcript.
@@ -121,7 +121,7 @@ def prompt_context(
     ids = [c.get("id") for c in cells]
     for name in mentions(prompt)[:MAX_MENTIONS]:
         if name.startswith("cell"):
-            wanted = name.partition(":")[2] or _above(ids, agent_cell)
+            wanted = name.partition(":")[2] or _above(cells, agent_cell)
             if wanted is None or wanted not in ids:
                 unknown.append(name)
                 continue
@@ -141,8 +141,12 @@ def prompt_context(
     return PromptContext(text="\n\n".join(blocks), added=tuple(added), unknown=tuple(unknown))
 
 
-def _above(ids: Sequence[Any], agent_cell: str | None) -> str | None:
+def _above(cells: Sequence[Mapping[str, Any]], agent_cell: str | None) -> str | None:
+    """The nearest code cell above the agent cell."""
+    ids = [c.get("id") for c in cells]
     if agent_cell not in ids:
         return None
-    i = ids.index(agent_cell)
-    return ids[i - 1] if i > 0 else None
+    for c in reversed(cells[: ids.index(agent_cell)]):
+        if c.get("cell_type", "code") == "code":
+            return c.get("id")
+    return None
