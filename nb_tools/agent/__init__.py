@@ -53,6 +53,7 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
+from nb_tools.agent._replay import ToolCallFailed, call_tool
 from nb_tools.agent._run import (
     BACKGROUND_TEXT,
     CUT_OFF_TEXT,
@@ -109,6 +110,7 @@ __all__ = [
     "Source",
     "TextDelta",
     "ThinkingDelta",
+    "ToolCallFailed",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolProgress",
@@ -116,6 +118,7 @@ __all__ = [
     "TurnStarted",
     "UsageUpdated",
     "Verdict",
+    "call_tool",
     "decide",
     "denial_text",
     "find_instructions",

@@ -14,6 +14,7 @@ from nb_tools.agent._approval import Approver, Permission, Policy, check_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import Event, RunFinished
 from nb_tools.agent._instructions import ProjectInstructions
+from nb_tools.agent._replay import ReplayedCall, calls_as_code
 from nb_tools.agent._run import EventHandler, Run
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.model import Message, ModelRequest, Provider, Usage
@@ -43,6 +44,13 @@ class RunResult:
     error: str | None = None
     turns: int = 0
     system: str | None = None  # the system prompt in force (saved with transcripts)
+    calls: tuple[ReplayedCall, ...] = ()  # the run's finished tool calls, in order
+
+    def to_code(self) -> str:
+        """Python that re-does this run's tool calls in order, without the model: each call
+        that ran as ``call_tool("name", arg=...)`` (``python`` calls as their code), failed
+        and denied ones as comments (:mod:`nb_tools.agent._replay`)."""
+        return calls_as_code(self.calls, header=f"stop reason: {self.stop_reason}")
 
 
 class Agent:

@@ -50,6 +50,7 @@ from nb_tools.agent._events import (
 )
 from nb_tools.agent._instructions import instructions_note
 from nb_tools.agent._notices import RunNotice, ThinkingDelta
+from nb_tools.agent._replay import ReplayedCall, remember_tools, replay_code
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import sendable
@@ -124,6 +125,8 @@ class Run:
         self.last_usage: Usage | None = None  # the last reply's (for the budget)
         self.turns = 0
         self.text = ""  # the run's last assistant text
+        self.replayed: list[ReplayedCall] = []  # finished calls, for RunResult.to_code
+        self.call_order: dict[str, int] = {}  # call id -> its place among the run's calls
         self.partial: list[str] = []  # text streamed in the current turn
         self.pending: list[CallPlan] = []  # calls of the last assistant message, unanswered
         self.tracker = Tracker()
@@ -159,6 +162,10 @@ class Run:
     # -- events --------------------------------------------------------------------------
 
     async def emit(self, event: Event) -> None:
+        if isinstance(event, ToolCallStarted):
+            self.call_order.setdefault(event.call.id, len(self.call_order))
+        elif isinstance(event, ToolCallFinished):
+            self.replayed.append(self._replayed(event))
         for handler in self.handlers:
             try:
                 out = handler(event)
@@ -190,6 +197,18 @@ class Run:
         if exc is not None:
             _warn_handler("an async handler", "ToolProgress", exc)
 
+    def _replayed(self, event: ToolCallFinished) -> ReplayedCall:
+        call = event.call
+        ran = event.status == "ok"
+        tool = self.registry.get(call.name) if ran or event.status == "denied" else None
+        return ReplayedCall(
+            id=call.id,
+            name=call.name,
+            arguments=call.arguments,
+            status=event.status,
+            code=replay_code(tool, call.arguments),
+        )
+
     def on_progress(self, call_id: str, progress: Progress) -> None:
         self.emit_soon(ToolProgress(call_id=call_id, progress=progress))
 
@@ -202,6 +221,7 @@ class Run:
             prompt, attachments, last_stop_reason=last.stop_reason if last else None
         )
         self.registry = self.agent.tools
+        remember_tools(self.registry)
         self.provider = self.agent.provider
         self.executor = Executor(self.registry, *self.agent.middlewares)
         self.driver = TurnDriver(self.agent, self.provider)
@@ -301,6 +321,7 @@ class Run:
             error=error,
             turns=self.turns,
             system=self.agent.system,
+            calls=tuple(sorted(self.replayed, key=lambda c: self.call_order.get(c.id, 1 << 30))),
         )
 
     async def _failed(self, message: str, status: int | None) -> Finished:
