@@ -531,6 +531,7 @@ KERNEL_TOOL_NAMES = (
     "ask_user",
     "notebook_read",
     "notebook_edit",
+    "notebook_run",
 )
 
 
@@ -560,8 +561,11 @@ def agent_tools(
         from nb_tools.jupyter._live_notebook import live, live_tools
 
         live().new_run()  # its edits: one undo step; its first live call opens the comm
+        from nb_tools.jupyter._notebook_run import NotebookRunTool
+
         live_names = ("notebook_read", "notebook_edit")
         tools = [t for t in tools if t.info().name not in live_names] + live_tools(disk)
+        tools.append(NotebookRunTool(live()))
     for tool in tools:
         if wanted is None or tool.info().name in wanted:
             extra.add(tool)
