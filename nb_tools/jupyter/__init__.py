@@ -20,11 +20,13 @@ TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext nb_tools``: ``%%agent``, ``%tools``, ``%nbtools``, ``%mcp`` and the input
     transformer that turns ``%%agent`` cells and ``%agent``/``%mcp`` lines into awaits."""
+    from nb_tools.jupyter._fix import watch_errors
     from nb_tools.jupyter._magics import AgentMagics
     from nb_tools.jupyter._rules_mcp import RulesMCPMagics
 
     ipython.register_magics(AgentMagics)
     ipython.register_magics(RulesMCPMagics)
+    watch_errors(ipython)
     cleanup = ipython.input_transformers_cleanup
     if agent_cell_transformer not in cleanup:
         cleanup.append(agent_cell_transformer)
@@ -34,6 +36,9 @@ def load_ipython_extension(ipython: Any) -> None:
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext nb_tools``: remove the magics and the transformer, drop the session.
     Attached MCP servers stay attached (``%mcp remove`` or ``nb_tools.mcp.detach``)."""
+    from nb_tools.jupyter._fix import watch_errors
+
+    watch_errors(ipython, on=False)
     cleanup = ipython.input_transformers_cleanup
     while agent_cell_transformer in cleanup:
         cleanup.remove(agent_cell_transformer)

@@ -10,8 +10,9 @@ first error and returns it with the cell's id, so the agent can fix that cell
 (``notebook_edit``) and run again: "run, fix, run", each step approved by you.
 
 It asks like ``python``: the card lists the cells and their code, and the call runs exactly
-those sources; a cell changed since the card is refused. Without the extension it runs the
-saved notebook's cells from disk and says that their outputs are not put in the document.
+those cells with those sources; a cell changed (or gone) since the card is refused.
+Without the extension it runs the saved notebook's cells from disk and says that their
+outputs are not put in the document.
 """
 
 from __future__ import annotations
@@ -124,7 +125,11 @@ class NotebookRunTool:
             raise ValueError(NO_FRONTEND.format(tool="notebook_run", what="run"))
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         cells = [dict(c, id=c.get("id") or f"cell{i}") for i, c in enumerate(data["cells"])]
-        return cells, path, False
+        return cells, os.path.basename(path), False
+
+    def _sources(self, live: bool) -> list[tuple[str, str]]:
+        cells, _, _ = self._cells(live)
+        return [(str(c.get("id")), _source(c)) for c in cells]
 
     def _plan(
         self, args: str | bytes, live: bool = True
@@ -166,12 +171,15 @@ class NotebookRunTool:
         except (ValueError, OSError) as exc:
             return Result.error(str(exc))
         shown = self._shown.pop(_key(args), None)
-        if shown is not None and shown != plan:
-            changed = [c for c, s in shown if (c, s) not in plan]
-            return Result.error(
-                f"notebook_run: the cells changed since you approved the run ({', '.join(changed)}"
-                "); nothing ran. Read the notebook and ask again."
-            )
+        if shown is not None:  # run what the card listed, if those cells are unchanged
+            now = {cid: src for cid, src in self._sources(live)}
+            changed = [cid for cid, src in shown if now.get(cid) != src]
+            if changed:
+                return Result.error(
+                    f"notebook_run: cell(s) {', '.join(changed)} changed since you approved "
+                    "the run; nothing ran. Read the notebook and ask again."
+                )
+            plan = shown
         if not plan:
             return Result(content="notebook_run: no cell to run (every cell is up to date)")
         ip = _shell(self._shell)

@@ -77,7 +77,7 @@ def test_a_cell_changed_after_the_card_is_refused(tmp_path: Path, monkeypatch) -
 
     tool.nb.wait_for_frontend = no_frontend  # type: ignore[method-assign]
     result = asyncio.run(tool.call(args))
-    assert result.is_error and "changed since you approved" in result.content
+    assert result.is_error and "cell(s) a changed since you approved" in result.content
 
 
 @pytest.mark.kernel
