@@ -46,6 +46,7 @@ from nb_tools.agent._events import (
     UsageUpdated,
 )
 from nb_tools.agent._instructions import Instructions, ProjectInstructions, find_instructions
+from nb_tools.agent._journal import RestoreReport, RunChange
 from nb_tools.agent._notices import (
     CitationsReceived,
     ContextCompacted,
@@ -102,7 +103,9 @@ __all__ = [
     "ProjectInstructions",
     "ProtectionSource",
     "RequestOptions",
+    "RestoreReport",
     "RuleSource",
+    "RunChange",
     "RunFinished",
     "RunNotice",
     "RunResult",

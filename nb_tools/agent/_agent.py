@@ -14,6 +14,8 @@ from nb_tools.agent._approval import Approver, Permission, Policy, check_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import Event, RunFinished
 from nb_tools.agent._instructions import ProjectInstructions
+from nb_tools.agent._journal import RestoreReport, RunChange
+from nb_tools.agent._journal import restore as restore_changes
 from nb_tools.agent._replay import ReplayedCall, calls_as_code
 from nb_tools.agent._run import EventHandler, Run
 from nb_tools.agent._turns import RequestOptions
@@ -45,6 +47,18 @@ class RunResult:
     turns: int = 0
     system: str | None = None  # the system prompt in force (saved with transcripts)
     calls: tuple[ReplayedCall, ...] = ()  # the run's finished tool calls, in order
+    changes: tuple[RunChange, ...] = ()  # what they changed (:mod:`nb_tools.agent._journal`)
+
+    def restore(self, only: Sequence[RunChange] | None = None) -> RestoreReport:
+        """Put back what this run changed, newest first: files as they were before the run
+        (a file the run created is removed), refusing, with why, where a file changed since.
+        Code run by ``python`` and calls whose effects are not tracked are listed as not
+        undoable. ``only``: just these changes. (In a running event loop: ``arestore``.)"""
+        return run_blocking(self.arestore(only), name="nb_tools-restore")
+
+    async def arestore(self, only: Sequence[RunChange] | None = None) -> RestoreReport:
+        """:meth:`restore` for async code (cell edits of the open notebook need the loop)."""
+        return await restore_changes(self.changes, only)
 
     def to_code(self) -> str:
         """Python that re-does this run's tool calls in order, without the model: each call

@@ -70,6 +70,14 @@ async def run_cell_magic_async(line: str, cell: str) -> None:
     await run_magic(line, cell)
 
 
+async def run_restore_async(line: str) -> None:
+    """What a rewritten ``%nbtools restore ...`` line awaits."""
+    from nb_tools.jupyter._review import restore_command
+    from nb_tools.jupyter._rules_mcp import split_rules
+
+    print(await restore_command(split_rules(line), get_session()))
+
+
 async def run_line_magic_async(line: str) -> None:
     """What a rewritten ``%agent ...`` line awaits."""
     from nb_tools.jupyter._magics import run_magic
@@ -119,6 +127,7 @@ __all__ = [
     "run_cell_magic_async",
     "run_line_magic_async",
     "run_mcp_magic_async",
+    "run_restore_async",
     "save_transcript",
     "transcripts",
     "unload_ipython_extension",

@@ -25,7 +25,7 @@ from nb_tools.tool._sync import run_blocking
 T = TypeVar("T")
 
 RULE_ACTIONS = ("allow", "ask", "deny")
-RULE_COMMANDS = (*RULE_ACTIONS, "forget", "rules", "reload", "sandbox", "code")
+RULE_COMMANDS = (*RULE_ACTIONS, "forget", "rules", "reload", "sandbox", "code", "restore")
 MCP_COMMANDS = ("add", "list", "remove")
 
 
@@ -41,7 +41,8 @@ class RulesMCPMagics(Magics):
         "files again (user config and the project's .nb_tools/settings.json); "
         "sandbox [read-only|workspace-write|off]: where approved bash calls run (bare: show "
         "the mode and whether the sandbox works); code [--print]: the last run's tool calls as a "
-        "cell of code below (--print: print it)",
+        "cell of code below (--print: print it); restore [PATH...]: put back what the last "
+        "run changed",
     )
     @argument(
         "rule",
@@ -141,6 +142,10 @@ def nbtools_command(line: str, session: Session | None = None) -> str:
         from nb_tools.jupyter._run_code import code_command
 
         return code_command(texts, s)
+    if command == "restore":  # a top-level line is rewritten into an await (_transform)
+        from nb_tools.jupyter._review import restore_command
+
+        return run_blocking(restore_command(texts, s))
     if command not in RULE_COMMANDS:
         raise UsageError(
             f"%nbtools: unknown command {command!r}; use one of {', '.join(RULE_COMMANDS)} "

@@ -246,7 +246,11 @@ async def run_agent(
     session.running = recorder
     try:
         if show:
-            return await _run_shown(session, agent, prompt, recorder, attached)
+            result = await _run_shown(session, agent, prompt, recorder, attached)
+            from nb_tools.jupyter._review import show_review
+
+            show_review(result)
+            return result
         return await _run_quiet(session, agent, prompt, recorder, attached)
     finally:
         session.running = None
