@@ -49,7 +49,7 @@ from nb_tools.tool import (
 )
 
 if TYPE_CHECKING:
-    from nb_tools.agent import Agent, Conversation, RunResult
+    from nb_tools.agent import Agent, Conversation, RunResult, call_tool
     from nb_tools.jupyter import run_agent
 
 __version__ = "0.1.0"
@@ -60,6 +60,7 @@ __getattr__ = lazy_exports(
         "Agent": "nb_tools.agent",
         "Conversation": "nb_tools.agent",
         "RunResult": "nb_tools.agent",
+        "call_tool": "nb_tools.agent",
         "run_agent": "nb_tools.jupyter",
     },
 )
@@ -110,6 +111,7 @@ __all__ = [
     "ToolPanic",
     "ValidationError",
     "allow",
+    "call_tool",
     "chain",
     "default_registry",
     "needs_approval",

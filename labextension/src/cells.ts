@@ -63,9 +63,12 @@ export function clearLostRuns(panel: NotebookPanel): boolean {
       const out = outputs.get(i);
       if (out.data && LIVE_MIME in out.data) {
         found = true;
+        // a live view may say what stands in its place (the review list of a run's changes)
+        const marker = out.data[LIVE_MIME] as { lost?: unknown } | undefined;
+        const text = typeof marker?.lost === 'string' ? marker.lost : LOST_RUN_TEXT;
         outputs.set(i, {
           output_type: 'display_data',
-          data: { 'text/plain': LOST_RUN_TEXT },
+          data: { 'text/plain': text },
           metadata: {}
         });
       }

@@ -42,6 +42,7 @@ export function snapshot(panel: NotebookPanel): JSONObject {
   return {
     path: panel.context.path,
     dirty: panel.context.model.dirty,
+    active_cell: panel.content.activeCell?.model.id ?? null,
     cells: shared.cells.map(cell => {
       const json = cell.toJSON() as JSONObject;
       return {

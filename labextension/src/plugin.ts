@@ -5,8 +5,9 @@
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
 import { cellsPlugin } from './cells';
+import { fixPlugin } from './fix';
 import notebookPlugin from './notebook';
 
-const plugins: JupyterFrontEndPlugin<any>[] = [cellsPlugin, notebookPlugin];
+const plugins: JupyterFrontEndPlugin<any>[] = [cellsPlugin, fixPlugin, notebookPlugin];
 
 export default plugins;

@@ -45,6 +45,8 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._instructions import Instructions, ProjectInstructions, find_instructions
+from nb_tools.agent._journal import RestoreReport, RunChange
 from nb_tools.agent._notices import (
     CitationsReceived,
     ContextCompacted,
@@ -52,6 +54,7 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
+from nb_tools.agent._replay import ToolCallFailed, call_tool
 from nb_tools.agent._run import (
     BACKGROUND_TEXT,
     CUT_OFF_TEXT,
@@ -89,6 +92,7 @@ __all__ = [
     "EventHandler",
     "Finished",
     "GoOn",
+    "Instructions",
     "ModelFailed",
     "ModelRetrying",
     "Permission",
@@ -96,9 +100,12 @@ __all__ = [
     "PersonSource",
     "Policy",
     "PolicySource",
+    "ProjectInstructions",
     "ProtectionSource",
     "RequestOptions",
+    "RestoreReport",
     "RuleSource",
+    "RunChange",
     "RunFinished",
     "RunNotice",
     "RunResult",
@@ -106,6 +113,7 @@ __all__ = [
     "Source",
     "TextDelta",
     "ThinkingDelta",
+    "ToolCallFailed",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolProgress",
@@ -113,8 +121,10 @@ __all__ = [
     "TurnStarted",
     "UsageUpdated",
     "Verdict",
+    "call_tool",
     "decide",
     "denial_text",
+    "find_instructions",
     "is_protected_call",
     "source_label",
 ]

@@ -14,6 +14,10 @@ from typing import TYPE_CHECKING, Any
 from nb_tools.agent._approval import Approver, Permission, Policy, check_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import Event, RunFinished
+from nb_tools.agent._instructions import ProjectInstructions
+from nb_tools.agent._journal import RestoreReport, RunChange
+from nb_tools.agent._journal import restore as restore_changes
+from nb_tools.agent._replay import ReplayedCall, calls_as_code
 from nb_tools.agent._run import EventHandler, Run
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.model import Message, ModelRequest, Provider, Usage
@@ -43,6 +47,25 @@ class RunResult:
     error: str | None = None
     turns: int = 0
     system: str | None = None  # the system prompt in force (saved with transcripts)
+    calls: tuple[ReplayedCall, ...] = ()  # the run's finished tool calls, in order
+    changes: tuple[RunChange, ...] = ()  # what they changed (:mod:`nb_tools.agent._journal`)
+
+    def restore(self, only: Sequence[RunChange] | None = None) -> RestoreReport:
+        """Put back what this run changed, newest first: files as they were before the run
+        (a file the run created is removed), refusing, with why, where a file changed since.
+        Code run by ``python`` and calls whose effects are not tracked are listed as not
+        undoable. ``only``: just these changes. (In a running event loop: ``arestore``.)"""
+        return run_blocking(self.arestore(only), name="nb_tools-restore")
+
+    async def arestore(self, only: Sequence[RunChange] | None = None) -> RestoreReport:
+        """:meth:`restore` for async code (cell edits of the open notebook need the loop)."""
+        return await restore_changes(self.changes, only)
+
+    def to_code(self) -> str:
+        """Python that re-does this run's tool calls in order, without the model: each call
+        that ran as ``call_tool("name", arg=...)`` (``python`` calls as their code), failed
+        and denied ones as comments (:mod:`nb_tools.agent._replay`)."""
+        return calls_as_code(self.calls, header=f"stop reason: {self.stop_reason}")
 
 
 class Agent:
@@ -154,6 +177,19 @@ class Agent:
         """The messages and the tokens spent (:class:`Conversation`); runs add to it."""
         self.last_result: RunResult | None = None
         self._run: Run | None = None
+        self.instructions: ProjectInstructions | None = None
+        """The project's instruction files (``AGENTS.md``…), read into the system prompt
+        after ``system`` (:func:`~nb_tools.agent.find_instructions`); ``%%agent`` reads them
+        from the notebook's folder up to the workspace root before each run."""
+        self.context: str = ""
+        """Where the agent works (the open notebook's path), at the end of the system
+        prompt; what changes from run to run (the cell) goes with the prompt instead, so
+        the cached prefix stays the same."""
+
+    def system_sections(self) -> tuple[str, ...]:
+        """What follows ``system`` in the system prompt sent: instructions, then context."""
+        block = self.instructions.block() if self.instructions is not None else ""
+        return (block, self.context)
 
     # -- state ---------------------------------------------------------------------------
 

@@ -9,7 +9,13 @@ from typing import Any, Literal, TypeAlias
 
 CompactionHow: TypeAlias = Literal["server", "summary", "cleared"]
 NoticeKind: TypeAlias = Literal[
-    "retry_max_tokens", "pause_turn", "server_tool_skipped", "image_resized", "image_dropped"
+    "retry_max_tokens",
+    "pause_turn",
+    "server_tool_skipped",
+    "image_resized",
+    "image_dropped",
+    "instructions",
+    "context",
 ]
 
 
@@ -38,7 +44,8 @@ class ContextCompacted:
 class RunNotice:
     """Something the run did on its own that the user should know: ``kind`` is
     "retry_max_tokens", "server_tool_skipped", "image_resized", "image_dropped",
-    "pause_turn"."""
+    "pause_turn", "instructions" (the project instruction files read into the system
+    prompt), "context" (what was added to the prompt: ``@`` mentions, the cell)."""
 
     kind: NoticeKind
     message: str

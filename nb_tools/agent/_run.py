@@ -48,7 +48,10 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
-from nb_tools.agent._notices import ThinkingDelta
+from nb_tools.agent._instructions import instructions_note
+from nb_tools.agent._journal import RunChange, changes_of
+from nb_tools.agent._notices import RunNotice, ThinkingDelta
+from nb_tools.agent._replay import ReplayedCall, remember_tools, replay_code
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import sendable
@@ -66,6 +69,7 @@ from nb_tools.model import (
 from nb_tools.tool import Executor, Registry, progress_sink
 from nb_tools.tool._interrupt import still_running
 from nb_tools.tool._progress import Progress
+from nb_tools.tool._votes import is_read_only_call
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent, RunResult
@@ -123,6 +127,9 @@ class Run:
         self.last_usage: Usage | None = None  # the last reply's (for the budget)
         self.turns = 0
         self.text = ""  # the run's last assistant text
+        self.replayed: list[ReplayedCall] = []  # finished calls, for RunResult.to_code
+        self.call_order: dict[str, int] = {}  # call id -> its place among the run's calls
+        self.journal: list[RunChange] = []  # what the run's calls changed, in order
         self.partial: list[str] = []  # text streamed in the current turn
         self.pending: list[CallPlan] = []  # calls of the last assistant message, unanswered
         self.tracker = Tracker()
@@ -158,6 +165,12 @@ class Run:
     # -- events --------------------------------------------------------------------------
 
     async def emit(self, event: Event) -> None:
+        if isinstance(event, ToolCallStarted):
+            self.call_order.setdefault(event.call.id, len(self.call_order))
+        elif isinstance(event, ToolCallFinished):
+            self.replayed.append(self._replayed(event))
+            if event.status == "ok":
+                self.journal += self._changes(event)
         for handler in self.handlers:
             try:
                 out = handler(event)
@@ -189,6 +202,28 @@ class Run:
         if exc is not None:
             _warn_handler("an async handler", "ToolProgress", exc)
 
+    def _replayed(self, event: ToolCallFinished) -> ReplayedCall:
+        call = event.call
+        ran = event.status == "ok"
+        tool = self.registry.get(call.name) if ran or event.status == "denied" else None
+        return ReplayedCall(
+            id=call.id,
+            name=call.name,
+            arguments=call.arguments,
+            status=event.status,
+            code=replay_code(tool, call.arguments),
+        )
+
+    def _changes(self, event: ToolCallFinished) -> list[RunChange]:
+        call = event.call
+        tool = self.registry.get(call.name)
+        try:
+            read_only = tool is not None and is_read_only_call(tool, call.arguments)
+        except Exception:  # a vote that fails counts as "may have changed something"
+            read_only = False
+        code = replay_code(tool, call.arguments) is not None
+        return changes_of(call.id, call.name, event.result.metadata, code=code, read_only=read_only)
+
     def on_progress(self, call_id: str, progress: Progress) -> None:
         self.emit_soon(ToolProgress(call_id=call_id, progress=progress))
 
@@ -201,6 +236,7 @@ class Run:
             prompt, attachments, last_stop_reason=last.stop_reason if last else None
         )
         self.registry = self.agent.tools
+        remember_tools(self.registry)
         self.provider = self.agent.provider
         self.executor = Executor(self.registry, *self.agent.middlewares)
         self.driver = TurnDriver(self.agent, self.provider)
@@ -227,6 +263,9 @@ class Run:
 
     async def _turns(self) -> RunResult:
         max_tokens: int | None = None
+        instructions = self.agent.instructions
+        if instructions is not None and (instructions.files or instructions.skipped):
+            await self.emit(RunNotice(kind="instructions", message=instructions_note(instructions)))
         while True:
             outcome = await self.turn(max_tokens)
             if isinstance(outcome, Finished):
@@ -297,6 +336,8 @@ class Run:
             error=error,
             turns=self.turns,
             system=self.agent.system,
+            changes=tuple(self.journal),
+            calls=tuple(sorted(self.replayed, key=lambda c: self.call_order.get(c.id, 1 << 30))),
         )
 
     async def _failed(self, message: str, status: int | None) -> Finished:

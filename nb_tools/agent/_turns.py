@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from nb_tools.agent._instructions import system_with
 from nb_tools.agent._notices import RunNotice
 from nb_tools.model import (
     Message,
@@ -275,7 +276,7 @@ class TurnPolicy:
         if not self.provider.features.betas:
             betas, server_betas, extra_betas = [], [], ()
         return ModelRequest(
-            system=agent.system or "",
+            system=system_with(agent.system, agent.system_sections()),
             messages=tuple(messages),
             tools=self._tool_specs(registry),
             max_tokens=max_tokens,

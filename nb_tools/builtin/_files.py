@@ -19,6 +19,7 @@ from nb_tools.builtin._binding import Bindings, Target, call_key, card_digest, v
 from nb_tools.builtin._common import Args, ToolError, guarded, parse_args
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, load_text, split_lines
+from nb_tools.builtin._undo import undo_for, written_before
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.tool import Change, Info, Result, Schema
 
@@ -269,9 +270,11 @@ class _Writer(_FileTool):
         verify(self.name, bound, (self._target(self._raw_path(parsed)),), self.workspace.display)
         plan = self._plan(parsed)  # reads the file: checked above, and again below
         verify(self.name, bound, (self._plan_target(parsed, plan),), self.workspace.display)
+        before = written_before(plan.path)
         atomic_write(plan.path, plan.data, workspace=self.workspace, tool=self.name)
         self.state.record(plan.path, plan.data, cells=plan.cells)
         meta: dict[str, Any] = {"path": plan.shown, "change": plan.change.kind}
+        meta["undo"] = undo_for(self.workspace, self.name, plan.shown, plan.path, before, plan.data)
         content = self._written(plan, meta)
         if plan.protected:
             meta["protected"] = True

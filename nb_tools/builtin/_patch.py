@@ -43,6 +43,7 @@ from nb_tools.builtin._patch_parse import (
 )
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, TextFileError, load_text
+from nb_tools.builtin._undo import undo_for, written_before
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.model import ToolGrammar
 from nb_tools.tool import Change, Info, Result, Schema
@@ -328,7 +329,12 @@ class ApplyPatchTool:
             data = _encode(entry)
             ops.append((entry.path, data))
             written.append((entry, data))
+        befores = [written_before(path) for path, _ in ops]
         write_files(ops, workspace=self.workspace, tool=self.name)
+        undos = [
+            undo_for(self.workspace, self.name, self.workspace.display(path), path, before, data)
+            for (path, data), before in zip(ops, befores, strict=True)
+        ]
         for entry in plan.entries.values():
             if entry.text is None:
                 self.state.forget(entry.path)
@@ -345,6 +351,7 @@ class ApplyPatchTool:
             "added": plan.added,
             "modified": plan.modified,
             "deleted": plan.deleted,
+            "undo": [u for u in undos if u is not None],
         }
         if self.is_protected_call(args):
             meta["protected"] = True

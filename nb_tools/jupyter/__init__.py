@@ -20,11 +20,13 @@ TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext nb_tools``: ``%%agent``, ``%tools``, ``%nbtools``, ``%mcp`` and the input
     transformer that turns ``%%agent`` cells and ``%agent``/``%mcp`` lines into awaits."""
+    from nb_tools.jupyter._fix import watch_errors
     from nb_tools.jupyter._magics import AgentMagics
     from nb_tools.jupyter._rules_mcp import RulesMCPMagics
 
     ipython.register_magics(AgentMagics)
     ipython.register_magics(RulesMCPMagics)
+    watch_errors(ipython)
     cleanup = ipython.input_transformers_cleanup
     if agent_cell_transformer not in cleanup:
         cleanup.append(agent_cell_transformer)
@@ -34,6 +36,9 @@ def load_ipython_extension(ipython: Any) -> None:
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext nb_tools``: remove the magics and the transformer, drop the session.
     Attached MCP servers stay attached (``%mcp remove`` or ``nb_tools.mcp.detach``)."""
+    from nb_tools.jupyter._fix import watch_errors
+
+    watch_errors(ipython, on=False)
     cleanup = ipython.input_transformers_cleanup
     while agent_cell_transformer in cleanup:
         cleanup.remove(agent_cell_transformer)
@@ -63,6 +68,14 @@ async def run_cell_magic_async(line: str, cell: str) -> None:
     from nb_tools.jupyter._magics import run_magic
 
     await run_magic(line, cell)
+
+
+async def run_restore_async(line: str) -> None:
+    """What a rewritten ``%nbtools restore ...`` line awaits."""
+    from nb_tools.jupyter._review import restore_command
+    from nb_tools.jupyter._rules_mcp import split_rules
+
+    print(await restore_command(split_rules(line), get_session()))
 
 
 async def run_line_magic_async(line: str) -> None:
@@ -114,6 +127,7 @@ __all__ = [
     "run_cell_magic_async",
     "run_line_magic_async",
     "run_mcp_magic_async",
+    "run_restore_async",
     "save_transcript",
     "transcripts",
     "unload_ipython_extension",

@@ -46,6 +46,15 @@ def _override() -> bool | None:
     return None
 
 
+def frontend_known() -> bool:
+    """Whether a notebook frontend is known to show this kernel, without waiting: an
+    override, a frontend that showed one of our widgets, or Jupyter Server's session."""
+    override = _override()
+    if override is not None:
+        return not override
+    return _frontend_seen or bool(os.environ.get("JPY_SESSION_NAME"))
+
+
 class FrontendWatch:
     """Watches one displayed widget (the run's live view) for a frontend's view of it.
 

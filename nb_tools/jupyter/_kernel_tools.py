@@ -508,21 +508,31 @@ class DescribeTool(_ReadOnlyTool):
 
 def kernel_tools(*, python: bool = True, shell: Any = None) -> list[Tool]:
     """The tools on the live kernel: ``python`` (unless ``python=False``),
-    ``list_variables``, ``describe``, plus ``notebook_read``/``notebook_edit`` on the open
-    notebook when a frontend with the nb_tools extension is connected."""
+    ``list_variables``, ``describe``, ``ask_user`` (a question to the person), plus
+    ``notebook_read``/``notebook_edit`` on the open notebook when a frontend with the
+    nb_tools extension is connected."""
+    from nb_tools.jupyter._ask_user import AskUserTool
     from nb_tools.jupyter._live_notebook import live, live_tools
     from nb_tools.jupyter._python_tool import PythonTool
 
     tools: list[Tool] = []
     if python:
         tools.append(PythonTool(shell))
-    tools += [ListVariablesTool(shell), DescribeTool(shell)]
+    tools += [ListVariablesTool(shell), DescribeTool(shell), AskUserTool()]
     if live().connected:
         tools += live_tools()
     return tools
 
 
-KERNEL_TOOL_NAMES = ("python", "list_variables", "describe", "notebook_read", "notebook_edit")
+KERNEL_TOOL_NAMES = (
+    "python",
+    "list_variables",
+    "describe",
+    "ask_user",
+    "notebook_read",
+    "notebook_edit",
+    "notebook_run",
+)
 
 
 def agent_tools(
@@ -551,8 +561,11 @@ def agent_tools(
         from nb_tools.jupyter._live_notebook import live, live_tools
 
         live().new_run()  # its edits: one undo step; its first live call opens the comm
+        from nb_tools.jupyter._notebook_run import NotebookRunTool
+
         live_names = ("notebook_read", "notebook_edit")
         tools = [t for t in tools if t.info().name not in live_names] + live_tools(disk)
+        tools.append(NotebookRunTool(live()))
     for tool in tools:
         if wanted is None or tool.info().name in wanted:
             extra.add(tool)

@@ -577,6 +577,17 @@ class LiveNotebookEdit:
             return Result.error(f"notebook_edit: the open notebook was not changed: {exc}")
         self.nb.take_snapshot(reply.get("snapshot"))
         meta["changes"] = [change]
+        if edit["action"] in ("insert", "replace") and target:
+            from nb_tools.jupyter._cell_undo import CellUndo
+
+            meta["undo"] = CellUndo(
+                path=change.path,
+                kind=f"{edit['action']} cell",
+                cell_id=str(target),
+                before=change.before,
+                after=str(change.after or ""),
+                notebook=self.nb,
+            )
         return Result(content=text, parts=parts, metadata=meta)
 
 

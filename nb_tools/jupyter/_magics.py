@@ -108,6 +108,18 @@ class AgentMagics(Magics):
         action="store_true",
         help="do not offer the python tool (code in this kernel); list_variables and describe stay",
     )
+    @argument(
+        "--fix",
+        action="store_true",
+        help="have the agent fix the last failed cell (or --cell ID's): the cell body, if "
+        "any, is a hint; the fix is a notebook_edit you approve",
+    )
+    @argument("--cell", default=None, help="with --fix: the failed cell's id")
+    @argument(
+        "--no-instructions",
+        action="store_true",
+        help="do not read the project's AGENTS.md / CLAUDE.md / .nb_tools/instructions.md",
+    )
     @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
@@ -173,8 +185,16 @@ def run_magic(line: str, cell: str | None) -> Any:
     attachments = [_attachment(a) for a in args.attach or ()]
 
     async def go() -> None:
+        nonlocal prompt
+        fix = None
+        if args.fix:
+            from nb_tools.jupyter._fix import prepare_fix
+
+            prompt, fix = await prepare_fix(prompt, args.cell)
+        elif args.cell is not None:
+            raise UsageError("%%agent: --cell goes with --fix")
         try:
-            await run_agent(
+            result = await run_agent(
                 prompt,
                 model=args.model,
                 approval=args.approval,
@@ -191,9 +211,12 @@ def run_magic(line: str, cell: str | None) -> Any:
                 budget=args.budget,
                 continue_run=args.continue_run,
                 result_limit=args.result_limit,
+                instructions=not args.no_instructions,
             )
         except (KeyError, ValueError) as exc:
             raise UsageError(str(exc).strip("'\"")) from None
+        if fix is not None:
+            fix(result)
 
     return go()
 

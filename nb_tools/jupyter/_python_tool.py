@@ -348,6 +348,10 @@ class PythonTool:
             raise ValueError("python: 'code' (a string of Python) is required")
         return code
 
+    def replay_code(self, args: str | bytes) -> str:
+        """What a call runs, as code (``RunResult.to_code`` writes it as it is)."""
+        return self._code(args)
+
     def preview(self, args: str | bytes) -> Change:
         """The code, in full, as the card shows it (a new "file" of Python)."""
         return Change(path="python.py", before=None, after=self._code(args))

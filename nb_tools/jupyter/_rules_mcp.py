@@ -25,7 +25,7 @@ from nb_tools.tool._sync import run_blocking
 T = TypeVar("T")
 
 RULE_ACTIONS = ("allow", "ask", "deny")
-RULE_COMMANDS = (*RULE_ACTIONS, "forget", "rules", "reload", "sandbox")
+RULE_COMMANDS = (*RULE_ACTIONS, "forget", "rules", "reload", "sandbox", "code", "restore")
 MCP_COMMANDS = ("add", "list", "remove")
 
 
@@ -40,7 +40,9 @@ class RulesMCPMagics(Magics):
         "rules: list every rule with its action and source; reload: read the settings "
         "files again (user config and the project's .nb_tools/settings.json); "
         "sandbox [read-only|workspace-write|off]: where approved bash calls run (bare: show "
-        "the mode and whether the sandbox works)",
+        "the mode and whether the sandbox works); code [--print]: the last run's tool calls as a "
+        "cell of code below (--print: print it); restore [PATH...]: put back what the last "
+        "run changed",
     )
     @argument(
         "rule",
@@ -136,6 +138,14 @@ def nbtools_command(line: str, session: Session | None = None) -> str:
     texts = split_rules(rest)
     if command == "sandbox":
         return sandbox_command(texts, s)
+    if command == "code":
+        from nb_tools.jupyter._run_code import code_command
+
+        return code_command(texts, s)
+    if command == "restore":  # a top-level line is rewritten into an await (_transform)
+        from nb_tools.jupyter._review import restore_command
+
+        return run_blocking(restore_command(texts, s))
     if command not in RULE_COMMANDS:
         raise UsageError(
             f"%nbtools: unknown command {command!r}; use one of {', '.join(RULE_COMMANDS)} "

@@ -8,6 +8,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._approval import check_policy
@@ -140,9 +141,7 @@ def builtin_registry(session: Session) -> Registry:
             "--builtins or update nb_tools"
         ) from exc
     # Jupyter Server >= 2 tells the kernel which notebook it runs (for notebook_edit).
-    notebook = os.environ.get("JPY_SESSION_NAME", "")
-    current = notebook if notebook.endswith(".ipynb") else None
-    reg = Registry(*builtin_tools(root=root, current_notebook=current))
+    reg = Registry(*builtin_tools(root=root, current_notebook=current_notebook()))
     session.builtins[root] = reg
     return reg
 
@@ -174,6 +173,7 @@ async def run_agent(
     budget: float | None = None,
     continue_run: bool = False,
     result_limit: int | None = None,
+    instructions: bool = True,
 ) -> RunResult:
     """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
     live widgets and ending with the transcript. ``await nb_tools.run_agent("...")``.
@@ -242,13 +242,69 @@ async def run_agent(
     recorder = TranscriptRecorder(
         prompt or None, model=agent.provider.model, provider=provider_name(agent.provider)
     )
+    prompt = add_context(agent, prompt, recorder, instructions=instructions)
     session.running = recorder
     try:
         if show:
-            return await _run_shown(session, agent, prompt, recorder, attached)
+            result = await _run_shown(session, agent, prompt, recorder, attached)
+            from nb_tools.jupyter._review import show_review
+
+            show_review(result)
+            return result
         return await _run_quiet(session, agent, prompt, recorder, attached)
     finally:
         session.running = None
+
+
+def add_context(
+    agent: Agent, prompt: str, recorder: TranscriptRecorder, *, instructions: bool
+) -> str:
+    """Set the agent's project instructions and notebook context; return ``prompt`` with
+    what its mentions and the cell position add (said in the transcript)."""
+    from nb_tools.agent import RunNotice, find_instructions
+    from nb_tools.jupyter._live_notebook import live
+    from nb_tools.jupyter._prompt_context import (
+        notebook_context,
+        prompt_context,
+        running_cell_id,
+    )
+
+    folder = os.getcwd()
+    agent.instructions = find_instructions(folder, project_root(folder)) if instructions else None
+    snapshot = live().snapshot
+    path = snapshot.get("path") if snapshot else None
+    agent.context = notebook_context(path or current_notebook())
+    shell = _shell()
+    if shell is None or not prompt.strip():
+        return prompt
+    ctx = prompt_context(prompt, shell=shell, snapshot=snapshot, agent_cell=running_cell_id(shell))
+    if ctx.added or ctx.unknown:
+        recorder.record(RunNotice(kind="context", message=ctx.note()))
+    return f"{ctx.text}\n\n{prompt}" if ctx.text else prompt
+
+
+def project_root(folder: str) -> str:
+    """The workspace root instructions are read up to: the repository holding ``folder``
+    (the nearest parent with a ``.git``), else ``folder``; never above the home folder."""
+    here = Path(folder).resolve()
+    home = Path.home().resolve()
+    for parent in (here, *here.parents):
+        if (parent / ".git").exists():
+            return str(parent)
+        if parent == home or parent == Path(parent.anchor):
+            break
+    return str(here)
+
+
+def current_notebook() -> str | None:
+    """The notebook this kernel runs, as Jupyter Server says (``JPY_SESSION_NAME``)."""
+    name = os.environ.get("JPY_SESSION_NAME", "")
+    return name if name.endswith(".ipynb") else None
+
+
+def _shell() -> Any:
+    ip = sys.modules.get("IPython")
+    return ip.get_ipython() if ip is not None else None
 
 
 async def _run_quiet(

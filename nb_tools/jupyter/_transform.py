@@ -1,16 +1,21 @@
 """A magic cannot ``await``, so an ``%%agent`` cell is rewritten before IPython compiles it
 into an awaited call of the runner; IPython then runs the cell as an async cell, and it
 stays running (processing widget clicks) until the run ends. A top-level ``%agent ...``
-line is rewritten the same way, and so is a top-level ``%mcp ...`` line (attaching an MCP
-server is async too)."""
+line is rewritten the same way, and so are top-level ``%mcp ...`` lines (attaching an MCP
+server is async too) and ``%nbtools restore`` (reverting cells of the open notebook needs
+the kernel's loop free for the frontend's replies)."""
 
 from __future__ import annotations
 
 import re
 
 _RUNNER = '__import__("nb_tools.jupyter", fromlist=["_"])'
-_LINE = re.compile(r"^%(agent|mcp)(?:\s(.*))?$")
-_ASYNC = {"agent": "run_line_magic_async", "mcp": "run_mcp_magic_async"}
+_LINE = re.compile(r"^%(agent|mcp|nbtools restore)(?:\s(.*))?$")
+_ASYNC = {
+    "agent": "run_line_magic_async",
+    "mcp": "run_mcp_magic_async",
+    "nbtools restore": "run_restore_async",
+}
 
 
 def agent_cell_transformer(lines: list[str]) -> list[str]:

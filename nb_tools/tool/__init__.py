@@ -30,6 +30,7 @@ from nb_tools.tool._types import (
     ToolPanic,
     ValidationError,
 )
+from nb_tools.tool._undo import RevertRefused, Undo
 from nb_tools.tool._votes import is_read_only_call, needs_approval, preview_changes
 
 __all__ = [
@@ -52,10 +53,12 @@ __all__ = [
     "ReadOnlyCall",
     "Registry",
     "Result",
+    "RevertRefused",
     "Schema",
     "Tool",
     "ToolGrammar",
     "ToolPanic",
+    "Undo",
     "ValidationError",
     "allow",
     "chain",

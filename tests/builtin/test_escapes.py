@@ -190,7 +190,9 @@ def test_readers_inside_the_root_need_no_approval(world: Path) -> None:
 async def test_protected_write_is_marked(world: Path) -> None:
     t = tools(world / "root")
     result = await t["write_file"].call({"file_path": ".env", "content": "K=1\n"})
+    undo = result.metadata.pop("undo")
     assert result.metadata == {"path": ".env", "change": "create", "protected": True}
+    assert (undo.path, undo.kind, undo.before) == (".env", "create", None)
 
 
 def tmp_files(top: Path) -> list[str]:

@@ -43,7 +43,9 @@ def test_writers_ask_by_default(write: WriteFileTool, edit: EditFileTool) -> Non
 async def test_create_needs_no_read_and_makes_folders(write: WriteFileTool, root: Path) -> None:
     result = await write.call({"file_path": "new/dir/a.txt", "content": "one\ntwo\n"})
     assert result.content == "Created new/dir/a.txt (2 lines, 8 bytes)"
+    undo = result.metadata.pop("undo")  # the way back, for the run's journal
     assert result.metadata == {"path": "new/dir/a.txt", "change": "create"}
+    assert (undo.path, undo.kind, undo.before) == ("new/dir/a.txt", "create", None)
     assert (root / "new/dir/a.txt").read_text() == "one\ntwo\n"
 
 
