@@ -154,7 +154,7 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
         _mkdir(repo / "hooks")
         keep += [repo / "hooks", repo / "config", *_hooks_path(root, repo)]
     _mkdir(root / ".nb_tools")
-    keep += [root / ".nb_tools", *found.writes, *found.unscanned]
+    keep += [root / ".nb_tools", *found.writes, *found.protected, *found.unscanned]
     keep += [p for h in homes_in(root) for p in home_dot_entries(h, programs=True)]
     ipython = os.environ.get("IPYTHONDIR")
     if ipython:

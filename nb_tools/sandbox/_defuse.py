@@ -24,7 +24,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from nb_tools.sandbox._fsrules import home_dot_entries, homes_in
+from nb_tools.sandbox._fsrules import home_dot_entries, homes_in, hooks_path
 from nb_tools.sandbox._hide import scan_all
 from nb_tools.sandbox._protection import protection_of
 
@@ -40,16 +40,26 @@ _RUNS = re.compile(
 DISABLED = "config.nb_tools-disabled"
 
 
-def protected_now(root: Path) -> frozenset[str]:
-    """The paths in ``root`` a call may not create: the protection table's that the scan
-    finds (start-up files, rules, credentials) and the dot-entries of a home folder in it."""
+def protected_now(root: Path) -> frozenset[tuple[str, int]]:
+    """The paths in ``root`` a call may not create, with their inode numbers (a folder
+    renamed away and made again is new): the protection table's that the scan finds
+    (start-up files, rules, credentials), the dot-entries of a home folder in it, and the
+    repositories' ``core.hooksPath`` folders."""
     found = scan_all(root)
-    out = {str(p) for p in (*found.writes, *found.secrets, *found.protected)}
-    out |= {str(p) for h in homes_in(root) for p in home_dot_entries(h, programs=True)}
+    paths = [*found.writes, *found.secrets, *found.protected]
+    paths += [p for h in homes_in(root) for p in home_dot_entries(h, programs=True)]
+    for repo in (*found.repos, *found.bare):
+        hooks = hooks_path(repo)
+        if hooks is not None and hooks != root and hooks.is_relative_to(root):
+            paths.append(hooks)
+    out: set[tuple[str, int]] = set()
+    for p in paths:
+        with contextlib.suppress(OSError):
+            out.add((str(p), os.lstat(p).st_ino))
     return frozenset(out)
 
 
-def remove_new_protected(root: Path, before: frozenset[str]) -> list[str]:
+def remove_new_protected(root: Path, before: frozenset[tuple[str, int]]) -> list[str]:
     """Remove what a call created in ``root`` that :func:`protected_now` lists and that was
     not there before: a kernel start-up module or ``.pth`` file at any depth, a shell
     start-up file, nb_tools' rules, a credentials file a tool reads (``Entry.removes_new``),
@@ -57,7 +67,7 @@ def remove_new_protected(root: Path, before: frozenset[str]) -> list[str]:
     (``terraform.tfstate``) stays. A link is removed, never followed. Returns the paths."""
     removed: list[str] = []
     homes = homes_in(root)
-    for raw in sorted(protected_now(root) - before):
+    for raw, _ in sorted(protected_now(root) - before):
         path = Path(raw)
         entry = protection_of(path.relative_to(root).parts)
         if entry is not None and not entry.removes_new and path.parent not in homes:

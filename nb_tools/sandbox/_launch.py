@@ -51,7 +51,7 @@ class Launch:
     """The writable roots, and the repositories in them when the call started: one that
     appears during the call is defused after it."""
     repos_before: tuple[str, ...] = ()
-    tops_before: tuple[frozenset[str], ...] = ()
+    tops_before: tuple[frozenset[tuple[str, int]], ...] = ()
     """The protected paths in each of ``roots`` when the call started
     (:func:`~nb_tools.sandbox._defuse.protected_now`): a new one is removed after the call."""
 
@@ -101,7 +101,7 @@ def prepare(
     full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
     guarded: list[str] = []
     roots: list[str] = []
-    tops: list[frozenset[str]] = []
+    tops: list[frozenset[tuple[str, int]]] = []
     before: list[str] = []
     if policy.mode == "workspace-write":
         for root in (policy.workspace, *policy.writable_roots):
