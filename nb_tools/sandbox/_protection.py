@@ -19,6 +19,7 @@ ignorable format characters (U+200C, U+FEFF, which HFS+ drops), trailing dots an
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -315,6 +316,7 @@ TABLE: tuple[Entry, ...] = (
 # -- folding and matching ----------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=65_536)
 def fold_name(name: str) -> str:
     """One path component as the most permissive file system would compare it."""
     if name.isascii():  # NFKC and format characters change nothing here
@@ -345,6 +347,8 @@ class Matcher:
         self.entries = tuple(entries)
         by_len: dict[int, list[str]] = {}
         lasts: list[str] = []
+        self._literal_lasts: set[str] = set()
+        self._ends: dict[str, bool] = {}  # a name seen before: can a pattern end there?
         for i, e in enumerate(self.entries):
             parts = e.parts
             if any(c in e.pattern for c in "[]{}\\") or "" in parts:
@@ -352,14 +356,24 @@ class Matcher:
             by_len.setdefault(len(parts), []).append(
                 f"(?P<e{i}>{'/'.join(_glob_re(p) for p in parts)})"
             )
-            lasts.append(_glob_re(parts[-1]))
+            if "*" in parts[-1] or "?" in parts[-1]:
+                lasts.append(_glob_re(parts[-1]))
+            else:
+                self._literal_lasts.add(fold_name(parts[-1]))
         self._last = re.compile("|".join(lasts) or "(?!)")
         self._by_len = sorted((n, re.compile("|".join(alts))) for n, alts in by_len.items())
 
-    def at_end(self, folded: Sequence[str]) -> Entry | None:
-        """The first entry whose pattern matches the last components of ``folded``."""
-        if not folded or self._last.fullmatch(folded[-1]) is None:
-            return None
+    def _can_end(self, name: str) -> bool:
+        """Whether some pattern's last component matches the folded ``name`` (memoised)."""
+        ends = self._ends.get(name)
+        if ends is None:
+            ends = name in self._literal_lasts or self._last.fullmatch(name) is not None
+            if len(self._ends) > 100_000:
+                self._ends.clear()
+            self._ends[name] = ends
+        return ends
+
+    def _tail(self, folded: Sequence[str]) -> Entry | None:
         best: int | None = None
         for n, rx in self._by_len:
             if n > len(folded):
@@ -370,13 +384,24 @@ class Matcher:
                 best = i if best is None else min(best, i)
         return None if best is None else self.entries[best]
 
+    def at_end(self, folded: Sequence[str]) -> Entry | None:
+        """The first entry whose pattern matches the last components of ``folded``."""
+        if not folded or not self._can_end(folded[-1]):
+            return None
+        return self._tail(folded)
+
     def first(self, parts: Sequence[str]) -> Entry | None:
         """The entry of the outermost protected path in ``parts``, or ``None``."""
-        folded = [fold_name(p) for p in parts if p not in ("", ".", "/")]
-        for end in range(1, len(folded) + 1):
-            found = self.at_end(folded[:end])
-            if found is not None:
-                return found
+        folded: list[str] = []
+        for p in parts:
+            if p in ("", ".", "/"):
+                continue
+            name = fold_name(p)
+            folded.append(name)
+            if self._can_end(name):
+                found = self._tail(folded)
+                if found is not None:
+                    return found
         return None
 
 
