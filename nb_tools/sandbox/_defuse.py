@@ -22,13 +22,14 @@ import os
 import re
 import shutil
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from nb_tools.sandbox._fsrules import home_dot_entries, homes_in, hooks_path
 from nb_tools.sandbox._hide import scan_all
 from nb_tools.sandbox._protection import protection_of
 
-__all__ = ["defuse_new_repos", "protected_now", "remove_new_protected"]
+__all__ = ["Protected", "defuse_new_repos", "protected_now", "remove_new_protected"]
 
 # A key that names a program, alone or after a section header on its line, or an include.
 _RUNS = re.compile(
@@ -40,14 +41,25 @@ _RUNS = re.compile(
 DISABLED = "config.nb_tools-disabled"
 
 
-def protected_now(root: Path) -> frozenset[tuple[str, int]]:
-    """The paths in ``root`` a call may not create, with their inode numbers (a folder
-    renamed away and made again is new): the protection table's that the scan finds
-    (start-up files, rules, credentials), the dot-entries of a home folder in it, and the
-    repositories' ``core.hooksPath`` folders."""
+@dataclass(frozen=True)
+class Protected:
+    """What :func:`protected_now` found: the paths with their inode numbers (a folder
+    renamed away and made again is new), and the home folders it looked into."""
+
+    paths: frozenset[tuple[str, int]]
+    homes: tuple[Path, ...]
+
+
+def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protected:
+    """The paths in ``root`` a call may not create: the protection table's that the scan
+    finds (start-up files, rules, credentials), the dot-entries of the home folders in it
+    (``homes``: those of an earlier look, so that a folder a call made look like a home
+    does not turn its old entries into new ones), and the repositories' ``core.hooksPath``
+    folders."""
     found = scan_all(root)
+    homes = homes_in(root) if homes is None else homes
     paths = [*found.writes, *found.secrets, *found.protected]
-    paths += [p for h in homes_in(root) for p in home_dot_entries(h, programs=True)]
+    paths += [p for h in homes for p in home_dot_entries(h, programs=True)]
     for repo in (*found.repos, *found.bare):
         hooks = hooks_path(repo)
         if hooks is not None and hooks != root and hooks.is_relative_to(root):
@@ -56,21 +68,21 @@ def protected_now(root: Path) -> frozenset[tuple[str, int]]:
     for p in paths:
         with contextlib.suppress(OSError):
             out.add((str(p), os.lstat(p).st_ino))
-    return frozenset(out)
+    return Protected(paths=frozenset(out), homes=homes)
 
 
-def remove_new_protected(root: Path, before: frozenset[tuple[str, int]]) -> list[str]:
+def remove_new_protected(root: Path, before: Protected) -> list[str]:
     """Remove what a call created in ``root`` that :func:`protected_now` lists and that was
     not there before: a kernel start-up module or ``.pth`` file at any depth, a shell
     start-up file, nb_tools' rules, a credentials file a tool reads (``Entry.removes_new``),
     a new dot-entry of a home folder. Data a program makes that merely holds a secret
     (``terraform.tfstate``) stays. A link is removed, never followed. Returns the paths."""
     removed: list[str] = []
-    homes = homes_in(root)
-    for raw, _ in sorted(protected_now(root) - before):
+    now = protected_now(root, before.homes)
+    for raw, _ in sorted(now.paths - before.paths):
         path = Path(raw)
         entry = protection_of(path.relative_to(root).parts)
-        if entry is not None and not entry.removes_new and path.parent not in homes:
+        if entry is not None and not entry.removes_new and path.parent not in before.homes:
             continue
         if any(raw.startswith(r.rstrip("/") + "/") for r in removed):
             continue

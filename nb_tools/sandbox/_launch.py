@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.sandbox._bwrap import bwrap_argv
-from nb_tools.sandbox._defuse import defuse_new_repos, protected_now, remove_new_protected
+from nb_tools.sandbox._defuse import (
+    Protected,
+    defuse_new_repos,
+    protected_now,
+    remove_new_protected,
+)
 from nb_tools.sandbox._env import sandbox_env
 from nb_tools.sandbox._hide import scan
 from nb_tools.sandbox._policy import SandboxPolicy
@@ -51,7 +56,7 @@ class Launch:
     """The writable roots, and the repositories in them when the call started: one that
     appears during the call is defused after it."""
     repos_before: tuple[str, ...] = ()
-    tops_before: tuple[frozenset[tuple[str, int]], ...] = ()
+    tops_before: tuple[Protected, ...] = ()
     """The protected paths in each of ``roots`` when the call started
     (:func:`~nb_tools.sandbox._defuse.protected_now`): a new one is removed after the call."""
 
@@ -101,7 +106,7 @@ def prepare(
     full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
     guarded: list[str] = []
     roots: list[str] = []
-    tops: list[frozenset[tuple[str, int]]] = []
+    tops: list[Protected] = []
     before: list[str] = []
     if policy.mode == "workspace-write":
         for root in (policy.workspace, *policy.writable_roots):

@@ -132,3 +132,24 @@ async def test_writes_to_a_home_dot_entry_are_refused_or_removed(
 def test_the_allow_list_is_short_and_says_why() -> None:
     assert len(HOME_ALLOW) <= 8
     assert all(name.startswith(".") and len(why) > 20 for name, why in HOME_ALLOW.items())
+
+
+async def test_a_call_that_makes_the_workspace_look_like_a_home_removes_nothing_old(
+    tmp_path: Path,
+) -> None:
+    """A `.bashrc` planted at the top makes the workspace look like a home after the call:
+    its old dot-entries (the repository!) are not new, only the `.bashrc` is."""
+    require_sandbox()
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".editorconfig").write_text("root = true\n")
+    (tmp_path / ".prettierrc").write_text("{}\n")
+    await drive(
+        [call("bash", command="echo 'touch PWNED' > .bashrc", id="b")],
+        tools=workspace_tools(tmp_path, "bash"),
+        approval="auto",
+    )
+    assert not (tmp_path / ".bashrc").exists()
+    assert (tmp_path / ".git" / "HEAD").is_file()
+    assert (tmp_path / ".prettierrc").read_text() == "{}\n"
