@@ -155,7 +155,10 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
         keep += [repo / "hooks", repo / "config", *_hooks_path(root, repo)]
     _mkdir(root / ".nb_tools")
     keep += [root / ".nb_tools", *found.writes, *found.protected, *found.unscanned]
-    keep += [p for h in homes_in(root) for p in home_dot_entries(h, programs=True)]
+    # A home's .git is a repository like any other: its hooks and config (above).
+    keep += [
+        p for h in homes_in(root) for p in home_dot_entries(h, programs=True) if p.name != ".git"
+    ]
     ipython = os.environ.get("IPYTHONDIR")
     if ipython:
         keep.append(Path(os.path.realpath(ipython)))

@@ -1,7 +1,9 @@
-"""What a sandboxed process must not see or change, as data.
+"""What a sandboxed process must not see or change, found on this machine.
 
-Everything here is hidden (an empty read-only stand-in is mounted over it) or re-bound
-read-only; :mod:`nb_tools.sandbox._bwrap` turns these lists into mounts.
+The lists of names come from the one protection table (:mod:`._protection`); here they
+are looked up (the scan of a root, the system's files, the home and tool folders) and
+:mod:`nb_tools.sandbox._bwrap` turns what is found into mounts: hidden (an empty
+read-only stand-in mounted over it) or re-bound read-only.
 """
 
 from __future__ import annotations
