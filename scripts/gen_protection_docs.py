@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from nb_tools.sandbox import HOME_ALLOW, TABLE, Entry  # noqa: E402
+from nb_tools.sandbox._protection import KINDS, WHERE  # noqa: E402
 
 
 def _sandbox(e: Entry) -> str:
@@ -33,7 +34,9 @@ def _sandbox(e: Entry) -> str:
 
 
 def protection_table() -> str:
-    rows = ["| pattern | kind | where | sandbox | why |", "|---|---|---|---|---|"]
+    rows = [f"- kind `{k}`: {v}" for k, v in KINDS.items()]
+    rows += [f"- where `{k}`: {v}" for k, v in WHERE.items()]
+    rows += ["", "| pattern | kind | where | sandbox | why |", "|---|---|---|---|---|"]
     for e in TABLE:
         pattern = e.pattern.replace("|", "\\|")
         rows.append(f"| `{pattern}` | {e.kind} | {e.where} | {_sandbox(e)} | {e.reason} |")

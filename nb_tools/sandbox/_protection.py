@@ -49,10 +49,16 @@ KINDS: dict[str, str] = {
     "secret-store": "a store of secrets (history, cookies, saved logins, key rings)",
 }
 WHERE: dict[str, str] = {
-    "any depth": "anywhere in a path",
-    "home folder": "what a home folder holds; matched at any depth (a copy of a home is one too)",
-    "repository": "a repository's own folder",
-    "system": "the system's files, for a workspace at / (the sandbox hides them in every call)",
+    "any depth": "matched anywhere in a path",
+    "home folder": (
+        "what a home folder holds; matched at any depth (a copy of a home is one too), and "
+        "under a home folder inside the workspace looked up even past the scan's cap"
+    ),
+    "repository": "a repository's own folder, matched at any depth",
+    "system": (
+        "the system's files (for a workspace at /); matched at any depth, and the real "
+        "ones are hidden from every sandboxed call"
+    ),
 }
 
 
