@@ -113,9 +113,10 @@ def home_dot_reason(path: Path, homes: tuple[Path, ...]) -> str | None:
 
 
 def home_dot_entries(home: Path, *, programs: bool = False) -> list[Path]:
-    """The denied dot-entries of ``home`` that exist; without ``programs``, not those that
-    hold a program in use (a ``PATH`` entry, this Python: ``~/.pyenv``), which a sandboxed
-    call needs to see (read-only)."""
+    """The denied dot-entries of ``home`` that exist. Without ``programs``, what a
+    sandboxed call needs to run a program in use (a ``PATH`` entry, this Python) stays:
+    a tool folder whole (``~/.pyenv``), but of ``.local``, ``.config`` and ``.cache`` only
+    the program's own folders (``~/.local/bin``), their other entries denied."""
     used = [] if programs else program_dirs()
     out: list[Path] = []
     try:
@@ -126,9 +127,33 @@ def home_dot_entries(home: Path, *, programs: bool = False) -> list[Path]:
         if not name.startswith(".") or fold_name(name) in _ALLOW_FOLDED:
             continue
         p = home / name
-        if any(q == p or q.is_relative_to(p) for q in used):
-            continue
-        out.append(p)
+        holds = [q for q in used if q == p or q.is_relative_to(p)]
+        if not holds:
+            out.append(p)
+        elif name in _SHARED_TOPS:
+            out += _around(p, holds)
+    return out
+
+
+_SHARED_TOPS = frozenset({".local", ".config", ".cache"})
+
+
+def _around(folder: Path, keep: list[Path], depth: int = 0) -> list[Path]:
+    """The entries of ``folder`` that are not, and do not hold, one of ``keep``."""
+    if depth > 4 or any(folder == k or folder.is_relative_to(k) for k in keep):
+        return []
+    out: list[Path] = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for name in names:
+        p = folder / name
+        inner = [k for k in keep if k == p or k.is_relative_to(p)]
+        if not inner:
+            out.append(p)
+        elif not os.path.islink(p):
+            out += _around(p, inner, depth + 1)
     return out
 
 

@@ -153,3 +153,24 @@ async def test_a_call_that_makes_the_workspace_look_like_a_home_removes_nothing_
     assert not (tmp_path / ".bashrc").exists()
     assert (tmp_path / ".git" / "HEAD").is_file()
     assert (tmp_path / ".prettierrc").read_text() == "{}\n"
+
+
+async def test_a_program_in_a_home_runs_but_its_neighbours_stay_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~/.local/bin`` on ``PATH`` comes back for a call without a click; the rest of
+    ``.local`` (an app's token in ``.local/share``) does not come with it."""
+    require_sandbox()
+    import os
+
+    home = _home(tmp_path)
+    tool = home / ".local/bin/mytool"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\necho TOOL-RAN-3c1\n")
+    tool.chmod(0o755)
+    (home / ".local/share/app").mkdir(parents=True)
+    (home / ".local/share/app/token").write_text(f"{SECRET} local\n")
+    monkeypatch.setenv("PATH", f"{tool.parent}:{os.environ['PATH']}")
+    out = await run(home, "mytool; cat .local/share/app/token; true", approved=False)
+    assert "TOOL-RAN-3c1" in str(out.content), out.content
+    assert SECRET not in str(out.content)
