@@ -41,6 +41,7 @@ from nb_tools.sandbox import (
     remove_planted,
     sandbox_available,
     unapproved_problem,
+    writable_problem,
 )
 from nb_tools.tool import Change, Info, Result, Schema
 from nb_tools.tool._grant import current_grant
@@ -264,6 +265,14 @@ class BashTool:
             problem = unapproved_problem(self.workspace.root)
             if problem is not None:
                 return f"bash: this call was not approved and {problem}; it did not run"
+        elif policy.mode == "workspace-write":
+            problem = writable_problem(self.workspace.root)
+            if problem is not None:
+                return (
+                    f"bash: {problem}, so a writable sandbox could not keep them read-only; "
+                    "the call did not run. Run it in a smaller workspace, or with "
+                    "sandbox='read-only'"
+                )
         if policy.mode != "off" and grant is not None and grant.rules is not None:
             try:
                 unreadable = grant.rules.unreadable(self.workspace.root, approved=approved)

@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from nb_tools.sandbox import is_secret
+
 __all__ = ["PROGRAMS", "Opts", "path_problem"]
 
 
@@ -36,11 +38,9 @@ class Opts:
     pattern_first: bool = False  # first operand is a pattern unless -e/-f given
 
 
-# Protected names: reading them needs a click (the sandbox hides them as well).
-_PROTECTED = re.compile(
-    r"(^|[/:=])(\.env[^/]*|\.git/config|\.git-credentials|\.netrc|\.npmrc|\.pypirc|\.ssh|"
-    r"\.aws|\.gnupg|\.docker|\.kube|\.config/gcloud|\.pgpass|\.bash_history)(/|$)"
-)
+# Reading a secret of the protection table needs a click (the sandbox hides them as well);
+# so does a repository's config by name (the sandbox shows it without its credentials).
+_GIT_CONFIG = re.compile(r"(^|[/:=])\.git/config(/|$)")
 
 
 def path_problem(value: str) -> str | None:
@@ -53,7 +53,7 @@ def path_problem(value: str) -> str | None:
         return f"{value!r} is in the home folder"
     if ".." in value.split("/"):
         return f"{value!r} may leave the workspace through '..'"
-    if _PROTECTED.search(value.rstrip("/")):
+    if is_secret(re.split(r"[/:=]", value.rstrip("/"))) or _GIT_CONFIG.search(value):
         return f"{value!r} is a protected file"
     return None
 

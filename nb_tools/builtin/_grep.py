@@ -28,10 +28,10 @@ from nb_tools.builtin._ignore import (
     recheck_paths,
     rg_filter_args,
 )
-from nb_tools.builtin._protected_home import protected_reason
 from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
-from nb_tools.builtin._workspace import WorkspaceError
+from nb_tools.builtin._workspace import Workspace, WorkspaceError
+from nb_tools.sandbox import home_dot_reason, homes_in, write_protected
 from nb_tools.tool import Result, Schema
 from nb_tools.tool._progress import progress
 
@@ -193,7 +193,8 @@ class GrepTool(SearchTool):
         except OSError as exc:
             return Result.error(f"grep: {exc}")
         if not self.is_protected_call(args):  # a protected path asked; nothing else did
-            _drop_protected(found, str(target.parent if target.is_file() else target))
+            base = target.parent if target.is_file() else target
+            _drop_protected(found, str(base), self.workspace)
         text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset)
         return Result(
             content=text,
@@ -234,9 +235,9 @@ class GrepTool(SearchTool):
         return query, target
 
 
-def _drop_protected(found: Found, search_dir: str) -> None:
-    """Remove the protected files (``.env*``, ``.ssh/``, credentials, ...; see
-    ``_protected`` and ``_protected_home``) from ``found``, silently. The walk skips them
+def _drop_protected(found: Found, search_dir: str, workspace: Workspace) -> None:
+    """Remove the protected files (the protection table's ``.env*``, ``.ssh/``,
+    credentials, ..., and a home folder's dot-entries) from ``found``, silently. The walk skips them
     as hidden files, but an ignore file's ``!`` line (text the repository controls)
     re-includes a hidden file, and a search is no click: its matches, counts and even the
     list of matching files (an oracle for the content, pattern after pattern) would leak a
@@ -244,9 +245,13 @@ def _drop_protected(found: Found, search_dir: str) -> None:
     oracle, so nothing is said. The search never follows symlinks, so the lexical path is
     the file's real one."""
     base = Path(search_dir)
+    homes = homes_in(workspace.root)
 
     def protected(rel: str) -> bool:
-        return protected_reason((base / rel).parts) is not None
+        path = base / rel
+        return write_protected(path.parts) is not None or (
+            bool(homes) and home_dot_reason(path, homes) is not None
+        )
 
     gone = {n for n in (*found.files, *found.counts, *found.lines) if protected(n)}
     if gone:

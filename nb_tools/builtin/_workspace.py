@@ -23,9 +23,10 @@ API (other built-in modules import this; keep it stable)::
         # The same walk for reads; refuses a final symlink, FIFOs, devices and sockets
         # (by lstat, before opening) and never blocks.
     ws.display(path) -> str           # path relative to the root ("." for the root itself)
-    ws.is_protected(path) -> bool     # see _protected, _protected_home: .git/, .nb_tools/,
-    ws.protected_reason(path)         # IPython start-up, .env*, rc files, .ssh/, a home's
-                                      # start-up files and credentials; as written or resolved
+    ws.is_protected(path) -> bool     # the protection table (nb_tools.sandbox.TABLE: .git/,
+    ws.protected_reason(path)         # .nb_tools/, start-up files, credentials, secret stores),
+                                      # a home's dot-entries, core.hooksPath, a bare repo's
+                                      # hooks and config; as written or resolved
     WorkspaceError(ValueError)
 
 Containment is decided by ``Path.is_relative_to`` on realpaths, never by string prefixes.
@@ -39,11 +40,11 @@ import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from nb_tools.builtin._protected_home import ALL_PROTECTED, protected_reason
+from nb_tools.sandbox import TABLE, path_rule_reason, write_protected
 
 __all__ = ["PROTECTED_NAMES", "USE_DIR_FD", "Workspace", "WorkspaceError"]
 
-PROTECTED_NAMES = frozenset(" / ".join(p) for p, _ in ALL_PROTECTED)
+PROTECTED_NAMES = frozenset(e.pattern for e in TABLE)
 
 USE_DIR_FD = {os.open, os.stat} <= os.supports_dir_fd
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -223,26 +224,34 @@ class Workspace:
         return text if text else "."
 
     def is_protected(self, path: str | os.PathLike[str]) -> bool:
-        """Whether ``path`` is protected as written or as resolved (see ``_protected``)."""
+        """Whether ``path`` is protected as written or as resolved (see ``protected_reason``)."""
         return self.protected_reason(path) is not None
 
     def protected_reason(self, path: str | os.PathLike[str]) -> str | None:
-        """Why ``path`` is protected (``.git/``, ``.nb_tools/``, IPython startup files,
-        ``.env*``, shell rc files, ``.ssh/``, ...), judged on the lexical path (``..``
-        folded) and on the resolved one (symlinks followed, dangling ones included), or
-        ``None``."""
+        """Why ``path`` is protected (the protection table: ``.git/``, ``.nb_tools/``,
+        start-up files, ``.env*``, credentials, secret stores; a dot-entry of a home folder
+        in the workspace; a repository's ``core.hooksPath``; a bare repository's hooks and
+        config), judged on the lexical path (``..`` folded) and on the resolved one
+        (symlinks followed, dangling ones included), or ``None``."""
         raw = os.fspath(path)
         if not isinstance(raw, str) or "\x00" in raw:
             return None
         joined = os.path.normpath(os.path.join(self.root, raw))
         candidates = [PurePosixPath(Path(joined).as_posix()).parts]
+        real: Path | None = None
         with contextlib.suppress(OSError, ValueError):
-            candidates.append(Path(os.path.realpath(joined)).parts)
+            real = Path(os.path.realpath(joined))
+            candidates.append(real.parts)
         candidates.append(PurePosixPath(raw.replace("\\", "/")).parts)
         for parts in candidates:
-            reason = protected_reason(parts)
+            reason = write_protected(parts)
             if reason is not None:
                 return reason
+        for p in dict.fromkeys(x for x in (Path(joined), real) if x is not None):
+            if p.is_relative_to(self.root) and p != self.root:
+                reason = path_rule_reason(self.root, p)
+                if reason is not None:
+                    return reason
         return None
 
 

@@ -5,17 +5,20 @@ A :class:`SandboxPolicy` is plain data (mode, workspace, extra writable roots, n
 :func:`sandbox_available` says whether a sandbox can start here and, if not, why.
 
 Inside: the system read-only; the workspace read-only (``read-only``) or writable
-(``workspace-write``, with ``.git/hooks``, ``.git/config``, ``.nb_tools/`` and IPython
-start-up files still read-only); a private ``/tmp``; new user, PID, IPC, UTS, network and
-cgroup namespaces (no network), no capabilities; home folders, ``/run``, the Jupyter
-runtime folder, the system's secret files, ``.env*`` and every Unix socket out of sight;
-an allow-listed environment; and the whole process tree dies with the call. A call that
-ran without a click (``SandboxPolicy.unapproved``) sees only the system folders, the tool
-folders and the workspace (with its repository): a link in the workspace leads nowhere else.
+(``workspace-write``, with the protection table's paths, ``.git/hooks``, ``.git/config``
+and ``core.hooksPath`` still read-only; see ``_protection``); a private ``/tmp``; new
+user, PID, IPC, UTS, network and cgroup namespaces (no network), no capabilities; home
+folders, ``/run``, the Jupyter runtime folder, the system's secret files, the table's
+secrets and every Unix socket out of sight; an allow-listed environment; and the whole
+process tree dies with the call. A call that ran without a click
+(``SandboxPolicy.unapproved``) sees only the system folders, the tool folders and the
+workspace (with its repository): a link in the workspace leads nowhere else; in a home
+folder inside the workspace it sees no dot-entry but a short allow-list.
 """
 
 from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env
-from nb_tools.sandbox._hide import unapproved_problem
+from nb_tools.sandbox._fsrules import HOME_ALLOW, home_dot_reason, homes_in, path_rule_reason
+from nb_tools.sandbox._hide import unapproved_problem, writable_problem
 from nb_tools.sandbox._launch import (
     Launch,
     SandboxUnavailable,
@@ -33,24 +36,43 @@ from nb_tools.sandbox._policy import (
     set_default_mode,
 )
 from nb_tools.sandbox._probe import Availability, sandbox_available
+from nb_tools.sandbox._protection import (
+    TABLE,
+    Entry,
+    fold_name,
+    is_secret,
+    protection_of,
+    write_protected,
+)
 
 __all__ = [
+    "HOME_ALLOW",
     "SANDBOX_MODES",
+    "TABLE",
     "Availability",
+    "Entry",
     "Launch",
     "SandboxMode",
     "SandboxPolicy",
     "SandboxUnavailable",
     "check_mode",
     "default_mode",
+    "fold_name",
     "git_safety_env",
+    "home_dot_reason",
+    "homes_in",
+    "is_secret",
     "is_secret_name",
     "kill_tree",
+    "path_rule_reason",
     "prepare",
+    "protection_of",
     "remove_planted",
     "sandbox_available",
     "sandbox_env",
     "set_default_mode",
     "spawn",
     "unapproved_problem",
+    "writable_problem",
+    "write_protected",
 ]

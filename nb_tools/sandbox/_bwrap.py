@@ -12,13 +12,15 @@ Mounts made later win, which is why the order matters.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 from pathlib import Path
 
+from nb_tools.sandbox._fsrules import home_dot_entries, homes_in, hooks_path
 from nb_tools.sandbox._hide import (
     GIT_PROTECTED,
     HOME_SECRETS,
-    WRITE_PROTECTED,
+    ScanResult,
     coarse_masks,
     git_configs_with_credentials,
     home_dirs,
@@ -97,13 +99,13 @@ def bwrap_argv(
     for g in gitdirs:  # git's own folders: not scanned (objects), bound read-only
         out += ["--ro-bind", str(g), str(g)]
     found = {r: scan_all(r) for r in roots}
-    scans = {r: (list(f.secrets), list(f.repos)) for r, f in found.items()}
     if writable:
         for r in roots:
-            out += _protect(r, scans[r][1])
-    hidden = _fine_secrets(roots, policy, scans) + _home_secrets_in(tools) + late
-    if confined:  # no click: more credentials, and what the scan did not read, out of sight
+            out += _protect(r, found[r])
+    hidden = _fine_secrets(roots, policy, found) + _home_secrets_in(tools) + late
+    if confined:  # no click: more credentials, a home's dot-entries, what the scan did not read
         extra = [p for f in found.values() for p in (*f.protected, *f.unscanned)]
+        extra += [p for r in roots for h in homes_in(r) for p in home_dot_entries(h)]
         hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
     late_binds: list[str] = []
     if confined:  # git reads its config; the credentials in it stay out of sight
@@ -128,12 +130,15 @@ def bwrap_argv(
     return out + list(argv)
 
 
-def _protect(root: Path, repos: list[Path]) -> list[str]:
-    """Re-bind the code-running paths of a writable root read-only (creating the two that
-    must exist to be protected). Each repository's ``.git`` is first bound onto itself, so
-    that it is a mount point: it cannot be renamed away and replaced by a hostile one."""
+def _protect(root: Path, found: ScanResult) -> list[str]:
+    """Re-bind read-only what in a writable root runs code later or holds the rules: each
+    repository's hooks, config and ``core.hooksPath`` folder (bare ones too), the protection
+    table's paths the scan found, a home's dot-entries, and the folders the scan did not
+    read (what is in them is unknown). Each repository's ``.git`` is first bound onto
+    itself, so that it is a mount point: it cannot be renamed away and replaced."""
     out: list[str] = []
-    for repo in repos:
+    keep: list[Path] = []
+    for repo in found.repos:
         dot = repo / ".git"
         if os.path.islink(dot):
             continue
@@ -143,21 +148,34 @@ def _protect(root: Path, repos: list[Path]) -> list[str]:
         out += ["--bind", str(dot), str(dot)]
         if dot.is_dir():
             _mkdir(dot / "hooks")
-        for rel in GIT_PROTECTED:
-            p = repo / rel
-            if os.path.lexists(p):
-                out += ["--ro-bind", str(p), str(p)]
+        keep += [repo / rel for rel in GIT_PROTECTED]
+        keep += _hooks_path(root, repo)
+    for repo in found.bare:
+        _mkdir(repo / "hooks")
+        keep += [repo / "hooks", repo / "config", *_hooks_path(root, repo)]
     _mkdir(root / ".nb_tools")
-    for rel in WRITE_PROTECTED:
-        p = root / rel
-        if os.path.lexists(p):
-            out += ["--ro-bind", str(p), str(p)]
+    keep += [root / ".nb_tools", *found.writes, *found.protected, *found.unscanned]
+    # A home's .git is a repository like any other: its hooks and config (above).
+    keep += [
+        p for h in homes_in(root) for p in home_dot_entries(h, programs=True) if p.name != ".git"
+    ]
     ipython = os.environ.get("IPYTHONDIR")
     if ipython:
-        ip = Path(os.path.realpath(ipython))
-        if ip.is_relative_to(root) and ip.exists():
-            out += ["--ro-bind", str(ip), str(ip)]
+        keep.append(Path(os.path.realpath(ipython)))
+    for p in dict.fromkeys(keep):
+        if _under(p, [root]) and os.path.lexists(p):
+            out += ["--ro-bind", str(p), str(p)]
     return out
+
+
+def _hooks_path(root: Path, repo: Path) -> list[Path]:
+    """The repository's ``core.hooksPath`` folder when it is in ``root`` (made if missing, so
+    that a mount keeps it read-only)."""
+    hooks = hooks_path(repo)
+    if hooks is None or not _under(hooks, [root]) or hooks == root:
+        return []
+    _mkdir(hooks)
+    return [hooks]
 
 
 def _mkdir(p: Path) -> None:
@@ -167,36 +185,36 @@ def _mkdir(p: Path) -> None:
 
 
 def _fine_secrets(
-    roots: list[Path], policy: SandboxPolicy, scans: dict[Path, tuple[list[Path], list[Path]]]
+    roots: list[Path], policy: SandboxPolicy, found: dict[Path, ScanResult]
 ) -> list[Path]:
     out: list[Path] = []
     homes = home_dirs()
     for r in roots:
-        out += scans[r][0]
-        for home in homes:
-            if home == r or home.is_relative_to(r) or r.is_relative_to(home):
-                out += [home / rel for rel in HOME_SECRETS if _under(home / rel, [r])]
+        out += found[r].secrets
+        inside = [h for h in homes if h == r or h.is_relative_to(r) or r.is_relative_to(h)]
+        for home in dict.fromkeys([*inside, *homes_in(r)]):
+            out += [p for p in _home_globs(home, HOME_SECRETS) if _under(p, [r])]
     out += [p for p in policy.hidden if _under(p, roots)]
     # A symlink is left alone: what it points to is hidden or visible on its own account.
     return [p for p in out if os.path.lexists(p) and not os.path.islink(p)]
+
+
+def _home_globs(home: Path, patterns: tuple[str, ...]) -> list[Path]:
+    base = glob.escape(str(home).rstrip("/"))
+    return [Path(p) for pattern in patterns for p in glob.glob(f"{base}/{pattern}")]
 
 
 def _home_secrets_in(folders: list[Path]) -> list[Path]:
     """Credentials inside the tool folders brought back from a home (``~/.cargo/credentials``)."""
     out: list[Path] = []
     for home in home_dirs():
-        h = str(home).rstrip("/") + "/"
-        for folder in folders:
-            f = str(folder)
-            if not f.startswith(h):
-                continue
-            rel = f[len(h) :] + "/"
-            for secret in HOME_SECRETS:
-                if (secret + "/").startswith(rel) or secret.startswith(rel):
-                    p = h + secret
-                    if os.path.lexists(p) and not os.path.islink(p):
-                        out.append(Path(p))
-    return out
+        inside = [f for f in folders if f.is_relative_to(home) and f != home]
+        tops = {f.relative_to(home).parts[0] for f in inside}
+        if not tops:
+            continue
+        patterns = tuple(s for s in HOME_SECRETS if s.split("/")[0] in tops)
+        out += [p for p in _home_globs(home, patterns) if _under(p, folders)]
+    return [p for p in out if os.path.lexists(p) and not os.path.islink(p)]
 
 
 def _hide(p: Path) -> list[str]:

@@ -8,6 +8,11 @@ executable hooks lose their execute bits (git skips a hook that is not executabl
 config that names a program (``core.fsmonitor``, ``core.hooksPath``, a pager, a diff or
 filter driver, an alias, an include...) is renamed to ``config.nb_tools-disabled`` (git
 reads a missing config as the defaults).
+
+What a call created that the protection table protects (a kernel start-up module, a
+``.pth`` file, a shell start-up file, nb_tools' rules, a home's new dot-entry; a mount
+cannot guard a name that does not exist yet) is removed after the call:
+:func:`remove_new_protected`.
 """
 
 from __future__ import annotations
@@ -17,11 +22,14 @@ import os
 import re
 import shutil
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
-from nb_tools.sandbox._hide import WRITE_PROTECTED
+from nb_tools.sandbox._fsrules import home_dot_entries, homes_in, hooks_path
+from nb_tools.sandbox._hide import scan_all
+from nb_tools.sandbox._protection import protection_of
 
-__all__ = ["defuse_new_repos", "remove_new_starters", "runs_later"]
+__all__ = ["Protected", "defuse_new_repos", "protected_now", "remove_new_protected"]
 
 # A key that names a program, alone or after a section header on its line, or an include.
 _RUNS = re.compile(
@@ -32,37 +40,58 @@ _RUNS = re.compile(
 )
 DISABLED = "config.nb_tools-disabled"
 
-_STARTERS = frozenset(["ipykernel_launcher", "ipykernel", "sitecustomize", "usercustomize"])
-"""Module names Python imports from the folder a kernel starts in (``python -m
-ipykernel_launcher`` puts that folder first on ``sys.path``): a file or package of that
-name there runs, outside the sandbox, at the next kernel start."""
+
+@dataclass(frozen=True)
+class Protected:
+    """What :func:`protected_now` found: the paths with their inode numbers (a folder
+    renamed away and made again is new), and the home folders it looked into."""
+
+    paths: frozenset[tuple[str, int]]
+    homes: tuple[Path, ...]
 
 
-def runs_later(name: str) -> bool:
-    """Whether a new entry ``name`` at the top of a writable root would run code later,
-    outside the sandbox: a kernel start-up module (``ipykernel_launcher.py``, ``.pyc``,
-    an extension module or a package of that name) or a protected start-up file."""
-    return name.split(".", 1)[0] in _STARTERS or name in WRITE_PROTECTED
+def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protected:
+    """The paths in ``root`` a call may not create: the protection table's that the scan
+    finds (start-up files, rules, credentials), the dot-entries of the home folders in it
+    (``homes``: those of an earlier look, so that a folder a call made look like a home
+    does not turn its old entries into new ones), and the repositories' ``core.hooksPath``
+    folders."""
+    found = scan_all(root)
+    homes = homes_in(root) if homes is None else homes
+    paths = [*found.writes, *found.secrets, *found.protected]
+    paths += [p for h in homes for p in home_dot_entries(h, programs=True)]
+    for repo in (*found.repos, *found.bare):
+        hooks = hooks_path(repo)
+        if hooks is not None and hooks != root and hooks.is_relative_to(root):
+            paths.append(hooks)
+    out: set[tuple[str, int]] = set()
+    for p in paths:
+        with contextlib.suppress(OSError):
+            out.add((str(p), os.lstat(p).st_ino))
+    return Protected(paths=frozenset(out), homes=homes)
 
 
-def remove_new_starters(root: str, before: frozenset[str]) -> list[str]:
-    """Remove what a call created at the top of ``root`` that :func:`runs_later`; returns
-    the paths removed. A link is removed, never followed."""
+def remove_new_protected(root: Path, before: Protected) -> list[str]:
+    """Remove what a call created in ``root`` that :func:`protected_now` lists and that was
+    not there before: a kernel start-up module or ``.pth`` file at any depth, a shell
+    start-up file, nb_tools' rules, a credentials file a tool reads (``Entry.removes_new``),
+    a new dot-entry of a home folder. Data a program makes that merely holds a secret
+    (``terraform.tfstate``) stays. A link is removed, never followed. Returns the paths."""
     removed: list[str] = []
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return removed
-    for name in names:
-        if name in before or not runs_later(name):
+    now = protected_now(root, before.homes)
+    for raw, _ in sorted(now.paths - before.paths):
+        path = Path(raw)
+        entry = protection_of(path.relative_to(root).parts)
+        if entry is not None and not entry.removes_new and path.parent not in before.homes:
             continue
-        path = os.path.join(root, name)
+        if any(raw.startswith(r.rstrip("/") + "/") for r in removed):
+            continue
         with contextlib.suppress(OSError):
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path)
             else:
                 os.unlink(path)
-            removed.append(path)
+            removed.append(raw)
     return removed
 
 

@@ -1,7 +1,9 @@
-"""What a sandboxed process must not see or change, as data.
+"""What a sandboxed process must not see or change, found on this machine.
 
-Everything here is hidden (an empty read-only stand-in is mounted over it) or re-bound
-read-only; :mod:`nb_tools.sandbox._bwrap` turns these lists into mounts.
+The lists of names come from the one protection table (:mod:`._protection`); here they
+are looked up (the scan of a root, the system's files, the home and tool folders) and
+:mod:`nb_tools.sandbox._bwrap` turns what is found into mounts: hidden (an empty
+read-only stand-in mounted over it) or re-bound read-only.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nb_tools.sandbox._protection import ALL, SECRETS, TABLE, fold_name
+
 __all__ = [
     "HOME_SECRETS",
-    "READ_PROTECTED_NAMES",
     "SECRET_NAMES",
     "SYSTEM_SECRET_FILES",
     "SYSTEM_TOP",
-    "WRITE_PROTECTED",
     "ScanResult",
     "coarse_masks",
     "git_configs_with_credentials",
@@ -35,62 +37,26 @@ __all__ = [
     "toolchain_dirs",
     "unapproved_problem",
     "unix_sockets",
+    "writable_problem",
 ]
 
-HOME_SECRETS = (
-    ".ssh",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".config/op",
-    ".netrc",
-    ".gnupg",
-    ".docker",
-    ".kube",
-    ".git-credentials",
-    ".gitconfig",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".password-store",
-    ".local/share/keyrings",
-    ".local/share/jupyter",
-    ".jupyter",
-    ".pgpass",
-    ".my.cnf",
-    ".vault-token",
-    ".terraform.d",
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-)
-"""Credentials under a home folder: hidden when a home folder is visible (it is inside the
-workspace); the home folders themselves are always replaced by empty ones."""
 
-SYSTEM_SECRET_FILES = (
-    "/etc/shadow",
-    "/etc/shadow-",
-    "/etc/gshadow",
-    "/etc/gshadow-",
-    "/etc/ssh/ssh_host_*_key",
-    "/etc/sudoers",
-    "/etc/security/opasswd",
-    "/etc/ssl/private/*",
-    "/etc/wireguard/*",
-    "/etc/NetworkManager/system-connections/*",
-    "/etc/krb5.keytab",
-    "/etc/docker/key.json",
-    "/etc/letsencrypt/archive/*/*",
-    "/etc/environment",  # system-wide variables: proxies with passwords, keys
-)
+def _system_globs() -> tuple[str, ...]:
+    return tuple("/" + e.pattern for e in TABLE if e.where == "system")
 
-SECRET_NAMES = frozenset(
-    {".ssh", ".aws", ".gnupg", ".docker", ".kube", ".netrc", ".git-credentials", ".pgpass"}
-)
-"""Names hidden wherever they occur in the workspace, with every ``.env*``."""
+
+HOME_SECRETS = tuple(e.pattern for e in TABLE if e.secret and e.where == "home folder")
+"""Credentials under a home folder (globs relative to it, from the protection table):
+hidden when a home folder is visible (it is inside the workspace), approved calls too; the
+home folders themselves are always replaced by empty ones."""
+
+SYSTEM_SECRET_FILES = _system_globs()
+"""The table's system files (globs; a folder stands for the files in it): hidden from
+every call."""
+
+SECRET_NAMES = frozenset(e.parts[0] for e in TABLE if e.secret)
+"""The first names of the table's secrets: a tool folder of a home with such a name does
+not come back whole (its entries come back alone)."""
 
 GIT_PROTECTED = (
     ".git/hooks",
@@ -103,21 +69,6 @@ GIT_PROTECTED = (
 )
 """In every repository of a writable root (``.git`` itself becomes a mount point, so it
 cannot be renamed away and replaced)."""
-
-WRITE_PROTECTED = (
-    ".nb_tools",
-    ".ipython",
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-)
-"""Paths (relative to a writable root) that run code later or hold the permission rules:
-read-only even in ``workspace-write``. The two that must exist to be protected
-(``.git/hooks`` of a repository, ``.nb_tools``) are created empty."""
 
 SYSTEM_TOP = frozenset(
     ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys",
@@ -282,12 +233,18 @@ def _secret_top(name: str) -> bool:
 
 
 def system_secret_files() -> list[Path]:
-    """The existing files of :data:`SYSTEM_SECRET_FILES` (looked up once per process: new
-    host keys appear with a reinstall, not between two shell calls)."""
+    """The existing files of :data:`SYSTEM_SECRET_FILES`, a folder's files included
+    (looked up once per process: new host keys appear with a reinstall, not between two
+    shell calls)."""
     if not _system_cache:
         out: list[Path] = []
         for pattern in SYSTEM_SECRET_FILES:
-            out += [Path(p) for p in sorted(glob.glob(pattern)) if os.path.isfile(p)]
+            for p in sorted(glob.glob(pattern)):
+                if os.path.isfile(p):
+                    out.append(Path(p))
+                elif os.path.isdir(p) and not os.path.islink(p):
+                    for top, _, files in os.walk(p):
+                        out += [Path(top) / f for f in sorted(files)]
         _system_cache.append(out)
     return list(_system_cache[0])
 
@@ -296,44 +253,36 @@ _system_cache: list[list[Path]] = []
 
 
 def secret_files_in(root: Path) -> list[Path]:
-    """``.env*`` and :data:`SECRET_NAMES` under ``root`` (see :func:`scan`)."""
+    """The protection table's secrets under ``root`` (see :func:`scan`)."""
     return scan(root)[0]
-
-
-READ_PROTECTED_NAMES = frozenset(
-    {".npmrc", ".pypirc", ".bash_history", ".zsh_history", ".python_history", ".vault-token",
-     ".my.cnf", ".azure", ".password-store", ".git-credentials", ".gitconfig"}
-)  # fmt: skip
-"""More credentials hidden from a call that ran without a click (the vote refuses to read
-them by name; a recursive reader must not find them either). Approved calls keep them:
-``.npmrc`` and ``.gitconfig`` also hold settings a build needs."""
-_READ_PROTECTED_PAIRS = frozenset(
-    {(".config", "gcloud"), (".config", "gh"), (".cargo", "credentials"),
-     (".cargo", "credentials.toml"), (".local", "share")}
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class ScanResult:
     """What :func:`scan` found under a root.
 
-    ``secrets``: ``.env*`` and :data:`SECRET_NAMES` (hidden in every mode); ``protected``:
-    :data:`READ_PROTECTED_NAMES` (hidden from unapproved calls); ``repos``: folders holding
-    a ``.git``; ``unscanned``: folders the scan did not read (past
+    ``secrets``: the protection table's secrets (hidden in every mode); ``protected``: its
+    secrets a build reads (``Entry.build``: hidden from unapproved calls); ``repos``:
+    folders holding a ``.git``; ``unscanned``: folders the scan did not read (past
     :data:`MAX_SCAN_ENTRIES` or :data:`MAX_SCAN_DEPTH`): an unapproved call must not see
-    them, since a secret there is unknown."""
+    them, since a secret there is unknown, and a writable one gets them read-only;
+    ``writes``: the table's other paths (start-up files, rules: read-only in
+    ``workspace-write``, and removed when a call created them); ``bare``: bare
+    repositories (whose ``hooks/`` and ``config`` stay read-only)."""
 
     secrets: tuple[Path, ...]
     protected: tuple[Path, ...]
     repos: tuple[Path, ...]
     unscanned: tuple[Path, ...]
+    writes: tuple[Path, ...] = ()
+    bare: tuple[Path, ...] = ()
 
 
 _scan_cache: dict[str, tuple[list[tuple[str, int]], ScanResult]] = {}
 
 
 def scan(root: Path) -> tuple[list[Path], list[Path]]:
-    """The secrets under ``root`` (``.env*`` and :data:`SECRET_NAMES`) and the folders that
+    """The secrets under ``root`` (the protection table's) and the folders that
     hold a ``.git`` (the repositories whose hooks and config must stay read-only); see
     :func:`scan_all`."""
     found = scan_all(root)
@@ -368,6 +317,8 @@ def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
     secrets: list[Path] = []
     protected: list[Path] = []
     repos: list[Path] = []
+    writes: list[Path] = []
+    bare: list[Path] = []
     folders: list[tuple[str, int]] = []
     seen = 0
     # (folder, depth, the package folder it is in); package folders wait in `later`, and
@@ -388,7 +339,7 @@ def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
         except OSError:
             continue
         folders.append((folder, mtime))
-        parent = os.path.basename(folder)
+        tail = _folded_tail(folder)
         with it:
             for entry in it:
                 seen += 1
@@ -397,12 +348,15 @@ def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
                     if not package:
                         repos.append(Path(folder))
                     continue
-                if name.startswith(".env") or name in SECRET_NAMES:
-                    secrets.append(Path(entry.path))
-                    continue
-                if name in READ_PROTECTED_NAMES or (parent, name) in _READ_PROTECTED_PAIRS:
-                    protected.append(Path(entry.path))
-                    continue
+                if name == "HEAD" and _bare(folder):
+                    bare.append(Path(folder))
+                path = (*tail, fold_name(name))
+                if ALL.at_end(path) is not None:
+                    hit = SECRETS.at_end(path)
+                    if hit is not None:
+                        (protected if hit.build else secrets).append(Path(entry.path))
+                        continue
+                    writes.append(Path(entry.path))  # a secret inside is still looked for
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
@@ -416,8 +370,23 @@ def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
         protected=tuple(protected),
         repos=tuple(repos),
         unscanned=tuple(Path(u) for u in _outermost(unscanned)),
+        writes=tuple(Path(w) for w in _outermost([str(w) for w in writes])),
+        bare=tuple(bare),
     )
     return folders, result
+
+
+_TAIL = max(len(e.parts) for e in TABLE) - 1
+
+
+def _folded_tail(folder: str) -> tuple[str, ...]:
+    """The folded last names of ``folder`` that a table pattern can reach back to."""
+    names = folder.rstrip("/").rsplit("/", _TAIL)[1:]
+    return tuple(fold_name(n) for n in names if n)
+
+
+def _bare(folder: str) -> bool:
+    return os.path.isdir(folder + "/objects") and os.path.isdir(folder + "/refs")
 
 
 _CONFIG_CREDENTIALS = re.compile(
@@ -498,6 +467,20 @@ def unapproved_problem(root: Path) -> str | None:
         return (
             f"the workspace holds more than {MAX_SCAN_ENTRIES} files and folders, too many "
             f"to check for secrets ({n} folders left unread), so shell commands ask first"
+        )
+    return None
+
+
+def writable_problem(root: Path) -> str | None:
+    """Why a writable call may not run in ``root`` (``None``: it may): past the scan's
+    limits more folders are left unread than can be kept read-only, and one of them may
+    hold a repository or a start-up file the sandbox would not protect."""
+    found = scan_all(Path(os.path.realpath(root)))
+    n = len(found.unscanned)
+    if n > MAX_UNSCANNED_MASKS:
+        return (
+            f"the workspace holds more than {MAX_SCAN_ENTRIES} files and folders, too many "
+            f"to check for repositories and start-up files ({n} folders left unread)"
         )
     return None
 

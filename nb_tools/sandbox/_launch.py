@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.sandbox._bwrap import bwrap_argv
-from nb_tools.sandbox._defuse import defuse_new_repos, remove_new_starters
+from nb_tools.sandbox._defuse import (
+    Protected,
+    defuse_new_repos,
+    protected_now,
+    remove_new_protected,
+)
 from nb_tools.sandbox._env import sandbox_env
 from nb_tools.sandbox._hide import scan
 from nb_tools.sandbox._policy import SandboxPolicy
@@ -51,9 +56,9 @@ class Launch:
     """The writable roots, and the repositories in them when the call started: one that
     appears during the call is defused after it."""
     repos_before: tuple[str, ...] = ()
-    tops_before: tuple[frozenset[str], ...] = ()
-    """The names in each of ``roots`` when the call started: a new one that runs code
-    later (:func:`~nb_tools.sandbox._defuse.runs_later`) is removed after the call."""
+    tops_before: tuple[Protected, ...] = ()
+    """The protected paths in each of ``roots`` when the call started
+    (:func:`~nb_tools.sandbox._defuse.protected_now`): a new one is removed after the call."""
 
 
 def remove_planted(launch: Launch) -> list[str]:
@@ -68,7 +73,7 @@ def remove_planted(launch: Launch) -> list[str]:
                 removed.append(path)
     if launch.policy.mode == "workspace-write":
         for root, before in zip(launch.roots, launch.tops_before, strict=True):
-            removed += remove_new_starters(root, before)
+            removed += remove_new_protected(Path(root), before)
         for root in launch.roots:
             removed += defuse_new_repos(launch.repos_before, scan(Path(root))[1])
     return removed
@@ -101,13 +106,13 @@ def prepare(
     full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
     guarded: list[str] = []
     roots: list[str] = []
-    tops: list[frozenset[str]] = []
+    tops: list[Protected] = []
     before: list[str] = []
     if policy.mode == "workspace-write":
         for root in (policy.workspace, *policy.writable_roots):
             if root is not None and root.is_dir():
                 roots.append(str(root))
-                tops.append(frozenset(os.listdir(root)))
+                tops.append(protected_now(root))
                 before += [str(r) for r in scan(root)[1]]
             if root is not None and root.is_dir() and not os.path.lexists(root / ".git"):
                 # A `.git` file made by the call would point git at a planted config.

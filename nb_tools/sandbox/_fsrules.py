@@ -1,0 +1,228 @@
+"""Protection the table cannot read from a path's names alone: it looks at the disk.
+
+* Default deny in a home folder. A deny-list of a home's secrets can never be complete, so
+  when a home folder is inside the workspace (the workspace is one, or holds one: ``/root``,
+  ``/home/u``, or a folder with the look of a home), every dot-entry of it is hidden from
+  calls that ran without a click and protected from writes, but :data:`HOME_ALLOW`.
+* A repository's ``core.hooksPath`` folder (husky's ``.husky/``): git runs the hooks there.
+* A bare repository's ``hooks/`` and ``config`` (a folder with ``HEAD``, ``objects/`` and
+  ``refs/``), which no ``.git`` in the path gives away.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+from nb_tools.sandbox._hide import home_dirs
+from nb_tools.sandbox._protection import fold_name
+
+__all__ = [
+    "HOME_ALLOW",
+    "HOME_MARKERS",
+    "home_dot_entries",
+    "home_dot_reason",
+    "homes_in",
+    "hooks_path",
+    "is_bare_repo",
+    "path_rule_reason",
+    "program_dirs",
+]
+
+HOME_ALLOW: dict[str, str] = {
+    ".gitignore": "names files git skips; it runs nothing and holds no secret",
+    ".editorconfig": "indentation and line-ending settings editors read; runs nothing",
+    ".python-version": "the interpreter version pyenv picks; a version name, no secret",
+    ".ipynb_checkpoints": "Jupyter's saved copies of the notebooks in this folder",
+    ".virtual_documents": "copies of open notebooks jupyterlab-lsp writes for the language server",
+}
+"""The dot-entries of a home folder a call without a click may read, and a write may change
+without a click, with why each is harmless. Everything else starting with a dot is denied."""
+
+HOME_MARKERS = (".bashrc", ".bash_profile", ".bash_logout", ".profile", ".zshrc",
+                ".bash_history", ".zsh_history")  # fmt: skip
+"""A folder holding one of these has the look of a home folder."""
+
+_ALLOW_FOLDED = frozenset(fold_name(n) for n in HOME_ALLOW)
+_homes_cache: dict[str, tuple[int, tuple[Path, ...]]] = {}
+
+
+def _looks_like_home(folder: Path, known: list[Path]) -> bool:
+    if folder in known:
+        return True
+    return any(os.path.lexists(folder / m) for m in HOME_MARKERS)
+
+
+def homes_in(root: Path) -> tuple[Path, ...]:
+    """The home folders at or inside ``root`` (a realpath): ``root`` itself, its children
+    and the children of its ``home`` and ``Users`` folders, when they are a known home
+    (``/root``, ``/home/*``, ``$HOME``) or have the look of one (:data:`HOME_MARKERS`);
+    plus the known homes inside ``root``. Kept while ``root``'s modification time stays."""
+    key = str(root)
+    try:
+        mtime = os.stat(root).st_mtime_ns
+    except OSError:
+        return ()
+    cached = _homes_cache.get(key)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    known = [h for h in home_dirs() if h != Path("/home")]
+    known += _children(Path("/home"))
+    candidates = [root, *_children(root)]
+    for sub in ("home", "Users"):
+        candidates += _children(root / sub)
+    found = [c for c in candidates if _looks_like_home(c, known)]
+    found += [h for h in known if h.is_relative_to(root) and h.is_dir()]
+    out = tuple(dict.fromkeys(found))
+    if len(_homes_cache) > 64:
+        _homes_cache.clear()
+    _homes_cache[key] = (mtime, out)
+    return out
+
+
+def _children(folder: Path) -> list[Path]:
+    out: list[Path] = []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        out.append(Path(entry.path))
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return out
+
+
+def home_dot_reason(path: Path, homes: tuple[Path, ...]) -> str | None:
+    """Why ``path`` (absolute) is denied as a dot-entry of one of ``homes``, or ``None``."""
+    for home in homes:
+        if path == home or not path.is_relative_to(home):
+            continue
+        first = path.relative_to(home).parts[0]
+        if first.startswith(".") and fold_name(first) not in _ALLOW_FOLDED:
+            return (
+                f"the home folder {home} is in the workspace, and its dot-entries (settings, "
+                f"caches, credentials) are protected but for a short allow-list "
+                f"({', '.join(HOME_ALLOW)})"
+            )
+    return None
+
+
+def home_dot_entries(home: Path, *, programs: bool = False) -> list[Path]:
+    """The denied dot-entries of ``home`` that exist. Without ``programs``, what a
+    sandboxed call needs to run a program in use (a ``PATH`` entry, this Python) stays:
+    a tool folder whole (``~/.pyenv``), but of ``.local``, ``.config`` and ``.cache`` only
+    the program's own folders (``~/.local/bin``), their other entries denied."""
+    used = [] if programs else program_dirs()
+    out: list[Path] = []
+    try:
+        names = os.listdir(home)
+    except OSError:
+        return out
+    for name in sorted(names):
+        if not name.startswith(".") or fold_name(name) in _ALLOW_FOLDED:
+            continue
+        p = home / name
+        holds = [q for q in used if q == p or q.is_relative_to(p)]
+        if not holds:
+            out.append(p)
+        elif name in _SHARED_TOPS:
+            out += _around(p, holds)
+    return out
+
+
+_SHARED_TOPS = frozenset({".local", ".config", ".cache"})
+
+
+def _around(folder: Path, keep: list[Path], depth: int = 0) -> list[Path]:
+    """The entries of ``folder`` that are not, and do not hold, one of ``keep``."""
+    if depth > 4 or any(folder == k or folder.is_relative_to(k) for k in keep):
+        return []
+    out: list[Path] = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for name in names:
+        p = folder / name
+        inner = [k for k in keep if k == p or k.is_relative_to(p)]
+        if not inner:
+            out.append(p)
+        elif not os.path.islink(p):
+            out += _around(p, inner, depth + 1)
+    return out
+
+
+def program_dirs() -> list[Path]:
+    """The folders programs run from: ``PATH``, this Python's prefixes, ``$VIRTUAL_ENV``."""
+    raw = [p for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p)]
+    raw += [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    raw += [v for k in ("VIRTUAL_ENV", "CONDA_PREFIX") if (v := os.environ.get(k))]
+    return list(dict.fromkeys(Path(os.path.realpath(p)) for p in raw))
+
+
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+_config_cache: dict[str, tuple[int, Path | None]] = {}
+
+
+def hooks_path(repo: Path) -> Path | None:
+    """The ``core.hooksPath`` folder the repository at ``repo`` (a work tree holding
+    ``.git``, or a bare repository) sets in its own config, made absolute; ``None``."""
+    cfg = repo / ".git" / "config"
+    if not cfg.is_file():
+        cfg = repo / "config"
+    try:
+        mtime = os.stat(cfg).st_mtime_ns
+    except OSError:
+        return None
+    cached = _config_cache.get(str(cfg))
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    try:
+        text = cfg.read_text(errors="replace")[:1_000_000]
+    except OSError:
+        return None
+    found: Path | None = None
+    for m in _HOOKS_PATH.finditer(text):
+        value = m.group(1).split(";")[0].split("#")[0].strip().strip('"')
+        if value:
+            found = Path(os.path.normpath(repo / os.path.expanduser(value)))
+    if len(_config_cache) > 256:
+        _config_cache.clear()
+    _config_cache[str(cfg)] = (mtime, found)
+    return found
+
+
+def is_bare_repo(folder: Path) -> bool:
+    """``folder`` is a git folder without a work tree (``HEAD``, ``objects/``, ``refs/``)."""
+    return (
+        os.path.isfile(folder / "HEAD")
+        and os.path.isdir(folder / "objects")
+        and os.path.isdir(folder / "refs")
+    )
+
+
+def path_rule_reason(root: Path, path: Path) -> str | None:
+    """Why ``path`` (absolute, inside ``root``) is protected by a rule of this module."""
+    why = home_dot_reason(path, homes_in(root))
+    if why is not None:
+        return why
+    for folder in (path.parent, *path.parent.parents):
+        if not folder.is_relative_to(root):
+            break
+        if os.path.isdir(folder / ".git"):
+            hooks = hooks_path(folder)
+            if hooks is not None and (path == hooks or path.is_relative_to(hooks)):
+                return f"git runs the hooks in {hooks} (the repository's core.hooksPath)"
+        if is_bare_repo(folder):
+            rel = path.relative_to(folder).parts
+            if rel and rel[0] in ("hooks", "config"):
+                return f"{folder} is a bare repository: git runs its hooks and reads its config"
+            hooks = hooks_path(folder)
+            if hooks is not None and (path == hooks or path.is_relative_to(hooks)):
+                return f"git runs the hooks in {hooks} (the repository's core.hooksPath)"
+    return None
