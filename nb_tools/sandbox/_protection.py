@@ -118,6 +118,10 @@ TABLE: tuple[Entry, ...] = (
        "nb_tools' permission rules (.nb_tools/settings.json)", ".nb_tools/settings.json"),
     _e(".config/nb_tools", "permissions", "home folder", "nb_tools' user-level permission rules",
        ".config/nb_tools/settings.json"),
+    _e("AGENTS.md", "permissions", "any depth",
+       "project instructions, read into the agent's system prompt", "AGENTS.md"),
+    _e("CLAUDE.md", "permissions", "any depth",
+       "project instructions, read into the agent's system prompt", "CLAUDE.md"),
     # -- Python and Jupyter start-up -----------------------------------------------------
     _e(".ipython", "runs-later", "home folder",
        "IPython profiles: startup/ scripts and config run in every kernel",
