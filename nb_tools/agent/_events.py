@@ -70,10 +70,11 @@ class ApprovalRequested:
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalDecided:
-    """``source`` says who decided, typed (rule, permission, protection, policy,
-    always-allow, person, error); ``by`` is its display label: "user", "policy:auto",
-    "rule:allow bash(git log:*) [project]", "always-allow", …; ``rule`` is the rule that
-    decided, the always-allow rule that matched, or the rule "Always allow" added."""
+    """``source`` says who decided, typed (rule, permission, protection, policy, person,
+    error); ``by`` is its display label: "user", "policy:auto", "rule:allow
+    bash(git log:*) [project]", "rule:allow web_fetch(domain:x.org) [session]" (a rule
+    "Always allow" added), …; ``rule`` is the rule that decided, or the rule "Always
+    allow" added."""
 
     call_id: str
     approved: bool

@@ -216,10 +216,13 @@ async def test_always_allow_covers_that_domain_only() -> None:
         )
     assert approver.asked == ["a", "c", "d"]
     assert listener.paths == ["/1", "/2"]
-    assert out.agent.always_allow == {"web_fetch(domain:example.com)"}
+    assert {r.text for r in out.agent.rules.rules if r.source == "session"} == {"web_fetch(domain:example.com)"}
     by = {d.call_id: (d.by, d.rule) for d in out.decided()}
     assert by["a"] == ("user", "web_fetch(domain:example.com)")
-    assert by["b"] == ("always-allow", "web_fetch(domain:example.com)")
+    assert by["b"] == (
+        "rule:allow web_fetch(domain:example.com) [session]",
+        "allow web_fetch(domain:example.com)",
+    )
 
 
 async def test_always_allow_adds_the_domain_rule_to_the_session_rules() -> None:
