@@ -127,12 +127,7 @@ class ErrorSource:
 
 
 Source: TypeAlias = (
-    RuleSource
-    | PermissionSource
-    | ProtectionSource
-    | PolicySource
-    | PersonSource
-    | ErrorSource
+    RuleSource | PermissionSource | ProtectionSource | PolicySource | PersonSource | ErrorSource
 )
 SourceKind: TypeAlias = Literal["rule", "permission", "protection", "policy", "person", "error"]
 
@@ -275,12 +270,7 @@ def denial_text(verdict: Deny) -> str:
             return f"{message} The tool did not run."
         case ErrorSource() if source.stage == "arguments":
             return message or "invalid arguments"
-        case (
-            PolicySource()
-            | PermissionSource()
-            | ProtectionSource()
-            | ErrorSource()
-        ):
+        case PolicySource() | PermissionSource() | ProtectionSource() | ErrorSource():
             reason = f": {message}" if message else ""
             return f"This call was denied ({source_label(source)}){reason}. The tool did not run."
         case _:

@@ -37,6 +37,7 @@ from nb_tools.agent._approval import (
 from nb_tools.agent._events import ApprovalDecided
 from nb_tools.agent._schedule import CallPlan
 from nb_tools.permissions._narrow import narrowest_rule
+from nb_tools.tool._subject import subject_of
 from nb_tools.tool._votes import is_protected_call
 
 if TYPE_CHECKING:
@@ -184,13 +185,13 @@ class PolicyDecider:
 
 
 def _why(p: CallPlan) -> str:
-    if p.call.name == "web_fetch":
+    if subject_of(p.info).kind == "url":
         return "it reaches the network"
     return "the tool asks before it runs"
 
 
 def _rule_hint(p: CallPlan, root: Path) -> str:
-    rule = narrowest_rule(p.call.name, p.arguments, root)
+    rule = narrowest_rule(p.call.name, p.arguments, root, p.info)
     return f" ({rule})" if rule else ""
 
 
@@ -257,7 +258,9 @@ async def ask_person(
     reason = asked.source
     if approver is None:
         return no_approver(reason)
-    rule = narrowest_rule(p.call.name, p.arguments, root) if reason.kind == "policy" else None
+    rule = (
+        narrowest_rule(p.call.name, p.arguments, root, p.info) if reason.kind == "policy" else None
+    )
     request = ApprovalRequest(
         call=p.call,
         info=p.info,

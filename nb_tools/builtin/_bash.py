@@ -42,7 +42,7 @@ from nb_tools.sandbox import (
     sandbox_available,
     unapproved_problem,
 )
-from nb_tools.tool import Change, Info, Result, Schema
+from nb_tools.tool import Change, Info, Result, Schema, Subject
 from nb_tools.tool._grant import current_grant
 from nb_tools.tool._progress import progress
 
@@ -201,7 +201,11 @@ class BashTool:
             check_mode(sandbox) if isinstance(sandbox, str) else sandbox
         )
         self._info = Info(
-            name="bash", description=_DESCRIPTION, parameters=PARAMETERS, requires_approval=True
+            name="bash",
+            description=_DESCRIPTION,
+            parameters=PARAMETERS,
+            requires_approval=True,
+            subject=Subject(arg="command", kind="command"),
         )
 
     def info(self) -> Info:

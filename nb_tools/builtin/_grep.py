@@ -166,6 +166,7 @@ class GrepTool(SearchTool):
 
     name = "grep"
     description = _DESCRIPTION
+    reads_files = True
     parameters = PARAMETERS
 
     async def call(self, args: str | bytes) -> Result:

@@ -13,6 +13,7 @@ from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name, validate_name
 from nb_tools.tool._progress import Progress, ProgressSink, progress, progress_sink
 from nb_tools.tool._registry import Registry, default_registry
 from nb_tools.tool._schema import Schema
+from nb_tools.tool._subject import Headline, Subject, SubjectKind
 from nb_tools.tool._truncate import truncate
 from nb_tools.tool._types import (
     AnthropicDefined,
@@ -41,6 +42,7 @@ __all__ = [
     "Executor",
     "FromMCPServer",
     "FunctionTool",
+    "Headline",
     "Info",
     "Middleware",
     "MultiPreviewer",
@@ -53,6 +55,8 @@ __all__ = [
     "Registry",
     "Result",
     "Schema",
+    "Subject",
+    "SubjectKind",
     "Tool",
     "ToolGrammar",
     "ToolPanic",

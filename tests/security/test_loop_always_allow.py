@@ -33,7 +33,9 @@ async def test_a_file_writer_is_allowed_in_its_folder_only(tmp_path: Path) -> No
     assert (tmp_path / "notes" / "deep" / "b.txt").read_text() == "b"
     assert not (tmp_path / "other" / "c.txt").exists()
     assert not (tmp_path / "d.txt").exists()
-    assert {r.text for r in out.agent.rules.rules if r.source == "session"} == {"write_file(notes/**)"}
+    assert {r.text for r in out.agent.rules.rules if r.source == "session"} == {
+        "write_file(notes/**)"
+    }
 
 
 async def test_a_file_at_the_root_is_allowed_alone(tmp_path: Path) -> None:
@@ -198,8 +200,12 @@ async def test_always_allow_means_the_same_under_deny_with_or_without_rules(
     ran: list[str] = []
     agent = Agent(
         ScriptedModel(
-            [reply("", call("deploy", target="x")), reply("done"),
-             reply("", call("deploy", target="y")), reply("done")]
+            [
+                reply("", call("deploy", target="x")),
+                reply("done"),
+                reply("", call("deploy", target="y")),
+                reply("done"),
+            ]
         ),
         tools=[_deploy(ran)],
         approval="ask",
