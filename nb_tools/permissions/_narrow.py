@@ -73,7 +73,7 @@ def _exact_code_rule(name: str, code: Any) -> str | None:
         return None
     if len(code) > _CODE_RULE_MAX or any(c in "*?[" for c in code):
         return None
-    if any(ord(c) < 32 or c in "\x7f\u2028\u2029\x85" for c in code):
+    if not code.isprintable():  # controls, line breaks, bidi and zero-width characters
         return None
     return f"{name}({code})"
 
