@@ -345,7 +345,7 @@ class RunView:
                 ):
                     # a call id seen before (the recorder kept that call's item): the card
                     # must show THIS call's arguments, which are what the person approves
-                    item = _own_item(event.call, event.preview)
+                    item = _own_item(event.call, event.preview, event.info)
                 status = "waiting for approval" if event.needs_approval else "running"
                 created = _Card(self, item, status)
                 self._cards[event.call.id] = created
@@ -479,10 +479,14 @@ class ContinuePrompt:
         return await wait_waking(asyncio.shield(self.future))
 
 
-def _own_item(call: Any, preview: Any) -> dict[str, Any]:
+def _own_item(call: Any, preview: Any, info: Any = None) -> dict[str, Any]:
     """A card item for ``call`` alone (the recorder's shape), its ``preview`` as diffs."""
+    from nb_tools.tool._subject import headline_of
+
     diffs = [{"path": c.path, "kind": c.kind, "diff": c.diff()} for c in preview or ()]
+    headline = headline_of(info)
     return {
+        **({"headline": headline.to_dict()} if headline is not None else {}),
         "kind": "tool",
         "id": call.id,
         "name": call.name,
