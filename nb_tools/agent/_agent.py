@@ -16,7 +16,7 @@ from nb_tools.agent._events import Event, RunFinished
 from nb_tools.agent._run import EventHandler, Run
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.model import Message, ModelRequest, Provider, Usage
-from nb_tools.sandbox._policy import check_mode
+from nb_tools.sandbox import check_mode
 from nb_tools.tool import Middleware, Registry, Tool, default_registry
 from nb_tools.tool._sync import run_blocking
 from nb_tools.tool._tasks import cancel_and_drain
@@ -179,7 +179,7 @@ class Agent:
     def provider(self) -> Provider:
         """The provider, created on first use when the agent was given a model name."""
         if self._provider is None:
-            from nb_tools.model._resolve import provider_for
+            from nb_tools.model import provider_for
 
             self._provider = provider_for(self._model_name)
         return self._provider

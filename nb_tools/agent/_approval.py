@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, assert_never, get_args
 
 from nb_tools.model import ToolCall
+from nb_tools.tool import Change, Info
 from nb_tools.tool._tasks import wait_waking
-from nb_tools.tool._types import Change, Info
 
 if TYPE_CHECKING:
     from nb_tools.permissions import Rule

@@ -36,8 +36,8 @@ from nb_tools.agent._approval import (
 )
 from nb_tools.agent._events import ApprovalDecided
 from nb_tools.agent._schedule import CallPlan
-from nb_tools.permissions._narrow import narrowest_rule
-from nb_tools.tool._subject import subject_of
+from nb_tools.permissions import narrowest_rule
+from nb_tools.tool import subject_of
 from nb_tools.tool._votes import is_protected_call
 
 if TYPE_CHECKING:

@@ -13,8 +13,7 @@ from nb_tools.agent._notices import (
     ThinkingDelta,
 )
 from nb_tools.model import ToolCall, ToolResult, Usage
-from nb_tools.tool._progress import Progress
-from nb_tools.tool._types import Change, Info
+from nb_tools.tool import Change, Info, Progress
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import RunResult

@@ -62,9 +62,8 @@ from nb_tools.model import (
     ToolResult,
     Usage,
 )
-from nb_tools.tool import Executor, Registry, progress_sink
+from nb_tools.tool import Executor, Progress, Registry, progress_sink
 from nb_tools.tool._interrupt import still_running
-from nb_tools.tool._progress import Progress
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent, RunResult

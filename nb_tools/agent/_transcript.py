@@ -36,7 +36,7 @@ from nb_tools.agent._notices import (
 from nb_tools.agent._transcript_blocks import item_text_lines, messages_item
 from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind, StopReason
 from nb_tools.model import Part, Usage
-from nb_tools.tool._subject import headline_of
+from nb_tools.tool import headline_of
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from nb_tools.agent._events import ToolStatus
 from nb_tools.agent._notices import CompactionHow, NoticeKind
-from nb_tools.tool._subject import SubjectKind
+from nb_tools.tool import SubjectKind
 
 __all__ = [
     "ITEM_KINDS",

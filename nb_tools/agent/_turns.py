@@ -33,7 +33,7 @@ from nb_tools.model._limits import (
     limits_for,
     server_tool,
 )
-from nb_tools.tool._types import AnthropicDefined
+from nb_tools.tool import AnthropicDefined
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent

@@ -42,9 +42,8 @@ from nb_tools.sandbox import (
     sandbox_available,
     unapproved_problem,
 )
-from nb_tools.tool import Change, Info, Result, Schema, Subject
+from nb_tools.tool import Change, Info, Result, Schema, Subject, progress
 from nb_tools.tool._grant import current_grant
-from nb_tools.tool._progress import progress
 
 __all__ = ["BashTool", "command_is_read_only"]
 

@@ -32,8 +32,7 @@ from nb_tools.builtin._protected_home import protected_reason
 from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
 from nb_tools.builtin._workspace import WorkspaceError
-from nb_tools.tool import Result, Schema
-from nb_tools.tool._progress import progress
+from nb_tools.tool import Result, Schema, progress
 
 __all__ = ["GrepTool"]
 

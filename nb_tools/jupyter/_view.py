@@ -15,27 +15,26 @@ import ipywidgets as widgets
 from IPython.display import DisplayHandle, display
 from ipywidgets.widgets.widget_string import HTMLMathStyle, HTMLStyle
 
-from nb_tools.agent._approval import ApprovalRequest, Decision
-from nb_tools.agent._events import (
+from nb_tools.agent import (
     ApprovalDecided,
+    ApprovalRequest,
     ApprovalRequested,
+    CitationsReceived,
+    ContextCompacted,
+    Decision,
     Event,
     ModelFailed,
     ModelRetrying,
     RunFinished,
+    RunNotice,
+    ServerToolUsed,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
     TurnStarted,
     UsageUpdated,
-)
-from nb_tools.agent._notices import (
-    CitationsReceived,
-    ContextCompacted,
-    RunNotice,
-    ServerToolUsed,
-    ThinkingDelta,
 )
 from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.jupyter._approval_card import ApprovalCard
@@ -481,7 +480,7 @@ class ContinuePrompt:
 
 def _own_item(call: Any, preview: Any, info: Any = None) -> dict[str, Any]:
     """A card item for ``call`` alone (the recorder's shape), its ``preview`` as diffs."""
-    from nb_tools.tool._subject import headline_of
+    from nb_tools.tool import headline_of
 
     diffs = [{"path": c.path, "kind": c.kind, "diff": c.diff()} for c in preview or ()]
     headline = headline_of(info)

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from nb_tools.permissions._hosts import HostError, url_host
 from nb_tools.permissions._shell_rules import bash_rule_for
-from nb_tools.tool._subject import subject_of
+from nb_tools.tool import subject_of
 
 if TYPE_CHECKING:
-    from nb_tools.tool._types import Info
+    from nb_tools.tool import Info
 
 __all__ = ["narrowest_rule"]
 
