@@ -212,8 +212,9 @@ class Agent:
         byte.
 
         A conversation file may come from someone else, so it restores the conversation
-        only: the approval policy and the rules come from ``kwargs`` (default ``"ask"``,
-        no rules). With ``trust_settings=True`` the file's rules are added too, and its
+        only: the approval policy, the rules and the server tools come from ``kwargs``
+        (default ``"ask"``, no rules, none). With ``trust_settings=True`` the file's rules
+        and server tools are used too, and its
         policy is used when it is stricter than the caller's (``deny`` / ``read-only`` <
         ``ask`` < ``auto``): a file never loosens the session's policy."""
         from nb_tools.agent._persist import load

@@ -230,8 +230,9 @@ def load(
     trust_settings: bool = False,
     **overrides: Any,
 ) -> Agent:
-    """See :meth:`Agent.load`: the conversation always; the policy and the rules only
-    with ``trust_settings``, and never a policy looser than the caller's."""
+    """See :meth:`Agent.load`: the conversation always; the policy, the rules and the
+    server tools (which the API runs without asking) only with ``trust_settings``, and
+    never a policy looser than the caller's."""
     from nb_tools.agent._approval import check_policy, stricter_policy
 
     try:
@@ -269,7 +270,12 @@ def load(
     agent = cls(**kwargs)
     options = data.get("request_options")
     if options is not None and hasattr(agent, "request_options"):
-        agent.request_options = _restore(type(agent.request_options), options)
+        restored = _restore(type(agent.request_options), options)
+        if not trust_settings:  # the API runs server tools without asking: a setting
+            restored = dataclasses.replace(
+                restored, server_tools=agent.request_options.server_tools
+            )
+        agent.request_options = restored
     return agent
 
 

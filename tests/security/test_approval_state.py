@@ -78,6 +78,18 @@ async def test_trusted_settings_bring_a_stricter_policy_and_the_rules(tmp_path: 
     ]
 
 
+def test_a_crafted_file_declares_no_server_tool(tmp_path: Path) -> None:
+    """The API runs server tools (``web_fetch``: egress) without asking anyone."""
+    file = _crafted(tmp_path / "chat.json", tmp_path)
+    data = json.loads(file.read_text())
+    data["request_options"] = {"server_tools": ["web_fetch"], "effort": "high"}
+    file.write_text(json.dumps(data))
+    plain = Agent.load(file, model=ScriptedModel([]))
+    assert plain.request_options.server_tools == () and plain.request_options.effort == "high"
+    trusted = Agent.load(file, model=ScriptedModel([]), trust_settings=True)
+    assert trusted.request_options.server_tools == ("web_fetch",)
+
+
 @pytest.mark.parametrize(
     ("chosen", "offered", "expected"),
     [
