@@ -6,7 +6,14 @@
  * the goldens compare.
  */
 import { appendVisible, argumentsWarning } from './visible';
-import type { CitationsItem, CompactionItem, NoticeItem, Part, ServerToolItem } from './transcript.generated';
+import type {
+  CitationsItem,
+  CompactionItem,
+  NoticeItem,
+  Part,
+  ServerToolItem,
+  ToolHeadline
+} from './transcript.generated';
 
 /** document.createElement with a class, an optional golden field and text (textContent). */
 export function el<K extends keyof HTMLElementTagNameMap>(
@@ -52,10 +59,6 @@ export function partText(part: Partial<Part>): string {
   return `[${part.kind || 'part'} ${part.media_type || ''}${note}]`;
 }
 
-// Argument names shown as code or as a path (Python: _CODE_ARGS, _PATH_ARGS, _SHELL_TOOLS).
-const CODE_ARGS = ['command', 'cmd', 'script', 'code'];
-const PATH_ARGS = ['path', 'file_path', 'notebook_path', 'filename', 'directory', 'cwd', 'url'];
-
 /** Pretty-print the raw argument text; keep it verbatim when it is not valid JSON. */
 export function prettyArguments(raw: string): string {
   try {
@@ -66,20 +69,22 @@ export function prettyArguments(raw: string): string {
 }
 
 /**
- * A call's arguments: code and commands as blocks, paths on a line, the rest as JSON;
- * hidden characters (bidi controls, zero-width, tags, controls) as `⟨U+202E⟩` markers,
- * with a line that counts them first.
+ * A call's arguments: the argument the tool declared as its headline (the item's
+ * `headline`) as a block (kinds command, code) or on a line (path, url, text), the rest as
+ * JSON; hidden characters (bidi controls, zero-width, tags, controls) as `⟨U+202E⟩`
+ * markers, with a line that counts them first. No table of tool or argument names
+ * (Python: args_html).
  */
-export function renderArguments(raw: string): HTMLElement[] {
+export function renderArguments(raw: string, headline?: ToolHeadline | null): HTMLElement[] {
   const warning = argumentsWarning(raw);
-  const shown = renderArgumentValues(raw);
+  const shown = renderArgumentValues(raw, headline ?? null);
   if (warning && shown.length > 0) {
     shown.unshift(el('div', 'jp-nbtools-hidden-warning', warning, 'hidden'));
   }
   return shown;
 }
 
-function renderArgumentValues(raw: string): HTMLElement[] {
+function renderArgumentValues(raw: string, headline: ToolHeadline | null): HTMLElement[] {
   let parsed: unknown = undefined;
   try {
     parsed = JSON.parse(raw);
@@ -93,9 +98,10 @@ function renderArgumentValues(raw: string): HTMLElement[] {
   const rest: { [key: string]: unknown } = {};
   let hasRest = false;
   for (const [key, value] of Object.entries(parsed as { [key: string]: unknown })) {
-    if (CODE_ARGS.includes(key) && typeof value === 'string') {
+    const isHead = headline !== null && key === headline.arg && typeof value === 'string';
+    if (isHead && (headline.kind === 'command' || headline.kind === 'code')) {
       out.push(appendVisible(el('pre', 'jp-nbtools-args jp-nbtools-code', undefined, 'args'), value));
-    } else if (PATH_ARGS.includes(key) && typeof value === 'string') {
+    } else if (isHead) {
       const line = el('div', 'jp-nbtools-arg-path', undefined, 'args');
       line.appendChild(el('span', 'jp-nbtools-label', key));
       line.appendChild(document.createTextNode(' '));

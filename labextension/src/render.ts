@@ -201,7 +201,7 @@ function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
   }
   card.appendChild(summary);
 
-  const args = renderArguments(item.arguments ?? '');
+  const args = renderArguments(item.arguments ?? '', item.headline);
   if (args.length > 0) {
     card.appendChild(section('Arguments', ...args));
   }

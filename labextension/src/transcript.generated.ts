@@ -22,15 +22,15 @@ export interface Transcript {
 /** Who approved or denied a call, and why. */
 export interface Approval {
   approved: boolean;
-  /** "user", "always-allow", "policy:auto", a rule's label, ... */
+  /** "user", "policy:auto", a rule's label, ... */
   by: string;
   message: string | null;
   source: ApprovalSource | null;
-  /** the rule that decided, matched, or that Always allow added */
+  /** the rule that decided, or that Always allow added */
   rule: string | null;
 }
 
-export type ApprovalSource = 'rule' | 'permission' | 'protection' | 'policy' | 'always-allow' | 'person' | 'error';
+export type ApprovalSource = 'rule' | 'permission' | 'protection' | 'policy' | 'person' | 'error';
 
 /** The assistant's text: Markdown, rendered sanitized. */
 export interface AssistantItem {
@@ -144,6 +144,14 @@ export interface ThinkingItem {
   text: string;
 }
 
+/** What the tool declared its card shows as the call's headline (``Info.headline``): renderers show that argument as code (kinds command, code) or on a line (path, url, text), and the other arguments as JSON; no renderer keeps a table of tool names. */
+export interface ToolHeadline {
+  arg: string;
+  kind: 'path' | 'command' | 'url' | 'code' | 'text';
+  /** how to highlight a code block: "bash", "python", ... */
+  language: string | null;
+}
+
 /** One tool call, from its announcement to its result. */
 export interface ToolItem {
   kind: 'tool';
@@ -161,6 +169,7 @@ export interface ToolItem {
   /** the last 2,000 characters the tool streamed */
   progress: string | null;
   approval: Approval | null;
+  headline?: ToolHeadline;
   model_saw?: ModelSaw;
   /** a tool that raised: its traceback, for the user */
   traceback?: string;

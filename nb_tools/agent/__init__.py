@@ -9,7 +9,6 @@ from nb_tools.agent._agent import Agent, RunResult
 from nb_tools.agent._approval import (
     POLICIES,
     Allow,
-    AlwaysAllowSource,
     ApprovalRequest,
     Approver,
     Ask,
@@ -74,7 +73,6 @@ __all__ = [
     "STOPPED_TEXT",
     "Agent",
     "Allow",
-    "AlwaysAllowSource",
     "ApprovalDecided",
     "ApprovalRequest",
     "ApprovalRequested",

@@ -21,7 +21,7 @@ from nb_tools.agent._replay import ReplayedCall, calls_as_code
 from nb_tools.agent._run import EventHandler, Run
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.model import Message, ModelRequest, Provider, Usage
-from nb_tools.sandbox._policy import check_mode
+from nb_tools.sandbox import check_mode
 from nb_tools.tool import Middleware, Registry, Tool, default_registry
 from nb_tools.tool._sync import run_blocking
 from nb_tools.tool._tasks import cancel_and_drain
@@ -156,7 +156,9 @@ class Agent:
         self.permission = permission
         self.rules = rules
         """Allow / ask / deny rules (:mod:`nb_tools.permissions`), checked before the tool's
-        own approval setting and the policy; "Always allow" adds a session rule here."""
+        own approval setting and the policy. "Always allow" adds a session rule here (and
+        makes an empty rule set first when there is none): the one home of what the person
+        allowed, with the meaning of any allow rule under every policy."""
         self.max_turns = max_turns
         self.budget_usd = budget_usd
         """A run pauses (stop_reason "budget") before a turn whose estimated cost would take
@@ -168,9 +170,6 @@ class Agent:
         """Where approved shell calls run: "workspace-write", "read-only", "off" or a
         ``SandboxPolicy`` (``None``: the session default, ``%nbtools sandbox``); calls that
         run without approval always run read-only."""
-        self.always_allow: set[str] = set()
-        """Rules the user chose with "Always allow" for this session (``bash(git log:*)``,
-        ``web_fetch(domain:example.com)``, a bare tool name for tools without specifiers)."""
         self.conversation = (
             messages if isinstance(messages, Conversation) else Conversation(messages)
         )
@@ -223,13 +222,14 @@ class Agent:
     def provider(self) -> Provider:
         """The provider, created on first use when the agent was given a model name."""
         if self._provider is None:
-            from nb_tools.model._resolve import provider_for
+            from nb_tools.model import provider_for
 
             self._provider = provider_for(self._model_name)
         return self._provider
 
     def reset(self) -> None:
-        """Forget the conversation (usage and "always allow" choices are kept)."""
+        """Forget the conversation (usage and the rules, "Always allow" ones included, are
+        kept)."""
         if self._run is not None:
             raise RuntimeError("Agent.reset: a run is in progress; stop it first")
         self.conversation.clear()
@@ -246,13 +246,23 @@ class Agent:
         save(self, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], **kwargs: Any) -> Agent:
+    def load(
+        cls, path: str | os.PathLike[str], *, trust_settings: bool = False, **kwargs: Any
+    ) -> Agent:
         """An agent continuing the conversation saved by :meth:`save`; ``kwargs`` (e.g.
-        ``tools=``, ``model=``, ``approver=``) are passed to ``Agent(...)`` and win over
-        what was saved. The next request carries the same messages, byte for byte."""
+        ``tools=``, ``model=``, ``approver=``, ``approval=``) are passed to ``Agent(...)``
+        and win over what was saved. The next request carries the same messages, byte for
+        byte.
+
+        A conversation file may come from someone else, so it restores the conversation
+        only: the approval policy, the rules and the server tools come from ``kwargs``
+        (default ``"ask"``, no rules, none). With ``trust_settings=True`` the file's rules
+        and server tools are used too, and its
+        policy is used when it is stricter than the caller's (``deny`` / ``read-only`` <
+        ``ask`` < ``auto``): a file never loosens the session's policy."""
         from nb_tools.agent._persist import load
 
-        return load(cls, path, **kwargs)
+        return load(cls, path, trust_settings=trust_settings, **kwargs)
 
     @classmethod
     def from_notebook(

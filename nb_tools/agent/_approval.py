@@ -8,10 +8,11 @@ deciders, each returning a verdict (:class:`Allow`, :class:`Deny` with a message
 2. plan mode (policy ``"read-only"``): a call that is not read-only is refused;
 3. protection: a call that touches a protected path (``.env``, ``.git/``, the rules file)
    asks a person, whatever the later deciders allow;
-4. the permission rules (:class:`~nb_tools.permissions.PermissionRules`): deny, ask, allow;
+4. the permission rules (:class:`~nb_tools.permissions.PermissionRules`): deny, ask, allow
+   (the card's "Always allow" adds a session rule here: one home, one meaning under
+   every policy);
 5. the user's ``permission`` callable ``(call, info) -> Decision | None``;
-6. "always allow": the rules the person chose with the card's "Always allow" button;
-7. the policy: ``"auto"`` allows, ``"deny"`` refuses, ``"ask"`` asks, ``"read-only"``
+6. the policy: ``"auto"`` allows, ``"deny"`` refuses, ``"ask"`` asks, ``"read-only"``
    refuses what still needs approval.
 
 A deny ends the question; an allow ends it unless an earlier decider asked (an allow never
@@ -30,8 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, assert_never, get_args
 
 from nb_tools.model import ToolCall
+from nb_tools.tool import Change, Info
 from nb_tools.tool._tasks import wait_waking
-from nb_tools.tool._types import Change, Info
 
 if TYPE_CHECKING:
     from nb_tools.permissions import Rule
@@ -46,7 +47,8 @@ POLICIES: tuple[str, ...] = get_args(Policy)
 class Decision:
     """An approver's (or a ``permission`` callable's) answer to "may this call run?".
     ``remember=True`` (with ``approved=True``) means "always allow": the request's
-    :attr:`ApprovalRequest.always_allow_rule` is added for the rest of the session.
+    :attr:`ApprovalRequest.always_allow_rule` is added to the agent's rules as a session
+    rule.
     ``by`` is shown in the transcript."""
 
     approved: bool
@@ -95,14 +97,6 @@ class PolicySource:
     plan_mode: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
-class AlwaysAllowSource:
-    """A rule the person added with "Always allow" earlier in the session."""
-
-    kind: Literal["always-allow"] = "always-allow"
-    rule: str
-
-
 AskReason: TypeAlias = RuleSource | ProtectionSource | PolicySource
 """Why a person is asked."""
 
@@ -133,17 +127,9 @@ class ErrorSource:
 
 
 Source: TypeAlias = (
-    RuleSource
-    | PermissionSource
-    | ProtectionSource
-    | PolicySource
-    | AlwaysAllowSource
-    | PersonSource
-    | ErrorSource
+    RuleSource | PermissionSource | ProtectionSource | PolicySource | PersonSource | ErrorSource
 )
-SourceKind: TypeAlias = Literal[
-    "rule", "permission", "protection", "policy", "always-allow", "person", "error"
-]
+SourceKind: TypeAlias = Literal["rule", "permission", "protection", "policy", "person", "error"]
 
 
 # -- verdicts ----------------------------------------------------------------------------
@@ -218,6 +204,19 @@ Permission: TypeAlias = Callable[
 ``None`` passes it on."""
 
 
+POLICY_RANK: dict[str, int] = {"deny": 0, "read-only": 0, "ask": 1, "auto": 2}
+"""How much a policy lets run without a person: ``deny`` / ``read-only`` < ``ask`` < ``auto``.
+A loaded conversation never brings a policy of higher rank than the caller's."""
+
+
+def stricter_policy(chosen: Policy, offered: str) -> Policy:
+    """``offered`` (a saved file's policy) if it is a known policy that lets run no more
+    than ``chosen`` (the caller's), else ``chosen``: a file never loosens the session."""
+    if offered in POLICIES and POLICY_RANK[offered] < POLICY_RANK[chosen]:
+        return offered  # type: ignore[return-value]
+    return chosen
+
+
 def check_policy(policy: str) -> Policy:
     if policy not in POLICIES:
         choices = ", ".join(repr(p) for p in POLICIES)
@@ -239,8 +238,6 @@ def source_label(source: Source) -> str:
             return "protection"
         case PolicySource():
             return f"policy:{source.policy}"
-        case AlwaysAllowSource():
-            return "always-allow"
         case PersonSource():
             if isinstance(source.asked, RuleSource):
                 return f"{source.by}, asked by {source.asked.label}"
@@ -273,13 +270,7 @@ def denial_text(verdict: Deny) -> str:
             return f"{message} The tool did not run."
         case ErrorSource() if source.stage == "arguments":
             return message or "invalid arguments"
-        case (
-            PolicySource()
-            | PermissionSource()
-            | ProtectionSource()
-            | AlwaysAllowSource()
-            | ErrorSource()
-        ):
+        case PolicySource() | PermissionSource() | ProtectionSource() | ErrorSource():
             reason = f": {message}" if message else ""
             return f"This call was denied ({source_label(source)}){reason}. The tool did not run."
         case _:

@@ -11,9 +11,8 @@ budget never pauses it.
 
 from __future__ import annotations
 
-from nb_tools.model import ModelRequest, Usage
+from nb_tools.model import ModelRequest, Usage, estimate_tokens
 from nb_tools.model._pricing import price_for
-from nb_tools.model._tokens import estimate_tokens
 
 FIRST_OUTPUT_TOKENS = 500
 

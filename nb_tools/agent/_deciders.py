@@ -8,14 +8,13 @@ combine are described in :mod:`nb_tools.agent._approval`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nb_tools.agent._approval import (
     Allow,
-    AlwaysAllowSource,
     ApprovalRequest,
     Approver,
     Ask,
@@ -37,7 +36,8 @@ from nb_tools.agent._approval import (
 )
 from nb_tools.agent._events import ApprovalDecided
 from nb_tools.agent._schedule import CallPlan
-from nb_tools.permissions._narrow import narrowest_rule
+from nb_tools.permissions import narrowest_rule
+from nb_tools.tool import subject_of
 from nb_tools.tool._votes import is_protected_call
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class PlanMode:
 @dataclass(frozen=True)
 class Protection:
     """A call that touches a protected path asks a person under every policy; no allow
-    (rule, always-allow, policy) lifts that."""
+    (a rule, "Always allow", the policy) lifts that."""
 
     name: str = "protection"
 
@@ -112,7 +112,8 @@ class Protection:
 
 @dataclass(frozen=True)
 class Rules:
-    """The permission rules: deny > ask > allow, each naming the rule."""
+    """The permission rules: deny > ask > allow, each naming the rule. The session rules
+    "Always allow" added are among them, so they mean the same under every policy."""
 
     rules: PermissionRules
     name: str = "rules"
@@ -150,46 +151,6 @@ class PermissionCallable:
         return Deny(source=source, message=answer.message)
 
 
-@dataclass
-class AlwaysAllow:
-    """The rules the person added with "Always allow" (``Agent.always_allow``), each
-    compiled once; under the ``deny`` policy they do not apply."""
-
-    policy: Policy
-    texts: frozenset[str]
-    root: Path
-    name: str = "always-allow"
-    _compiled: dict[str, PermissionRules] = field(default_factory=dict)
-
-    @classmethod
-    def empty(cls) -> AlwaysAllow:
-        return cls(policy="ask", texts=frozenset(), root=Path())
-
-    def refresh(self, policy: Policy, texts: set[str], root: Path) -> AlwaysAllow:
-        """This decider for the agent's current policy and rules, keeping what was
-        compiled."""
-        if policy == self.policy and root == self.root and texts == self.texts:
-            return self
-        keep = self._compiled if root == self.root else {}
-        return AlwaysAllow(policy=policy, texts=frozenset(texts), root=root, _compiled=keep)
-
-    async def decide(self, p: CallPlan, asked: Ask | None) -> Verdict | None:
-        if self.policy == "deny" or not self.texts:
-            return None
-        for text in sorted(self.texts):
-            rules = self._compiled.get(text)
-            if rules is None:
-                from nb_tools.permissions import PermissionRules
-
-                rules = PermissionRules(root=self.root)
-                rules.allow(text, source="always-allow")
-                self._compiled[text] = rules
-            match = rules.check(p.call.name, p.call.arguments, p.tool)
-            if match is not None and match.action == "allow":
-                return Allow(source=AlwaysAllowSource(rule=text))
-        return None
-
-
 @dataclass(frozen=True)
 class PolicyDecider:
     """The approval policy, for calls that need approval (the tool says so, or an earlier
@@ -224,13 +185,13 @@ class PolicyDecider:
 
 
 def _why(p: CallPlan) -> str:
-    if p.call.name == "web_fetch":
+    if subject_of(p.info).kind == "url":
         return "it reaches the network"
     return "the tool asks before it runs"
 
 
 def _rule_hint(p: CallPlan, root: Path) -> str:
-    rule = narrowest_rule(p.call.name, p.arguments, root)
+    rule = narrowest_rule(p.call.name, p.arguments, root, p.info)
     return f" ({rule})" if rule else ""
 
 
@@ -269,7 +230,6 @@ def deciders_for(
     policy: Policy,
     rules: PermissionRules | None,
     permission: Permission | None,
-    always_allow: AlwaysAllow | None,
     root: Path,
 ) -> list[Decider]:
     """The pipeline in its order (see :mod:`nb_tools.agent._approval`)."""
@@ -278,8 +238,6 @@ def deciders_for(
         out.append(Rules(rules))
     if permission is not None:
         out.append(PermissionCallable(permission))
-    if always_allow is not None:
-        out.append(always_allow)
     out.append(PolicyDecider(policy, root))
     return out
 
@@ -300,7 +258,9 @@ async def ask_person(
     reason = asked.source
     if approver is None:
         return no_approver(reason)
-    rule = narrowest_rule(p.call.name, p.arguments, root) if reason.kind == "policy" else None
+    rule = (
+        narrowest_rule(p.call.name, p.arguments, root, p.info) if reason.kind == "policy" else None
+    )
     request = ApprovalRequest(
         call=p.call,
         info=p.info,
@@ -334,14 +294,12 @@ def is_invalid_arguments(verdict: Settled) -> bool:
 
 def decided_event(call_id: str, verdict: Settled) -> ApprovalDecided:
     """The ``ApprovalDecided`` event for a verdict: its typed source, the display label
-    (``by``), the message, and the rule involved (the deciding rule, the always-allow rule
-    that matched, or the rule "Always allow" added)."""
+    (``by``), the message, and the rule involved (the deciding rule, or the rule "Always
+    allow" added)."""
     source = verdict.source
     rule: str | None = None
     if source.kind == "rule":
         rule = str(source.rule)
-    elif source.kind == "always-allow":
-        rule = source.rule
     elif source.kind == "person":
         rule = source.remembered
     return ApprovalDecided(
@@ -361,7 +319,6 @@ async def decide(
     approval: Policy = "ask",
     rules: PermissionRules | None = None,
     permission: Permission | None = None,
-    always_allow: Iterable[str] = (),
     root: Path | None = None,
 ) -> Verdict | None:
     """What the pipeline says about ``call`` before anyone is asked, as a run would decide
@@ -370,8 +327,5 @@ async def decide(
     from nb_tools.agent._schedule import plan
 
     where = root if root is not None else rules.root if rules is not None else Path.cwd()
-    always = AlwaysAllow(policy=approval, texts=frozenset(always_allow), root=where)
-    deciders = deciders_for(
-        policy=approval, rules=rules, permission=permission, always_allow=always, root=where
-    )
+    deciders = deciders_for(policy=approval, rules=rules, permission=permission, root=where)
     return await run_deciders(deciders, plan(tools, call))

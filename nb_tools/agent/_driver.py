@@ -32,8 +32,8 @@ from nb_tools.model import (
     ServerToolResultBlock,
     ServerToolUseBlock,
     TextBlock,
+    estimate_tokens,
 )
-from nb_tools.model._tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent

@@ -13,8 +13,7 @@ from nb_tools.agent._notices import (
     ThinkingDelta,
 )
 from nb_tools.model import ToolCall, ToolResult, Usage
-from nb_tools.tool._progress import Progress
-from nb_tools.tool._types import Change, Info
+from nb_tools.tool import Change, Info, Progress
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import RunResult
@@ -70,10 +69,11 @@ class ApprovalRequested:
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalDecided:
-    """``source`` says who decided, typed (rule, permission, protection, policy,
-    always-allow, person, error); ``by`` is its display label: "user", "policy:auto",
-    "rule:allow bash(git log:*) [project]", "always-allow", …; ``rule`` is the rule that
-    decided, the always-allow rule that matched, or the rule "Always allow" added."""
+    """``source`` says who decided, typed (rule, permission, protection, policy, person,
+    error); ``by`` is its display label: "user", "policy:auto", "rule:allow
+    bash(git log:*) [project]", "rule:allow web_fetch(domain:x.org) [session]" (a rule
+    "Always allow" added), …; ``rule`` is the rule that decided, or the rule "Always
+    allow" added."""
 
     call_id: str
     approved: bool

@@ -160,7 +160,6 @@ def agent_dict(agent: Agent) -> dict[str, Any]:
         "approval": agent.approval,
         "max_turns": agent.max_turns,
         "max_tokens": agent.max_tokens,
-        "always_allow": sorted(agent.always_allow),
         "rules": None
         if rules is None
         else {
@@ -199,18 +198,43 @@ def save(agent: Agent, path: str | os.PathLike[str]) -> None:
     Path(path).write_text(text + "\n", encoding="utf-8")
 
 
-def _rules(data: Any) -> PermissionRules | None:
-    if data is None:
-        return None
+def _trusted_rules(
+    data: Mapping[str, Any], into: PermissionRules | None, path: str | os.PathLike[str]
+) -> PermissionRules | None:
+    """The saved rules (and the always-allow list older files kept apart, as session
+    rules), added to ``into`` (the caller's rules) or to a new set rooted where they were
+    saved. Only for ``trust_settings=True``."""
     from nb_tools.permissions import PermissionRules
 
-    rules = PermissionRules(root=Path(data["root"]))
-    for r in data["rules"]:
+    saved = data.get("rules")
+    legacy = data.get("always_allow") or []
+    if saved is None and not legacy:
+        return into
+    if saved is not None and not isinstance(saved, dict):
+        raise ValueError(f"Agent.load: {path}: 'rules' must be an object")
+    rules = into
+    if rules is None:
+        root = saved.get("root") if saved is not None else None
+        rules = PermissionRules(root=Path(root)) if isinstance(root, str) else PermissionRules()
+    for r in (saved or {}).get("rules", []):
         rules.add(r["action"], r["text"], source=r["source"])
+    for text in legacy:
+        rules.allow(str(text), source="session")
     return rules
 
 
-def load(cls: type[Agent], path: str | os.PathLike[str], **overrides: Any) -> Agent:
+def load(
+    cls: type[Agent],
+    path: str | os.PathLike[str],
+    *,
+    trust_settings: bool = False,
+    **overrides: Any,
+) -> Agent:
+    """See :meth:`Agent.load`: the conversation always; the policy, the rules and the
+    server tools (which the API runs without asking) only with ``trust_settings``, and
+    never a policy looser than the caller's."""
+    from nb_tools.agent._approval import check_policy, stricter_policy
+
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -230,21 +254,28 @@ def load(cls: type[Agent], path: str | os.PathLike[str], **overrides: Any) -> Ag
     kwargs: dict[str, Any] = {
         "model": data.get("model"),
         "system": data.get("system"),
-        "approval": data.get("approval", "ask"),
         "max_turns": data.get("max_turns", 25),
         "max_tokens": data.get("max_tokens"),
-        "rules": _rules(data.get("rules")),
         "messages": decode_messages(data.get("messages", [])),
     }
     kwargs.update(overrides)
+    chosen = check_policy(overrides.get("approval", "ask"))
+    kwargs["approval"] = chosen
+    if trust_settings:
+        kwargs["approval"] = stricter_policy(chosen, str(data.get("approval", chosen)))
+        kwargs["rules"] = _trusted_rules(data, overrides.get("rules"), path)
     usage = decode(data.get("usage"))
     if isinstance(usage, Usage) and not isinstance(kwargs["messages"], Conversation):
         kwargs["messages"] = Conversation(kwargs["messages"], usage)
     agent = cls(**kwargs)
-    agent.always_allow |= set(data.get("always_allow", []))
     options = data.get("request_options")
     if options is not None and hasattr(agent, "request_options"):
-        agent.request_options = _restore(type(agent.request_options), options)
+        restored = _restore(type(agent.request_options), options)
+        if not trust_settings:  # the API runs server tools without asking: a setting
+            restored = dataclasses.replace(
+                restored, server_tools=agent.request_options.server_tools
+            )
+        agent.request_options = restored
     return agent
 
 

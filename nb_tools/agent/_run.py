@@ -26,7 +26,6 @@ from nb_tools.agent._approval import (
 )
 from nb_tools.agent._budget import over_budget
 from nb_tools.agent._deciders import (
-    AlwaysAllow,
     ask_person,
     decided_event,
     deciders_for,
@@ -66,9 +65,8 @@ from nb_tools.model import (
     ToolResult,
     Usage,
 )
-from nb_tools.tool import Executor, Registry, progress_sink
+from nb_tools.tool import Executor, Progress, Registry, progress_sink
 from nb_tools.tool._interrupt import still_running
-from nb_tools.tool._progress import Progress
 from nb_tools.tool._votes import is_read_only_call
 
 if TYPE_CHECKING:
@@ -139,7 +137,6 @@ class Run:
         self.task: asyncio.Task[Any] | None = None
         self.background: set[asyncio.Future[Any]] = set()
         self.retries: int | None = None  # model retries made here (ModelRetrying events)
-        self.always = AlwaysAllow.empty()  # "Always allow" rules, compiled once per run
         self.stop_after_turn = False
         self.stop_asked = False
         self.finishing = False  # the turns are over: a stop now changes nothing
@@ -432,13 +429,8 @@ class Run:
         ``None``: no decider had anything to say; the call runs without approval."""
         agent = self.agent
         root = agent.rules.root if agent.rules is not None else Path.cwd()
-        self.always = self.always.refresh(agent.approval, agent.always_allow, root)
         deciders = deciders_for(
-            policy=agent.approval,
-            rules=agent.rules,
-            permission=agent.permission,
-            always_allow=self.always,
-            root=root,
+            policy=agent.approval, rules=agent.rules, permission=agent.permission, root=root
         )
         verdict = await run_deciders(deciders, p)
         if verdict is None:
@@ -446,10 +438,12 @@ class Run:
         if isinstance(verdict, Ask):
             verdict = await ask_person(p, verdict, agent.approver, root, self._requested)
             remembered = remembered_rule(verdict)
-            if remembered is not None:
-                agent.always_allow.add(remembered)
-                if agent.rules is not None:
-                    agent.rules.allow(remembered, source="session")
+            if remembered is not None:  # one home: a session rule, read by the Rules decider
+                if agent.rules is None:
+                    from nb_tools.permissions import PermissionRules
+
+                    agent.rules = PermissionRules(root=root)
+                agent.rules.allow(remembered, source="session")
         if not is_invalid_arguments(verdict):
             await self.emit(decided_event(p.call.id, verdict))
         return verdict

@@ -15,11 +15,20 @@ from typing import Any
 
 from nb_tools.agent._approval import Allow, PolicySource, Source
 from nb_tools.model import ToolCall, ToolResult
-from nb_tools.tool import Executor, Registry, is_read_only_call, needs_approval, preview_changes
+from nb_tools.tool import (
+    Change,
+    Executor,
+    Info,
+    Registry,
+    Tool,
+    ValidationError,
+    is_read_only_call,
+    needs_approval,
+    preview_changes,
+)
 from nb_tools.tool._grant import Grant, GrantKind, ReadRules, granted
 from nb_tools.tool._json import json_type, loads_ijson, pointer
 from nb_tools.tool._tasks import run_grouped
-from nb_tools.tool._types import Change, Info, Tool, ValidationError
 from nb_tools.tool._votes import is_parallel_call
 
 

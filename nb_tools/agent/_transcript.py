@@ -36,6 +36,7 @@ from nb_tools.agent._notices import (
 from nb_tools.agent._transcript_blocks import item_text_lines, messages_item
 from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind, StopReason
 from nb_tools.model import Part, Usage
+from nb_tools.tool import headline_of
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
 
@@ -116,7 +117,10 @@ class TranscriptRecorder:
             self._text_open = False
         elif isinstance(event, ToolCallStarted):
             self._text_open = False
-            self._tool_item(event.call.id, event.call.name, event.call.arguments)
+            item = self._tool_item(event.call.id, event.call.name, event.call.arguments)
+            headline = headline_of(event.info)
+            if headline is not None:  # what the tool declared its card shows first
+                item["headline"] = headline.to_dict()
             if event.preview:
                 self._tools[event.call.id]["diffs"] = [
                     {"path": c.path, "kind": c.kind, "diff": c.diff()} for c in event.preview

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from nb_tools.agent._events import ToolStatus
 from nb_tools.agent._notices import CompactionHow, NoticeKind
+from nb_tools.tool import SubjectKind
 
 __all__ = [
     "ITEM_KINDS",
@@ -71,9 +72,7 @@ turn could not go on), or the run's: ``max_turns``, ``budget`` (paused before a 
 budget), ``stopped`` (Stop button or Interrupt), ``stopped_after_turn`` (stopped cleanly at
 a turn's end because the user asked; every call answered), ``error``."""
 
-ApprovalSource = Literal[
-    "rule", "permission", "protection", "policy", "always-allow", "person", "error"
-]
+ApprovalSource = Literal["rule", "permission", "protection", "policy", "person", "error"]
 """The kind of who decided a call's approval."""
 
 DiffKind = Literal["create", "update", "delete"]
@@ -106,10 +105,20 @@ class Approval(TypedDict):
     """Who approved or denied a call, and why."""
 
     approved: bool
-    by: Annotated[str, '"user", "always-allow", "policy:auto", a rule\'s label, ...']
+    by: Annotated[str, '"user", "policy:auto", a rule\'s label, ...']
     message: str | None
     source: ApprovalSource | None
-    rule: Annotated[str | None, "the rule that decided, matched, or that Always allow added"]
+    rule: Annotated[str | None, "the rule that decided, or that Always allow added"]
+
+
+class ToolHeadline(TypedDict):
+    """What the tool declared its card shows as the call's headline (``Info.headline``):
+    renderers show that argument as code (kinds command, code) or on a line (path, url,
+    text), and the other arguments as JSON; no renderer keeps a table of tool names."""
+
+    arg: str
+    kind: SubjectKind
+    language: Annotated[str | None, 'how to highlight a code block: "bash", "python", ...']
 
 
 class ModelSaw(TypedDict):
@@ -152,6 +161,7 @@ class ToolItem(TypedDict):
     diffs: list[Diff]
     progress: Annotated[str | None, "the last 2,000 characters the tool streamed"]
     approval: Approval | None
+    headline: NotRequired[ToolHeadline]
     model_saw: NotRequired[ModelSaw]
     traceback: NotRequired[Annotated[str, "a tool that raised: its traceback, for the user"]]
     display: NotRequired[

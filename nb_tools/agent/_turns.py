@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from nb_tools.agent._instructions import system_with
 from nb_tools.agent._notices import RunNotice
 from nb_tools.model import (
+    DEFAULT_MAX_TOKENS,
     Message,
     ModelLimits,
     ModelRequest,
@@ -35,8 +36,7 @@ from nb_tools.model._limits import (
     anthropic_tool,
     server_tool,
 )
-from nb_tools.model._provider import DEFAULT_MAX_TOKENS
-from nb_tools.tool._types import AnthropicDefined
+from nb_tools.tool import AnthropicDefined
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent

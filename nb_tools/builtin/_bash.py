@@ -43,9 +43,8 @@ from nb_tools.sandbox import (
     unapproved_problem,
     writable_problem,
 )
-from nb_tools.tool import Change, Info, Result, Schema
+from nb_tools.tool import Change, Info, Result, Schema, Subject, progress
 from nb_tools.tool._grant import current_grant
-from nb_tools.tool._progress import progress
 
 __all__ = ["BashTool", "command_is_read_only"]
 
@@ -202,7 +201,11 @@ class BashTool:
             check_mode(sandbox) if isinstance(sandbox, str) else sandbox
         )
         self._info = Info(
-            name="bash", description=_DESCRIPTION, parameters=PARAMETERS, requires_approval=True
+            name="bash",
+            description=_DESCRIPTION,
+            parameters=PARAMETERS,
+            requires_approval=True,
+            subject=Subject(arg="command", kind="command"),
         )
 
     def info(self) -> Info:

@@ -16,7 +16,7 @@ from nb_tools.builtin._bash_readonly import is_read_only
 from nb_tools.builtin._common import ToolError, parse_args
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.sandbox import sandbox_available
-from nb_tools.tool import Info, Result, Schema
+from nb_tools.tool import Info, Result, Schema, Subject
 
 __all__ = ["BashAdapterTool"]
 
@@ -44,6 +44,7 @@ class BashAdapterTool:
             ),
             parameters=PARAMETERS,
             requires_approval=True,
+            subject=Subject(arg="command", kind="command"),
         )
 
     def info(self) -> Info:

@@ -21,7 +21,7 @@ from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, load_text, split_lines
 from nb_tools.builtin._undo import undo_for, written_before
 from nb_tools.builtin._workspace import Workspace
-from nb_tools.tool import Change, Info, Result, Schema
+from nb_tools.tool import Change, Info, Result, Schema, Subject
 
 __all__ = ["EditFileTool", "ReadFileTool", "WriteFileTool", "format_lines"]
 
@@ -61,6 +61,12 @@ class _FileTool:
     name = ""
     path_key = "file_path"
     writes = False  # writers bind the resolved path when asked about protection
+    reads_files = False  # a deny or ask rule for read_file covers it (it shows contents)
+
+    @property
+    def subject(self) -> Subject:
+        """What a permission rule reads: the path argument."""
+        return Subject(arg=self.path_key, kind="path", reads_files=self.reads_files)
 
     def __init__(self, workspace: Workspace, state: ReadState) -> None:
         self.workspace = workspace
@@ -139,10 +145,12 @@ class ReadFileTool(_FileTool):
     """``read_file``: numbered lines of a text file, a window of it for big files."""
 
     name = "read_file"
+    reads_files = True
 
     def _make_info(self) -> Info:
         return Info(
             name=self.name,
+            subject=self.subject,
             description=(
                 "Read a text file from the workspace. file_path is relative to the workspace "
                 "root or absolute inside it. Returns up to `limit` lines (default 2000) from "
@@ -314,6 +322,7 @@ class WriteFileTool(_Writer):
     def _make_info(self) -> Info:
         return Info(
             name=self.name,
+            subject=self.subject,
             description=(
                 "Write a file in the workspace, creating it (and missing folders) or replacing "
                 "all of its content. To change an existing file, read it in full with "
@@ -384,6 +393,7 @@ class EditFileTool(_Writer):
     def _make_info(self) -> Info:
         return Info(
             name=self.name,
+            subject=self.subject,
             description=(
                 "Replace exact text in a file of the workspace. old_string must occur exactly "
                 "once (include enough surrounding lines to make it unique) unless replace_all "

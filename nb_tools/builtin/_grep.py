@@ -32,8 +32,7 @@ from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
 from nb_tools.sandbox import home_dot_reason, homes_in, write_protected
-from nb_tools.tool import Result, Schema
-from nb_tools.tool._progress import progress
+from nb_tools.tool import Result, Schema, progress
 
 __all__ = ["GrepTool"]
 
@@ -166,6 +165,7 @@ class GrepTool(SearchTool):
 
     name = "grep"
     description = _DESCRIPTION
+    reads_files = True
     parameters = PARAMETERS
 
     async def call(self, args: str | bytes) -> Result:

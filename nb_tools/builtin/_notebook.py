@@ -113,10 +113,12 @@ class NotebookReadTool(_FileTool):
 
     name = "notebook_read"
     path_key = "notebook_path"
+    reads_files = True
 
     def _make_info(self) -> Info:
         return Info(
             name=self.name,
+            subject=self.subject,
             description=(
                 "Read a Jupyter notebook (.ipynb) of the workspace: every cell with its id, "
                 "type, source and a summary of its outputs (long text cut, images attached "
@@ -252,6 +254,7 @@ class NotebookEditTool(_Writer):
     def _make_info(self) -> Info:
         return Info(
             name=self.name,
+            subject=self.subject,
             description=(
                 "Change one cell of a Jupyter notebook (.ipynb) in the workspace. "
                 "edit_mode=replace (default) sets the source of cell_id (outputs of a code "

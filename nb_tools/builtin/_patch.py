@@ -40,13 +40,14 @@ from nb_tools.builtin._patch_parse import (
     apply_chunks,
     hunk_paths,
     parse_patch,
+    patch_paths,
 )
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, TextFileError, load_text
 from nb_tools.builtin._undo import undo_for, written_before
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.model import ToolGrammar
-from nb_tools.tool import Change, Info, Result, Schema
+from nb_tools.tool import Change, Headline, Info, Result, Schema, Subject
 
 __all__ = ["ApplyPatchTool"]
 
@@ -135,6 +136,8 @@ class ApplyPatchTool:
             ),
             requires_approval=True,
             grammar=ToolGrammar(syntax="lark", definition=GRAMMAR),
+            subject=Subject(arg="input", kind="path", paths=patch_paths),
+            headline=Headline(arg="input", kind="code"),
         )
 
     def info(self) -> Info:

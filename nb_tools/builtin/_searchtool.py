@@ -9,7 +9,7 @@ from typing import Any
 from nb_tools.builtin._common import ToolError, parse_args
 from nb_tools.builtin._rg import find_rg
 from nb_tools.builtin._workspace import Workspace
-from nb_tools.tool import Info, Schema
+from nb_tools.tool import Headline, Info, Schema, Subject
 
 __all__ = ["SearchTool"]
 
@@ -23,12 +23,18 @@ class SearchTool:
     name = ""
     description = ""
     parameters = Schema.object({})
+    reads_files = False  # grep shows contents: a deny or ask rule for read_file covers it
 
     def __init__(self, workspace: Workspace, *, rg: str | None = _AUTO) -> None:
         self.workspace = workspace
         self._rg = rg
         self._info = Info(
-            name=self.name, description=self.description, parameters=self.parameters, read_only=True
+            name=self.name,
+            description=self.description,
+            parameters=self.parameters,
+            read_only=True,
+            subject=Subject(arg="path", kind="path", reads_files=self.reads_files, searches=True),
+            headline=Headline(arg="pattern", kind="text"),
         )
 
     def info(self) -> Info:

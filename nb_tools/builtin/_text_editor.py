@@ -48,6 +48,7 @@ class TextEditorTool(_FileTool):
     """``str_replace_based_edit_tool``: view / create / str_replace / insert."""
 
     name = "str_replace_based_edit_tool"
+    reads_files = True
     path_key = "path"
     ANTHROPIC_TYPE = "text_editor_20250728"
 
@@ -60,6 +61,7 @@ class TextEditorTool(_FileTool):
     def _make_info(self) -> Info:
         return Info(
             name=self.name,
+            subject=self.subject,
             description=(
                 "View, create and edit text files in the workspace. Commands: view (a file, "
                 "optionally view_range [first, last] with last -1 for the end; or a "

@@ -22,7 +22,7 @@ from typing import Any
 
 from nb_tools.builtin._common import ToolError, parse_args
 from nb_tools.permissions._hosts import HostError, normalise_host, url_host
-from nb_tools.tool import Info, Result, Schema
+from nb_tools.tool import Info, Result, Schema, Subject
 
 __all__ = ["WebFetchTool", "address_allowed"]
 
@@ -129,6 +129,7 @@ class WebFetchTool:
             parameters=PARAMETERS,
             read_only=True,
             requires_approval=True,
+            subject=Subject(arg="url", kind="url"),
         )
 
     def info(self) -> Info:

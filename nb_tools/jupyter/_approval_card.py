@@ -16,7 +16,7 @@ from html import escape
 
 import ipywidgets as widgets
 
-from nb_tools.agent._approval import ApprovalRequest, Decision
+from nb_tools.agent import ApprovalRequest, Decision
 from nb_tools.jupyter._lookalike import lookalike_warning
 from nb_tools.jupyter._visible import count_in_arguments, hidden_warning, visible_html, visible_text
 

@@ -138,19 +138,16 @@ def approval_html(approval: Mapping[str, Any] | None) -> str:
     )
 
 
-# Argument names shown as code (with the language to highlight them in) or as a path
-# (the labextension's CODE_ARGS, PATH_ARGS, SHELL_TOOLS).
-_CODE_ARGS = {"command": "bash", "cmd": "bash", "script": "bash", "code": "python"}
-_PATH_ARGS = ("path", "file_path", "notebook_path", "filename", "directory", "cwd", "url")
-_SHELL_TOOLS = ("bash", "shell", "run_shell", "sh")
-
-
-def args_html(name: str, raw: str, *, expanded: bool) -> str:
-    """A call's arguments: a command or code as a highlighted block, paths on a line of
-    their own, the rest as indented JSON; hidden characters (bidi controls, zero-width,
-    tags, controls) as ``⟨U+202E⟩`` markers, with a line that counts them. ``expanded``:
-    shown open (a call waiting for approval or running); else inside a "▸ arguments"
-    toggle."""
+def args_html(
+    name: str, raw: str, *, expanded: bool, headline: Mapping[str, Any] | None = None
+) -> str:
+    """A call's arguments: the argument the tool declared as its headline (the item's
+    ``headline``: ``Info.headline``) as a highlighted block (kinds command, code) or on a
+    line of its own (path, url, text), the rest as indented JSON; hidden characters (bidi
+    controls, zero-width, tags, controls) as ``⟨U+202E⟩`` markers, with a line that counts
+    them. ``expanded``: shown open (a call waiting for approval or running); else inside a
+    "▸ arguments" toggle. No table of tool or argument names: the labextension reads the
+    same ``headline``."""
     try:
         parsed = json.loads(raw)
     except (ValueError, TypeError):
@@ -158,20 +155,21 @@ def args_html(name: str, raw: str, *, expanded: bool) -> str:
     pieces: list[str] = []
     rest: dict[str, Any] = {}
     if isinstance(parsed, dict):
+        head = headline.get("arg") if isinstance(headline, Mapping) else None
+        kind = headline.get("kind") if isinstance(headline, Mapping) else None
         for key, value in parsed.items():
-            language = _CODE_ARGS.get(key)
-            if key == "code" and name in _SHELL_TOOLS:
-                language = "bash"
-            if language and isinstance(value, str):
-                pieces.append(code_block_html(value, language, field="args"))
-            elif key in _PATH_ARGS and isinstance(value, str):
+            if key != head or not isinstance(value, str) or headline is None:
+                rest[key] = value
+            elif kind in ("command", "code"):
+                language = headline.get("language")
+                shown_as = language if isinstance(language, str) else None
+                pieces.append(code_block_html(value, shown_as, field="args"))
+            else:
                 pieces.append(
                     f'<div data-nbt="args"><span style="{_MUTED}">{escape(key)}</span> '
                     f'<code style="font-family:var(--jp-code-font-family,monospace)">'
                     f"{visible_html(value)}</code></div>"
                 )
-            else:
-                rest[key] = value
         if rest:
             shown = json.dumps(rest, indent=2, ensure_ascii=False)
             pieces.append(_pre(shown, field="args", visible=True))
@@ -244,7 +242,12 @@ def tool_item_html(
         f'<summary style="cursor:pointer;padding:2px 0"><span data-nbt="name" style="font-'
         f'family:var(--jp-code-font-family,monospace);font-weight:600">{name}</span> '
         f"{badge_html(status_label(status), status)}{took}</summary>",
-        args_html(str(item.get("name")), str(item.get("arguments") or ""), expanded=live),
+        args_html(
+            str(item.get("name")),
+            str(item.get("arguments") or ""),
+            expanded=live,
+            headline=item.get("headline"),
+        ),
         approval_html(item.get("approval")),
     ]
     for diff in item.get("diffs") or []:

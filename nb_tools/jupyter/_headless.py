@@ -21,7 +21,7 @@ import os
 import time
 from typing import Any
 
-from nb_tools.agent._approval import ApprovalRequest, Approver, Decision
+from nb_tools.agent import ApprovalRequest, Approver, Decision
 
 FRONTEND_WAIT_SECONDS = 3.0
 """How long after the live view is displayed an approval waits for a frontend to report

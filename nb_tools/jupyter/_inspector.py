@@ -12,7 +12,7 @@ from typing import Any
 from nb_tools.jupyter._diff import PRE_STYLE
 from nb_tools.jupyter._session import Session, get_session
 from nb_tools.jupyter._visible import visible_html
-from nb_tools.tool._types import FromMCPServer
+from nb_tools.tool import FromMCPServer
 
 _APPROVAL_CHOICES = (
     ("approval: the tool's own", "default"),

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.jupyter._redact import redact_secrets
-from nb_tools.tool import Change, Info, Result, Schema, Tool
+from nb_tools.tool import Change, Info, Result, Schema, Subject, Tool
 from nb_tools.tool._tasks import wait_waking
 from nb_tools.tool._votes import is_protected_call, needs_approval, preview_changes
 
@@ -301,6 +301,7 @@ class LiveNotebookRead:
             ),
             read_only=True,
             concurrent=True,
+            subject=Subject(arg="notebook_path", kind="path", reads_files=True),
         )
 
     # Another notebook is the disk tool's call: the pipeline gets the disk tool's votes
@@ -434,6 +435,7 @@ class LiveNotebookEdit:
                 }
             ),
             requires_approval=True,
+            subject=Subject(arg="notebook_path", kind="path"),
         )
 
     # -- the plan: preview and call share it --------------------------------------------

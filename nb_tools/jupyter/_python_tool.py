@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.model import Part
-from nb_tools.tool import Change, Info, Result, Schema
+from nb_tools.tool import Change, Headline, Info, Result, Schema, Subject
 
 __all__ = ["MAX_MODEL_CHARS", "PythonTool", "run_code"]
 
@@ -338,6 +338,9 @@ class PythonTool:
             description=DESCRIPTION,
             parameters=Schema.object({"code": Schema.string("The Python code to run")}, "code"),
             requires_approval=True,
+            # code run in the user's namespace: "Always allow" offers the exact code at most
+            subject=Subject(arg="code", kind="code"),
+            headline=Headline(arg="code", kind="code", language="python"),
         )
 
     @staticmethod

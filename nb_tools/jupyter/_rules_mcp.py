@@ -166,8 +166,6 @@ def nbtools_command(line: str, session: Session | None = None) -> str:
         )
     if command == "forget":
         missing = [t for t in texts if rules.remove(t) == 0]
-        if s.agent is not None:  # "Always allow" also remembers the name in the agent
-            s.agent.always_allow.difference_update(texts)
         if missing:
             raise UsageError(
                 f"%nbtools forget: no rule {', '.join(map(repr, missing))}; "

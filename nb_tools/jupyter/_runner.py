@@ -105,7 +105,7 @@ def resolve_model(
 
 def agent_for(session: Session, model: str | None, base_url: str | None = None) -> Agent:
     """The session's agent for ``model``; a different model gets a new agent that keeps
-    the conversation and the "always allow" choices."""
+    the conversation and the session's rules ("Always allow" choices are among them)."""
     from nb_tools.agent import Agent
 
     key, provider = resolve_model(session, model, base_url)
@@ -119,8 +119,6 @@ def agent_for(session: Session, model: str | None, base_url: str | None = None) 
         messages=old.messages if old is not None else (),
         system=old.system if old is not None else None,  # --system outlives --model
     )
-    if old is not None:
-        agent.always_allow |= old.always_allow
     session.agent = agent
     session.agent_model_key = key
     return agent

@@ -12,7 +12,7 @@ from nb_tools.model import Provider
 from nb_tools.tool import Info, Registry, Tool, default_registry
 
 if TYPE_CHECKING:
-    from nb_tools.agent._events import Event
+    from nb_tools.agent import Event
     from nb_tools.permissions import PermissionRules
 
 DEMO_MODEL = "demo"
@@ -126,7 +126,7 @@ class Session:
 
     def record(self, event: Event) -> None:
         """An event consumer keeping call counts and durations for ``%tools``."""
-        from nb_tools.agent._events import ToolCallFinished
+        from nb_tools.agent import ToolCallFinished
 
         if isinstance(event, ToolCallFinished) and event.status in ("ok", "error", "cut_off"):
             stats = self.stats.setdefault(event.call.name, ToolStats())

@@ -15,27 +15,26 @@ import ipywidgets as widgets
 from IPython.display import DisplayHandle, display
 from ipywidgets.widgets.widget_string import HTMLMathStyle, HTMLStyle
 
-from nb_tools.agent._approval import ApprovalRequest, Decision
-from nb_tools.agent._events import (
+from nb_tools.agent import (
     ApprovalDecided,
+    ApprovalRequest,
     ApprovalRequested,
+    CitationsReceived,
+    ContextCompacted,
+    Decision,
     Event,
     ModelFailed,
     ModelRetrying,
     RunFinished,
+    RunNotice,
+    ServerToolUsed,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
     TurnStarted,
     UsageUpdated,
-)
-from nb_tools.agent._notices import (
-    CitationsReceived,
-    ContextCompacted,
-    RunNotice,
-    ServerToolUsed,
-    ThinkingDelta,
 )
 from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.jupyter._approval_card import ApprovalCard
@@ -345,7 +344,7 @@ class RunView:
                 ):
                     # a call id seen before (the recorder kept that call's item): the card
                     # must show THIS call's arguments, which are what the person approves
-                    item = _own_item(event.call, event.preview)
+                    item = _own_item(event.call, event.preview, event.info)
                 status = "waiting for approval" if event.needs_approval else "running"
                 created = _Card(self, item, status)
                 self._cards[event.call.id] = created
@@ -479,10 +478,14 @@ class ContinuePrompt:
         return await wait_waking(asyncio.shield(self.future))
 
 
-def _own_item(call: Any, preview: Any) -> dict[str, Any]:
+def _own_item(call: Any, preview: Any, info: Any = None) -> dict[str, Any]:
     """A card item for ``call`` alone (the recorder's shape), its ``preview`` as diffs."""
+    from nb_tools.tool import headline_of
+
     diffs = [{"path": c.path, "kind": c.kind, "diff": c.diff()} for c in preview or ()]
+    headline = headline_of(info)
     return {
+        **({"headline": headline.to_dict()} if headline is not None else {}),
         "kind": "tool",
         "id": call.id,
         "name": call.name,

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 from nb_tools.mcp._connection import Connection, ConnectionClosed, ServerParams
 from nb_tools.mcp._tools import MCPTool, convert_result, server_slug, tool_name
-from nb_tools.tool._names import MCP_NAME_PREFIX
-from nb_tools.tool._registry import Registry, default_registry
+from nb_tools.tool import MCP_NAME_PREFIX, Registry, default_registry
 
 if TYPE_CHECKING:
     from nb_tools.sandbox import SandboxMode, SandboxPolicy

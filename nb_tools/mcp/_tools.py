@@ -10,10 +10,9 @@ from typing import Any
 
 from nb_tools.mcp._connection import Connection, ConnectionClosed
 from nb_tools.model import Part
+from nb_tools.tool import MCP_NAME_PREFIX, Info, Result, ValidationError
 from nb_tools.tool._json import loads_ijson
-from nb_tools.tool._names import MCP_NAME_PREFIX
 from nb_tools.tool._progress import Progress, capture_progress
-from nb_tools.tool._types import Info, Result, ValidationError
 
 MAX_NAME = 64
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")

@@ -1,9 +1,12 @@
 """Permission rules: ordered allow / ask / deny rules with argument specifiers.
 
 A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
-(``mcp__github__*``). What a specifier means depends on the tool:
+(``mcp__github__*``). What a specifier means depends on the tool's declared subject
+(``Info.subject``, :mod:`nb_tools.tool._subject`): which argument a rule reads, and its
+kind. No table here is keyed by tool names; the built-ins declare, e.g.:
 
-- ``bash(git log:*)`` matches a command whose words start with ``git log`` (whole words);
+- kind ``command`` (``bash``): ``bash(git log:*)`` matches a command whose words start
+  with ``git log`` (whole words);
   ``bash(npm test)`` matches exactly that command. The script is read as bash reads it
   (``_shell``, tree-sitter-bash): a deny or ask rule matches any simple command anywhere
   in it (substitutions, groups, ``sh -c`` strings, wrappers such as ``env``/``xargs``/
@@ -11,22 +14,25 @@ A rule is ``tool`` or ``tool(specifier)``; the tool part may use ``*`` globs
   the call asks; an allow rule applies only when every simple command is covered by some
   allow rule and the script has no unseen code, assignment or redirection to a file
   (see ``_shell_rules``).
-- file tools (``read_file``, ``write_file``, ``edit_file``, ``notebook_read``,
+- kind ``path`` (``read_file``, ``write_file``, ``edit_file``, ``notebook_read``,
   ``notebook_edit``, ``apply_patch``, ``glob``, ``grep``): a gitignore-style glob on the
   path relative to the workspace root (``edit_file(notebooks/**)``); ``..`` and absolute
   paths are normalised first, and a path outside the root matches nothing. A deny or
-  ask rule for ``grep`` or ``glob`` also matches a search whose folder may hold what the
-  rule names (``grep(secrets/**)`` matches a search of ``secrets`` or of the root). A
-  deny or ask rule for ``read_file`` covers every built-in that reads file contents
-  (``grep``, ``notebook_read``, ``str_replace_based_edit_tool``): "do not read these".
-  ``apply_patch`` matches an allow rule only if every file it touches matches.
-- ``web_fetch(domain:example.com)`` matches that host; ``domain:*.example.com`` its
+  ask rule for a tool that declares ``searches`` (``grep``, ``glob``) also matches a
+  search whose folder may hold what the rule names (``grep(secrets/**)`` matches a
+  search of ``secrets`` or of the root). A deny or ask rule for ``read_file`` covers
+  every tool that declares ``reads_files`` (``grep``, ``notebook_read``,
+  ``str_replace_based_edit_tool``): "do not read these". A tool whose value names several
+  paths (``apply_patch``) matches an allow rule only if every path matches.
+- kind ``url``: ``web_fetch(domain:example.com)`` matches that host; ``domain:*.example.com`` its
   subdomains (not the domain itself). Hosts compare as httpx connects to them: IDNA
   (UTS-46), ideographic and full-width dots, case, trailing dot, percent-escapes, IPv6
   literals (``nb_tools.permissions._hosts``).
-- any other tool: the specifier is a glob on its first string parameter, in the order the
-  tool's schema declares its parameters (the model orders the keys of its arguments, and
-  may add keys a schema sent as is does not forbid): an allow rule matches only that
+- kinds ``code`` and ``text`` (a tool that declares nothing: its first string parameter,
+  kind ``text``): the specifier is a glob on the subject argument, by default the first
+  string parameter in the order the tool's schema declares its parameters (the model
+  orders the keys of its arguments, and may add keys a schema sent as is does not
+  forbid): an allow rule matches only that
   parameter's value (or its declared default); without a schema, only a call with exactly
   one string argument. A deny or ask rule matches when any string in the arguments
   matches, at any depth (fail closed: an undeclared key may be the one a server acts on).
@@ -45,7 +51,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
@@ -53,27 +59,13 @@ from nb_tools.permissions._hosts import HostError, domain_matches, url_host
 from nb_tools.permissions._shell import parse_script
 from nb_tools.permissions._shell_rules import covers, deny_match
 from nb_tools.permissions._unreadable import matching_paths
-from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name
-from nb_tools.tool._types import FromMCPServer
+from nb_tools.tool import MCP_NAME_PREFIX, FromMCPServer, Info, split_mcp_name
+from nb_tools.tool._subject import Subject, declared_properties, info_of, subject_of
 
 Action: TypeAlias = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("deny", "ask", "allow")
 
 _RULE = re.compile(r"^\s*([A-Za-z0-9_*?\-\[\]]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_READERS = frozenset(  # what a deny or ask rule for read_file also covers: what reads contents
-    {"read_file", "grep", "notebook_read", "str_replace_based_edit_tool"}
-)
-_SEARCH_TOOLS = frozenset({"glob", "grep"})  # they read everything under their path
-_FILE_TOOLS = {
-    "read_file": ("file_path",),
-    "write_file": ("file_path",),
-    "edit_file": ("file_path",),
-    "notebook_read": ("notebook_path",),
-    "notebook_edit": ("notebook_path",),
-    "glob": ("path",),
-    "grep": ("path",),
-    "str_replace_based_edit_tool": ("path",),
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,23 +174,27 @@ class PermissionRules:
         needs is computed, or the script runs code the parse cannot see) makes the call
         ask: fail closed (see ``_shell_rules``)."""
         parsed = _parse_args(args)
+        call = _Call(name=name, args=parsed, tool=tool, info=info_of(tool))
+        shell = call.subject.kind == "command"
         unsure: Rule | None = None
         for action in ACTIONS:
             for rule in self.rules:
                 if rule.action != action:
                     continue
-                if action != "allow" and _bash_spec(rule, name, tool):
-                    verdict = _deny_bash(rule, parsed)
+                if action != "allow" and shell and rule.specifier is not None:
+                    if not _name_matches(rule, call):
+                        continue
+                    verdict = deny_match(rule.specifier, parse_script(call.value))
                     if verdict == "yes":
                         return RuleMatch(action=action, rule=rule)
                     if verdict == "maybe" and unsure is None:
                         unsure = rule
-                elif _matches(rule, name, parsed, tool, self.root):
+                elif _matches(rule, call, self.root):
                     return RuleMatch(action=action, rule=rule)
             if action == "ask" and unsure is not None:
-                return RuleMatch(action="ask", rule=_unsure_rule(unsure, parsed))
-        if name == "bash":
-            return self._cover_compound(str(parsed.get("command", "")), tool)
+                return RuleMatch(action="ask", rule=_unsure_rule(unsure, call.value))
+        if shell:
+            return self._cover_compound(call)
         return None
 
     def unreadable(self, top: Path, *, approved: bool) -> tuple[Path, ...]:
@@ -220,17 +216,17 @@ class PermissionRules:
             top, self.root, lambda rel: any(_spec_matches(s, rel) for s in named if rel)
         )
 
-    def _cover_compound(self, command: str, tool: Any) -> RuleMatch | None:
+    def _cover_compound(self, call: _Call) -> RuleMatch | None:
         """Allow ``a | b`` when each simple command is allowed by some rule."""
         allows = [
             r
             for r in self.rules
-            if r.action == "allow" and r.specifier is not None and _name_matches(r, "bash", tool)
+            if r.action == "allow" and r.specifier is not None and _name_matches(r, call)
         ]
         if not allows:
             return None
         specs = [r.specifier for r in allows if r.specifier is not None]
-        used = covers(specs, parse_script(command))
+        used = covers(specs, parse_script(call.value))
         if not used:
             return None
         rules = [next(r for r in allows if r.specifier == u) for u in used]
@@ -238,7 +234,7 @@ class PermissionRules:
             return RuleMatch(action="allow", rule=rules[0])
         combined = Rule(
             action="allow",
-            tool="bash",
+            tool=call.name,
             specifier=None,
             text=" + ".join(r.text for r in rules),
             source="+".join(dict.fromkeys(r.source for r in rules)),
@@ -274,56 +270,76 @@ def _parse_args(args: str | bytes | dict[str, Any]) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _name_matches(rule: Rule, name: str, tool: Any) -> bool:
+@dataclass(frozen=True)
+class _Call:
+    """A call as the rules read it: its parsed arguments and the tool's declarations."""
+
+    name: str
+    args: dict[str, Any]
+    tool: Any
+    info: Info | None
+
+    @cached_property
+    def subject(self) -> Subject:
+        return subject_of(self.info)
+
+    @property
+    def value(self) -> str:
+        """The subject argument as text (``""`` when absent)."""
+        key = self.subject.arg
+        return str(self.args.get(key, "")) if key is not None else ""
+
+
+def _name_matches(rule: Rule, call: _Call) -> bool:
+    name = call.name
     if rule.action == "allow":
         ok = fnmatch.fnmatchcase(name, rule.tool)
     else:
         ok = fnmatch.fnmatchcase(name.lower(), rule.tool.lower())
         if not ok and rule.tool.lower() == "read_file":  # "the model does not read these"
-            ok = name.lower() in _READERS
+            ok = call.subject.reads_files
     if ok and rule.tool.lower().startswith(MCP_NAME_PREFIX) and rule.action == "allow":
         split = split_mcp_name(name)
-        server = tool.mcp_server if isinstance(tool, FromMCPServer) else None
+        server = call.tool.mcp_server if isinstance(call.tool, FromMCPServer) else None
         return split is not None and server is not None and server == split[0]
     return ok
 
 
-def _matches(rule: Rule, name: str, args: dict[str, Any], tool: Any, root: Path) -> bool:
-    if not _name_matches(rule, name, tool):
+def _matches(rule: Rule, call: _Call, root: Path) -> bool:
+    if not _name_matches(rule, call):
         return False
     if rule.specifier is None:
         return True
     spec = rule.specifier
     strict = rule.action == "allow"  # allow must match every part; deny/ask any part
-    lname = name.lower()
-    if lname == "bash":
+    subject, args = call.subject, call.args
+    if subject.kind == "command":
         if strict:
-            return False  # allow rules for bash: PermissionRules._cover_compound
-        return deny_match(spec, parse_script(str(args.get("command", "")))) == "yes"
-    if lname == "web_fetch":
-        return _match_domain(spec, str(args.get("url", "")), strict)
-    if lname == "apply_patch":
-        paths = _patch_paths(str(args.get("input", "")))
-        hits = [_match_path(spec, p, root, strict) for p in paths]
-        return bool(hits) and (all(hits) if strict else any(hits))
-    if lname in _FILE_TOOLS:
-        below = not strict and lname in _SEARCH_TOOLS
-        for key in _FILE_TOOLS[lname]:
-            if key in args:
-                return _match_path(spec, str(args[key]), root, strict, below=below)
-        return _match_path(spec, ".", root, strict, below=below)
-    return _match_generic(spec, args, tool, strict)
+            return False  # allow rules for a shell: PermissionRules._cover_compound
+        return deny_match(spec, parse_script(call.value)) == "yes"
+    if subject.kind == "url":
+        return _match_domain(spec, call.value, strict)
+    if subject.kind == "path" and subject.arg is not None:
+        if subject.paths is not None:  # one value naming several paths (a patch)
+            hits = [_match_path(spec, p, root, strict) for p in subject.paths(call.value)]
+            return bool(hits) and (all(hits) if strict else any(hits))
+        below = not strict and subject.searches
+        path = str(args[subject.arg]) if subject.arg in args else "."
+        return _match_path(spec, path, root, strict, below=below)
+    return _match_generic(spec, call, strict)
 
 
-def _match_generic(spec: str, args: dict[str, Any], tool: Any, strict: bool) -> bool:
-    """A glob on a tool's subject: the first string parameter its schema declares (see the
-    module). Never the first key the model happened to write."""
-    props = _declared_properties(tool)
-    key = _subject_key(props) if props else None
-    default = props[key].get("default") if props and key is not None else None
+def _match_generic(spec: str, call: _Call, strict: bool) -> bool:
+    """A glob on a tool's subject: the argument it declares, else the first string
+    parameter its schema declares (see the module). Never the first key the model
+    happened to write."""
+    args = call.args
+    props = declared_properties(call.info)
+    key = call.subject.arg
+    default = props[key].get("default") if props and key in props else None
     subject = args.get(key, default) if key is not None else None
     if strict:
-        if props:
+        if props or key is not None:
             return isinstance(subject, str) and fnmatch.fnmatchcase(subject, spec)
         strings = [v for v in args.values() if isinstance(v, str)]
         return len(strings) == 1 and fnmatch.fnmatchcase(strings[0], spec)
@@ -349,56 +365,9 @@ def _strings(value: Any) -> list[str]:
     return out
 
 
-def _declared_properties(tool: Any) -> dict[str, Any] | None:
-    """The tool's parameters as its schema declares them, in order (``None``: unknown)."""
-    info_of = getattr(tool, "info", None)
-    if not callable(info_of):
-        return None
-    try:
-        info = info_of()
-        raw = getattr(info, "raw_parameters", None)
-        params = getattr(info, "parameters", None)
-        schema = dict(raw) if raw is not None else params.to_dict() if params else None
-    except Exception:  # a broken info(): nothing is declared (allow rules then need one string)
-        return None
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(props, dict) or not props:
-        return None
-    return {str(k): v if isinstance(v, dict) else {} for k, v in props.items()}
-
-
-def _subject_key(props: dict[str, Any]) -> str | None:
-    """The first declared parameter that takes a string."""
-    for key, schema in props.items():
-        if _takes_string(schema):
-            return key
-    return None
-
-
-def _takes_string(schema: dict[str, Any]) -> bool:
-    kind = schema.get("type")
-    if kind == "string" or (isinstance(kind, list) and "string" in kind):
-        return True
-    enum = schema.get("enum")
-    if kind is None and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
-        return True
-    options = schema.get("anyOf") or schema.get("oneOf")
-    return isinstance(options, list) and any(
-        isinstance(o, dict) and _takes_string(o) for o in options
-    )
-
-
-def _bash_spec(rule: Rule, name: str, tool: Any) -> bool:
-    return rule.specifier is not None and name.lower() == "bash" and _name_matches(rule, name, tool)
-
-
-def _deny_bash(rule: Rule, args: dict[str, Any]) -> str:
-    return deny_match(rule.specifier or "", parse_script(str(args.get("command", ""))))
-
-
-def _unsure_rule(rule: Rule, args: dict[str, Any]) -> Rule:
+def _unsure_rule(rule: Rule, command: str) -> Rule:
     """The ask that a deny/ask rule turns into when it cannot see the whole command."""
-    script = parse_script(str(args.get("command", "")))
+    script = parse_script(command)
     why = script.hidden[0] if script.hidden else "a word it needs is computed"
     return Rule(
         action="ask",
@@ -545,15 +514,6 @@ def _matcher(spec: str) -> Any:
     import pathspec
 
     return pathspec.GitIgnoreSpec.from_lines([spec])
-
-
-def _patch_paths(patch: str) -> list[str]:
-    """The paths an ``apply_patch`` input names, split exactly as the patch parser splits
-    it (one shared function: ``_patch_parse.patch_paths``): a header cut by U+2028 or
-    another Unicode line boundary reads the same here as where it is written."""
-    from nb_tools.builtin._patch_parse import patch_paths
-
-    return patch_paths(patch)
 
 
 def rules_from(lines: Iterable[tuple[Action, str]]) -> PermissionRules:

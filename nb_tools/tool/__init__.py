@@ -13,6 +13,7 @@ from nb_tools.tool._names import MCP_NAME_PREFIX, split_mcp_name, validate_name
 from nb_tools.tool._progress import Progress, ProgressSink, progress, progress_sink
 from nb_tools.tool._registry import Registry, default_registry
 from nb_tools.tool._schema import Schema
+from nb_tools.tool._subject import Headline, Subject, SubjectKind, headline_of, subject_of
 from nb_tools.tool._truncate import truncate
 from nb_tools.tool._types import (
     AnthropicDefined,
@@ -42,6 +43,7 @@ __all__ = [
     "Executor",
     "FromMCPServer",
     "FunctionTool",
+    "Headline",
     "Info",
     "Middleware",
     "MultiPreviewer",
@@ -55,6 +57,8 @@ __all__ = [
     "Result",
     "RevertRefused",
     "Schema",
+    "Subject",
+    "SubjectKind",
     "Tool",
     "ToolGrammar",
     "ToolPanic",
@@ -63,6 +67,7 @@ __all__ = [
     "allow",
     "chain",
     "default_registry",
+    "headline_of",
     "is_read_only_call",
     "needs_approval",
     "preview_changes",
@@ -70,6 +75,7 @@ __all__ = [
     "progress_sink",
     "schema_of",
     "split_mcp_name",
+    "subject_of",
     "tool",
     "tools_from",
     "truncate",

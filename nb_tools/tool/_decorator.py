@@ -17,6 +17,7 @@ from nb_tools.tool._progress import current_call_id, progress
 from nb_tools.tool._registry import Registry, default_registry, strict_validator
 from nb_tools.tool._results import to_result
 from nb_tools.tool._schema import Schema
+from nb_tools.tool._subject import AlwaysAllowRule, Headline, Subject
 from nb_tools.tool._types import Change, Info, Result, ValidationError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -68,6 +69,10 @@ class FunctionTool:
         preview: PreviewFn | None = None,
         timeout: float | None = None,
         grammar: ToolGrammar | str | None = None,
+        # what permission rules, "Always allow" and the cards read (tool/_subject.py)
+        subject: Subject | None = None,
+        always_allow_rule: AlwaysAllowRule | None = None,
+        headline: Headline | None = None,
     ) -> None:
         if isinstance(fn, staticmethod):
             fn = fn.__func__
@@ -99,6 +104,7 @@ class FunctionTool:
             tool_name, tool_description, schema = derived.name, derived.description, derived.schema
             self._convert = derived.convert
         validate_name(tool_name)
+        _check_declared(tool_name, schema, subject, headline)
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
@@ -125,6 +131,9 @@ class FunctionTool:
             requires_approval=requires_approval,
             strict=strict,
             grammar=tool_grammar,
+            subject=subject,
+            always_allow_rule=always_allow_rule,
+            headline=headline,
         )
         self._validate = strict_validator(schema) if strict else schema.validate
         # In strict mode optional properties arrive as null: drop them so defaults apply.
@@ -295,6 +304,25 @@ _CLASSES: dict[tuple[bool, bool], type[FunctionTool]] = {
 }
 
 
+def _check_declared(
+    name: str, schema: Schema, subject: Subject | None, headline: Headline | None
+) -> None:
+    """A declared subject or headline names a parameter the tool has (all problems at once)."""
+    props = schema.to_dict().get("properties", {})
+    problems = [
+        f"{what}={arg!r} is not a parameter"
+        for what, arg in (
+            ("subject.arg", subject.arg if subject is not None else None),
+            ("headline.arg", headline.arg if headline is not None else None),
+        )
+        if arg is not None and arg not in props
+    ]
+    if problems:
+        raise TypeError(
+            f"@tool {name}: {'; '.join(problems)} (parameters: {', '.join(props) or 'none'})"
+        )
+
+
 def _doc(fn: Callable[..., Any]) -> str:
     return inspect.getdoc(fn) or ""
 
@@ -362,6 +390,9 @@ class ToolOptions(TypedDict, total=False):
     preview: PreviewFn | None
     timeout: float | None
     grammar: ToolGrammar | str | None
+    subject: Subject | None
+    always_allow_rule: AlwaysAllowRule | None
+    headline: Headline | None
 
 
 @overload
@@ -399,6 +430,11 @@ def tool(
     freeform tool: the function takes one string, the model's text in that grammar (a
     custom tool on OpenAI's Responses API; elsewhere a function with one string parameter,
     ``input``).
+    ``subject=Subject(arg=..., kind=...)`` says which argument a permission rule reads
+    (default: the first string parameter, kind ``"text"``), ``always_allow_rule=`` how the
+    card's "Always allow" rule is made (a function of the arguments and the workspace root,
+    or a template such as ``"deploy({target})"``), ``headline=`` what the card shows as the
+    call's headline (see :mod:`nb_tools.tool._subject`).
     """
 
     unknown = sorted(options.keys() - ToolOptions.__annotations__.keys())

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from nb_tools.model import Part, ToolGrammar
+from nb_tools.tool._subject import AlwaysAllowRule, Headline, Subject
 
 if TYPE_CHECKING:
     from nb_tools.tool._schema import Schema
@@ -22,6 +23,10 @@ class Info:
     disables argument validation (for schemas ``Schema`` cannot represent, e.g. MCP's).
     ``read_only`` tools have no side effects; adjacent read-only or ``concurrent`` calls
     run in parallel. A cut-off ``concurrent`` call with side effects is never re-run.
+
+    ``subject``, ``always_allow_rule`` and ``headline`` are what the approval boundary and
+    the views read about the tool (:mod:`nb_tools.tool._subject`); left ``None``, they
+    default to the first string parameter, of kind ``"text"``.
     """
 
     name: str
@@ -33,6 +38,17 @@ class Info:
     requires_approval: bool = False
     strict: bool = False
     grammar: ToolGrammar | None = None
+
+    # -- what permission rules, "Always allow" and the cards read (tool/_subject.py) --------
+    subject: Subject | None = None
+    """The argument a permission rule reads, and its kind (path, command, url, code, text)."""
+    always_allow_rule: AlwaysAllowRule | None = None
+    """The narrowest rule "Always allow" offers: a function ``(args, root) -> str | None``
+    or a template (``"deploy({target})"``); ``None``: derived from the subject's kind."""
+    headline: Headline | None = None
+    """What the card and the transcript show as the call's headline (``None``: the
+    subject's argument)."""
+    # -- end of the boundary's declarations --------------------------------------------------
 
 
 @dataclass(kw_only=True)

@@ -91,12 +91,13 @@ PROTECTED_READ = _Protected()
         ("auto", "write_note", (), ("Allow", "policy:auto")),
         ("auto", "guard", (), ("Ask", "protection")),
         ("deny", "read_secret", (), ("Deny", "policy:deny")),
-        ("deny", "write_note", ("write_note",), ("Deny", "policy:deny")),
+        # "Always allow" is a session rule: the meaning of any allow rule, under every policy
+        ("deny", "write_note", ("write_note",), ("Allow", "rule:allow write_note [session]")),
         ("read-only", "free", (), ("Deny", "policy:read-only")),
         ("read-only", "write_note", (), ("Deny", "policy:read-only")),
         ("read-only", "read_secret", (), ("Deny", "policy:read-only")),
         ("ask", "write_note", (), ("Ask", "policy:ask")),
-        ("ask", "write_note", ("write_note",), ("Allow", "always-allow")),
+        ("ask", "write_note", ("write_note",), ("Allow", "rule:allow write_note [session]")),
         ("ask", "guard", ("guard",), ("Ask", "protection")),
         ("ask", "free", (), None),
         ("auto", "free", (), None),
@@ -110,8 +111,12 @@ async def test_decide(policy: Any, name: str, always: tuple[str, ...], expected:
     registry = Registry(write_note, read_secret, free, PROTECTED_READ)
     args = {"write_note": '{"text": "a"}', "read_secret": '{"key": "k"}', "free": '{"x": 1}',
             "guard": '{"p": ".env"}'}[name]
+    from nb_tools.permissions import PermissionRules
+
+    rules = PermissionRules()
+    rules.allow(*always, source="session")
     verdict = await decide(ToolCall(id="c", name=name, arguments=args), tools=registry,
-                           approval=policy, always_allow=always)
+                           approval=policy, rules=rules)
     got = None if verdict is None else (type(verdict).__name__, source_label(verdict.source))
     assert got == expected
     if isinstance(verdict, Ask):
@@ -278,9 +283,10 @@ async def test_always_allow_remembers_the_tool_for_the_session() -> None:
     await agent.run("go")
     assert asked == ["a"]
     assert RAN == ["write 1", "write 2", "write 3"]
-    assert agent.always_allow == {"write_note"}
+    assert {r.text for r in agent.rules.rules if r.source == "session"} == {"write_note"}
     assert [(d.call_id, d.by) for d in rec.of(ApprovalDecided)] == [
-        ("a", "user"), ("b", "always-allow"), ("c", "always-allow"),
+        ("a", "user"), ("b", "rule:allow write_note [session]"),
+        ("c", "rule:allow write_note [session]"),
     ]
 
 

@@ -142,16 +142,24 @@ async def test_save_then_load_sends_the_same_request_byte_for_byte(tmp_path: Pat
             thinking=2000,
         )
         await first.run("look at 3")
-        first.always_allow.add("look")
+        first.rules.allow("look", source="session")  # what "Always allow" adds
         first.save(tmp_path / "chat.json")
 
-        loaded = Agent.load(tmp_path / "chat.json", model=provider(), tools=make_tools())
+        plain = Agent.load(tmp_path / "chat.json", model=provider(), tools=make_tools())
+        assert plain.approval == "ask" and plain.rules is None  # the conversation only
+        loaded = Agent.load(
+            tmp_path / "chat.json",
+            model=provider(),
+            tools=make_tools(),
+            approval="auto",
+            trust_settings=True,
+        )
         assert loaded.request_options == first.request_options
         assert any(isinstance(b, ThinkingBlock) for b in loaded.messages[1].content)
         assert loaded.system == "Be brief." and loaded.approval == "auto"
-        assert loaded.usage == first.usage and loaded.always_allow == {"look"}
+        assert loaded.usage == first.usage
         assert loaded.rules is not None
-        assert [str(r) for r in loaded.rules.rules] == ["deny bash(rm:*)"]
+        assert [str(r) for r in loaded.rules.rules] == ["deny bash(rm:*)", "allow look"]
         encoder = RequestEncoder("claude-test")
         assert encoder.encode(loaded.request_preview("next"), cache=True) == encoder.encode(
             first.request_preview("next"), cache=True

@@ -85,6 +85,7 @@ async def test_a_run_becomes_the_documented_json() -> None:
                 "id": "t2",
                 "name": "write",
                 "arguments": '{"text": "new\\n"}',
+                "headline": {"arg": "text", "kind": "text", "language": None},
                 "status": "denied",
                 "result": "The user denied this call.",
                 "parts": [],
@@ -96,8 +97,13 @@ async def test_a_run_becomes_the_documented_json() -> None:
                     }
                 ],
                 "progress": None,
-                "approval": {"approved": False, "by": "user", "message": None,
-                             "source": "person", "rule": None},
+                "approval": {
+                    "approved": False,
+                    "by": "user",
+                    "message": None,
+                    "source": "person",
+                    "rule": None,
+                },
             },
             {
                 "kind": "tool",

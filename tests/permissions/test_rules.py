@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,16 @@ from nb_tools.permissions import PermissionRules, load_rules, parse_rule
 class McpTool:
     def __init__(self, server: str) -> None:
         self.mcp_server = server
+
+
+@functools.cache
+def builtin_tool(name: str) -> Any:
+    """The built-in tool called ``name`` (the rules read what it declares)."""
+    from nb_tools.builtin import ReadState, TextEditorTool, Workspace, builtin_tools
+
+    tools = {t.info().name: t for t in builtin_tools(".")}
+    tools["str_replace_based_edit_tool"] = TextEditorTool(Workspace("."), ReadState())
+    return tools.get(name)
 
 
 def decide(
@@ -25,7 +37,7 @@ def decide(
     pr = PermissionRules(root=root)
     for action, text in rules:
         pr.add(action, text)  # type: ignore[arg-type]
-    match = pr.check(name, json.dumps(args), tool)
+    match = pr.check(name, json.dumps(args), tool if tool is not None else builtin_tool(name))
     return None if match is None else match.action
 
 
@@ -242,7 +254,7 @@ def test_decision_table(rules, name, args, tool, expected):
 def test_match_names_the_rule_and_its_source():
     pr = PermissionRules(root=Path("/r"))
     pr.deny("bash(rm:*)", source="project")
-    match = pr.check("bash", '{"command": "rm -rf x"}')
+    match = pr.check("bash", '{"command": "rm -rf x"}', builtin_tool("bash"))
     assert match is not None
     assert match.label == "rule:deny bash(rm:*) [project]"
 
@@ -274,8 +286,9 @@ def test_settings_files_user_then_project(tmp_path, monkeypatch):
         ("deny", "web_fetch", "project"),
         ("ask", "edit_file(secrets/**)", "project"),
     ]
-    assert rules.check("edit_file", {"file_path": "secrets/k.txt"}).action == "ask"
-    assert rules.check("web_fetch", {"url": "https://x.io"}).action == "deny"
+    edit, fetch = builtin_tool("edit_file"), builtin_tool("web_fetch")
+    assert rules.check("edit_file", {"file_path": "secrets/k.txt"}, edit).action == "ask"
+    assert rules.check("web_fetch", {"url": "https://x.io"}, fetch).action == "deny"
 
 
 def test_settings_file_errors_name_the_file(tmp_path):
@@ -293,7 +306,7 @@ def test_remove_and_duplicates():
     pr.allow("bash(ls)", "bash(ls)")
     assert len(pr.rules) == 1
     assert pr.remove("bash(ls)") == 1
-    assert pr.check("bash", {"command": "ls"}) is None
+    assert pr.check("bash", {"command": "ls"}, builtin_tool("bash")) is None
 
 
 SHELL_CASES = [

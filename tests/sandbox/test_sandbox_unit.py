@@ -166,7 +166,6 @@ def test_probe_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
 def _sources() -> list[tuple[object, bool, str]]:
     from nb_tools.agent._approval import (
         Allow,
-        AlwaysAllowSource,
         PermissionSource,
         PersonSource,
         PolicySource,
@@ -179,7 +178,6 @@ def _sources() -> list[tuple[object, bool, str]]:
         (None, False, "none"),
         (Allow(source=PersonSource(asked=PolicySource(policy="ask"))), True, "person"),
         (Allow(source=PersonSource(asked=rule)), True, "person"),
-        (Allow(source=AlwaysAllowSource(rule="bash(git:*)")), True, "rule"),
         (Allow(source=PermissionSource(by="my-policy")), True, "rule"),
         (Allow(source=rule), True, "rule"),
         (Allow(source=PolicySource(policy="auto")), True, "policy"),

@@ -5,6 +5,7 @@ listener that counts every connection (refused fetches must leave it at zero).""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -192,3 +193,14 @@ def workspace_tools(root: Path, *names: str) -> list[Any]:
 
 def args(**kw: Any) -> str:
     return json.dumps(kw)
+
+
+@functools.cache
+def builtin_tool(name: str) -> Any:
+    """The built-in tool called ``name``: what it declares (``Info.subject``) is what the
+    rules read, so a call is checked with its tool, as the agent checks it."""
+    from nb_tools.builtin import ReadState, TextEditorTool, Workspace, builtin_tools
+
+    tools = {t.info().name: t for t in builtin_tools(".")}
+    tools["str_replace_based_edit_tool"] = TextEditorTool(Workspace("."), ReadState())
+    return tools.get(name)

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from approvals_helpers import builtin_tool
 
 from nb_tools.builtin._bash_readonly import is_read_only
 from nb_tools.permissions import PermissionRules
@@ -66,7 +67,7 @@ def test_the_parse_agrees_with_bash(tmp_path: Path) -> None:
         if not marker.exists():
             continue
         ran += 1
-        match = rules.check("bash", json.dumps({"command": command}))
+        match = rules.check("bash", json.dumps({"command": command}), builtin_tool("bash"))
         if (
             not _sees_touch(parse_script(command))
             or is_read_only(command, tmp_path)

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from approvals_helpers import builtin_tool
 
 from nb_tools.agent import Agent
 from nb_tools.builtin._bash import BashTool
@@ -27,7 +28,7 @@ def decide(command: str, *rules: tuple[str, str]) -> str | None:
     pr = PermissionRules(root=Path("/srv/proj"))
     for action, text in rules:
         pr.add(action, text)  # type: ignore[arg-type]
-    match = pr.check("bash", json.dumps({"command": command}))
+    match = pr.check("bash", json.dumps({"command": command}), builtin_tool("bash"))
     return None if match is None else match.action
 
 
@@ -242,7 +243,7 @@ def test_deny_leaves_others_alone(command: str) -> None:
 def test_unsure_ask_names_the_rule_and_the_reason() -> None:
     pr = PermissionRules(root=Path("/r"))
     pr.deny("bash(rm:*)", source="project")
-    match = pr.check("bash", {"command": "$CMD -rf x"})
+    match = pr.check("bash", {"command": "$CMD -rf x"}, builtin_tool("bash"))
     assert match is not None and match.action == "ask"
     assert "deny" not in match.label.split()[0]
     assert "bash(rm:*)" in match.label and "cannot tell" in match.label

@@ -40,7 +40,7 @@ def test_spellings_of_one_host_normalise_alike(url: str) -> None:
 def test_a_deny_domain_rule_catches_every_spelling(url: str) -> None:
     rules = PermissionRules()
     rules.deny("web_fetch(domain:evil.com)")
-    match = rules.check("web_fetch", {"url": url})
+    match = rules.check("web_fetch", {"url": url}, fetch_tool())
     assert match is not None and match.action == "deny"
 
 
@@ -89,7 +89,7 @@ def test_a_url_without_a_reachable_host_has_none(url: str) -> None:
 def test_domain_rule_syntax(spec: str, url: str, matches: bool) -> None:
     rules = PermissionRules()
     rules.allow(f"web_fetch({spec})")
-    assert (rules.check("web_fetch", {"url": url}) is not None) is matches
+    assert (rules.check("web_fetch", {"url": url}, fetch_tool()) is not None) is matches
 
 
 def test_the_normaliser_is_shared_with_the_web_tool() -> None:
@@ -216,10 +216,15 @@ async def test_always_allow_covers_that_domain_only() -> None:
         )
     assert approver.asked == ["a", "c", "d"]
     assert listener.paths == ["/1", "/2"]
-    assert out.agent.always_allow == {"web_fetch(domain:example.com)"}
+    assert {r.text for r in out.agent.rules.rules if r.source == "session"} == {
+        "web_fetch(domain:example.com)"
+    }
     by = {d.call_id: (d.by, d.rule) for d in out.decided()}
     assert by["a"] == ("user", "web_fetch(domain:example.com)")
-    assert by["b"] == ("always-allow", "web_fetch(domain:example.com)")
+    assert by["b"] == (
+        "rule:allow web_fetch(domain:example.com) [session]",
+        "allow web_fetch(domain:example.com)",
+    )
 
 
 async def test_always_allow_adds_the_domain_rule_to_the_session_rules() -> None:

@@ -13,7 +13,22 @@ from files_attack import args_json, fingerprint, make_world, tools
 
 from nb_tools.builtin._patch_parse import ParseError, parse_patch, patch_lines, patch_paths
 from nb_tools.permissions import PermissionRules
-from nb_tools.permissions._rules import _patch_paths
+
+
+def _patch_tool() -> object:
+    from nb_tools.builtin import ApplyPatchTool, ReadState, Workspace
+
+    return ApplyPatchTool(Workspace("."), ReadState())
+
+
+def _patch_paths(text: str) -> list[str]:
+    """The paths a rule reads from a patch: what ``apply_patch`` declares (``Info.subject``)."""
+    from nb_tools.builtin import ApplyPatchTool, ReadState, Workspace
+
+    subject = ApplyPatchTool(Workspace("."), ReadState()).info().subject
+    assert subject is not None and subject.paths is not None
+    return subject.paths(text)
+
 
 # Every character str.splitlines() treats as a line boundary, except "\n" itself, plus
 # the Unicode separators; "\r" alone is one too (only "\r\n" is a line end in a patch).
@@ -66,7 +81,7 @@ async def test_a_smuggled_header_writes_nothing_and_no_allow_rule_covers_it(
     text = smuggle(BOUNDARIES[sep], header)
     if header != "*** Add File: ":
         text = text.replace("\n+pwned", "\n@@\n-x\n+pwned" if "Update" in header else "")
-    match = rules.check("apply_patch", {"input": text})
+    match = rules.check("apply_patch", {"input": text}, _patch_tool())
     assert match is None or match.action != "allow"
     t = tools(root)
     before = fingerprint(world)
@@ -94,7 +109,7 @@ async def test_move_to_smuggled_by_a_separator_is_refused(world: Path, sep: str)
             "*** End Patch",
         ]
     )
-    match = rules.check("apply_patch", {"input": text})
+    match = rules.check("apply_patch", {"input": text}, _patch_tool())
     assert match is not None and match.action == "deny", match
     before = fingerprint(world)
     result = await tools(root)["apply_patch"].call(args_json({"input": text}))
@@ -140,5 +155,5 @@ def test_an_unparsable_patch_still_names_every_header_path() -> None:
     assert set(_patch_paths(text)) >= {"secrets/x", "notes/y"}
     rules = PermissionRules(root=Path("/r"))
     rules.deny("apply_patch(secrets/**)")
-    match = rules.check("apply_patch", {"input": text})
+    match = rules.check("apply_patch", {"input": text}, _patch_tool())
     assert match is not None and match.action == "deny"

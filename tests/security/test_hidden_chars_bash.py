@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from approvals_helpers import builtin_tool
 
 from nb_tools.agent import Agent
 from nb_tools.builtin._bash import BashTool, command_is_read_only
@@ -59,12 +60,14 @@ def test_the_read_only_vote_refuses_hidden_characters(hidden: str) -> None:
 def test_an_allow_rule_cannot_tell_so_it_asks(hidden: str) -> None:
     rules = PermissionRules(root=Path("/srv/proj"))
     rules.allow("bash(ls:*)")
-    assert rules.check("bash", {"command": "ls -la"}) is not None  # covered when visible
+    assert (
+        rules.check("bash", {"command": "ls -la"}, builtin_tool("bash")) is not None
+    )  # covered when visible
     for command in (f"ls -la{hidden}", f"ls {hidden}x"):
-        match = rules.check("bash", {"command": command})
+        match = rules.check("bash", {"command": command}, builtin_tool("bash"))
         assert match is None or match.action == "ask", (repr(command), match)
     rules.deny("bash(rm:*)")
-    match = rules.check("bash", {"command": f"ls x{hidden}"})
+    match = rules.check("bash", {"command": f"ls x{hidden}"}, builtin_tool("bash"))
     assert match is not None and match.action in ("ask", "deny"), match
 
 

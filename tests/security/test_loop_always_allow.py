@@ -33,7 +33,9 @@ async def test_a_file_writer_is_allowed_in_its_folder_only(tmp_path: Path) -> No
     assert (tmp_path / "notes" / "deep" / "b.txt").read_text() == "b"
     assert not (tmp_path / "other" / "c.txt").exists()
     assert not (tmp_path / "d.txt").exists()
-    assert out.agent.always_allow == {"write_file(notes/**)"}
+    assert {r.text for r in out.agent.rules.rules if r.source == "session"} == {
+        "write_file(notes/**)"
+    }
 
 
 async def test_a_file_at_the_root_is_allowed_alone(tmp_path: Path) -> None:
@@ -119,7 +121,7 @@ async def test_an_allowed_shell_command_covers_nothing_more(tmp_path: Path, foll
     )
     rule = approver.requests[0].always_allow_rule
     assert rule is not None and rule.startswith("bash(") and rule != "bash"
-    assert out.agent.always_allow == {rule}
+    assert {r.text for r in out.agent.rules.rules if r.source == "session"} == {rule}
     assert approver.asked == ["a", "b"]
     assert (tmp_path / "ok.txt").exists()
     assert not (tmp_path / "pwned").exists()
@@ -162,7 +164,7 @@ async def test_a_tool_without_a_specifier_is_allowed_by_name() -> None:
     assert approver.asked == ["a"] and ran == ["a", "b"]
     assert [(d.call_id, d.by, d.rule) for d in out.decided()] == [
         ("a", "user", "deploy"),
-        ("b", "always-allow", "deploy"),
+        ("b", "rule:allow deploy [session]", "allow deploy"),
     ]
 
 
@@ -184,7 +186,12 @@ async def test_a_call_an_ask_rule_matched_offers_no_rule_and_asks_again() -> Non
     assert [str(r) for r in rules.rules] == ["ask deploy(prod*)"]
 
 
-async def test_the_deny_policy_ignores_always_allow() -> None:
+@pytest.mark.parametrize("with_rules", [False, True])
+async def test_always_allow_means_the_same_under_deny_with_or_without_rules(
+    with_rules: bool,
+) -> None:
+    """One home, one meaning: the click adds a session rule, which then allows under the
+    ``deny`` policy as any allow rule does, whether or not the agent had rules before."""
     from approvals_helpers import reply
 
     from nb_tools.agent import Agent
@@ -192,13 +199,26 @@ async def test_the_deny_policy_ignores_always_allow() -> None:
 
     ran: list[str] = []
     agent = Agent(
-        ScriptedModel([reply("", call("deploy", target="x")), reply("done")]),
+        ScriptedModel(
+            [
+                reply("", call("deploy", target="x")),
+                reply("done"),
+                reply("", call("deploy", target="y")),
+                reply("done"),
+            ]
+        ),
         tools=[_deploy(ran)],
-        approval="deny",
+        approval="ask",
+        approver=lambda r: Decision(approved=True, remember=True),
+        rules=PermissionRules() if with_rules else None,
     )
-    agent.always_allow.add("deploy")
     await agent.run("go")
-    assert ran == []
+    agent.approval = "deny"
+    agent.approver = None
+    await agent.run("again")
+    assert ran == ["x", "y"]
+    assert agent.rules is not None
+    assert [str(r) for r in agent.rules.rules] == ["allow deploy"]
 
 
 async def test_the_transcript_names_the_rule(tmp_path: Path) -> None:
@@ -223,10 +243,10 @@ async def test_the_transcript_names_the_rule(tmp_path: Path) -> None:
         },
         {
             "approved": True,
-            "by": "always-allow",
+            "by": "rule:allow write_file(nb/**) [session]",
             "message": None,
-            "source": "always-allow",
-            "rule": "write_file(nb/**)",
+            "source": "rule",
+            "rule": "allow write_file(nb/**)",
         },
     ]
 

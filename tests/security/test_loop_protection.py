@@ -86,7 +86,9 @@ async def test_always_allow_does_not_lift_protection(tmp_path: Path, rel: str) -
         approver=approver,
     )
     assert (tmp_path / "notes" / "a.txt").read_text() == "ok"
-    assert out.agent.always_allow == {"write_file(notes/**)"}
+    assert {r.text for r in out.agent.rules.rules if r.source == "session"} == {
+        "write_file(notes/**)"
+    }
     assert approver.asked == ["a", "p"]
     assert not (tmp_path / rel).exists()
 

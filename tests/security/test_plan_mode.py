@@ -260,7 +260,10 @@ async def test_always_allow_rules_do_not_lift_plan_mode_for_writers(root: Path) 
     model = ScriptedModel(
         [reply("", call("write_file", file_path="new.txt", content="x", id="w")), reply("done")]
     )
-    agent = Agent(model, tools=workspace_tools(root, "write_file"), approval="read-only")
-    agent.always_allow.add("write_file")
+    rules = PermissionRules(root=root)
+    rules.allow("write_file", source="session")  # what "Always allow" adds
+    agent = Agent(
+        model, tools=workspace_tools(root, "write_file"), approval="read-only", rules=rules
+    )
     await agent.run("go")
     assert not (root / "new.txt").exists()

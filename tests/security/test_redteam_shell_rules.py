@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from approvals_helpers import builtin_tool
 
 from nb_tools.agent import Agent
 from nb_tools.builtin._bash import BashTool
@@ -48,7 +49,7 @@ def _decide(command: str) -> str | None:
     pr = PermissionRules()
     pr.add("deny", "bash(touch:*)")
     pr.add("allow", "bash")
-    match = pr.check("bash", json.dumps({"command": command}))
+    match = pr.check("bash", json.dumps({"command": command}), builtin_tool("bash"))
     return None if match is None else match.action
 
 
