@@ -24,8 +24,23 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from nb_tools.jupyter._redact import redact_secrets
-from nb_tools.jupyter._static_frames import NOT_RUN, null_count, relabel, repr_name, safe_head
+from nb_tools.jupyter._redact import HIDDEN, redact_secrets, secret_name
+from nb_tools.jupyter._static_frames import (
+    NOT_RUN,
+    hide_secrets,
+    holds_secrets,
+    null_count,
+    relabel,
+    repr_name,
+    safe_head,
+)
+from nb_tools.jupyter._static_pandas import (
+    default_display,
+    exact_array,
+    pandas_kind,
+    shape_of,
+    unreadable,
+)
 from nb_tools.jupyter._static_read import (
     StaticReadError,
     _instance_dict,
@@ -38,7 +53,7 @@ from nb_tools.jupyter._static_read import (
     type_module,
     type_name,
 )
-from nb_tools.jupyter._static_repr import HIDDEN, array_text, safe_repr, secret_name
+from nb_tools.jupyter._static_repr import array_text, safe_repr
 from nb_tools.tool import Info, Registry, Result, Schema, Tool
 
 __all__ = [
@@ -87,13 +102,12 @@ def _size(n: float) -> str:
 
 
 def _kind(value: Any) -> str:
-    """The library a value comes from, read from its type's module (no attribute access)."""
-    mod = type_module(type(value))
-    if mod == "pandas" or mod.startswith("pandas."):
-        return "pandas"
-    if type_name(type(value)) == "numpy.ndarray":
-        return "ndarray"
-    return ""
+    """``DataFrame``, ``Series`` or ``ndarray`` when ``value`` is exactly pandas' or NumPy's
+    class (by identity: a subclass, or a class that only says so, is another object)."""
+    kind = pandas_kind(value)
+    if kind in ("DataFrame", "Series"):
+        return kind
+    return "ndarray" if exact_array(value) else ""
 
 
 def is_user_variable(name: str, value: Any, hidden: Mapping[str, Any]) -> bool:
@@ -126,7 +140,7 @@ def _frame_summary(df: Any, limit: int = 6, exact: int = 50) -> tuple[str, int]:
             cols.append(f"{repr_name(name)}:{dtype}")
         if issubclass(type(dtype), np.dtype):
             mem += dtype.itemsize * rows
-        elif asked < exact and type_module(type(dtype)).startswith("pandas."):
+        elif asked < exact:  # pandas' own (``unreadable`` checked the arrays)
             asked += 1
             mem += int(df.iloc[:, i].array.nbytes)
         else:
@@ -140,11 +154,15 @@ def summary_line(name: str, value: Any) -> tuple[str, int]:
     kind = _kind(value)
     t = type(value)
     tname = type_name(t).rpartition(".")[2]
-    if kind == "pandas" and tname == "DataFrame":
+    why = unreadable(value) if kind in ("DataFrame", "Series") else None
+    if why:
+        shape = shape_of(value) if kind == "DataFrame" else f"len {shape_of(value)}"
+        return f"{name}: {kind} {shape} (values not read: {why})", 0
+    if kind == "DataFrame":
         cols, mem = _frame_summary(value)
         rows, ncols = value.shape
         return f"{name}: DataFrame {rows}x{ncols} [{cols}] {_size(mem)}", mem
-    if kind == "pandas" and tname == "Series":
+    if kind == "Series":
         mem = int(value.memory_usage(index=True, deep=False))
         return f"{name}: Series len {len(value)} {value.dtype} {_size(mem)}", mem
     if kind == "ndarray":
@@ -256,12 +274,47 @@ def resolve_path(path: str, ns: Mapping[str, Any]) -> Any:
     value = ns[node.id]
     done = node.id
     for kind, key in reversed(steps):
+        if secret_name(last_name(done)):  # a part of a secret is a secret: d["api_key"][0]
+            raise PathError(_secret(done))
+        _check_step(value, done, key)
         try:
             value = read_attr(value, key, done) if kind == "attr" else read_item(value, key, done)
         except StaticReadError as exc:
             raise PathError(f"describe: {exc}") from None
         done += f".{key}" if kind == "attr" else f"[{key!r}]"
     return value
+
+
+_LABEL_STEPS = frozenset(
+    {"shape", "dtypes", "dtype", "ndim", "size", "empty", "index", "columns", "name", "names"}
+)
+"""What ``describe`` reads of a DataFrame or Series that holds values under secret-looking
+labels, besides other labels: its structure, never its values by position or in bulk
+(``values``, ``iloc``, ``T``, ``to_numpy``...)."""
+
+
+def _secret(path: str) -> str:
+    return (
+        f"describe: {path.strip()} is not shown: its name looks like a secret (an API key, a "
+        "token, a password); the python tool can read it once the user approves"
+    )
+
+
+def _check_step(value: Any, done: str, key: Any) -> None:
+    """On a pandas container that holds values under secret-looking labels, refuse any
+    step but another label or its structure."""
+    if _kind(value) not in ("DataFrame", "Series") or unreadable(value):
+        return
+    if key in _LABEL_STEPS or not holds_secrets(value):
+        return
+    labels = value.columns if _kind(value) == "DataFrame" else value.index
+    if type(key) is str and any(type(label) is str and label == key for label in labels):
+        return
+    raise PathError(
+        f"describe: {done} holds values under labels that look like secrets; describe "
+        "reads its other columns and rows by label, and its structure, but nothing by "
+        "position or in bulk (the python tool can, once the user approves)"
+    )
 
 
 def _frame_text(obj: Any, width: int = 120) -> str:
@@ -288,6 +341,8 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
 
     mem = int(df.memory_usage(index=True, deep=False).sum())
     work, notes = relabel(df)
+    work, hidden = hide_secrets(work)
+    notes += hidden
     dtypes = list(work.dtypes.values)
     listed = min(len(dtypes), 60)
     safe = [_plain(dtypes[i]) or safe_values(work.iloc[:, i]) for i in range(listed)]
@@ -339,6 +394,8 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
 def _describe_series(name: str, s: Any, rows: int) -> str:
     mem = int(s.memory_usage(index=True, deep=False))
     work, notes = relabel(s)
+    work, hidden = hide_secrets(work)
+    notes += hidden
     head, _ = safe_head(work, rows)
     out = [
         f"{name}: Series {safe_repr(s.name)}, {len(s)} values, dtype {s.dtype}, "
@@ -407,13 +464,36 @@ def _describe_environ(name: str, env: Any) -> str:
     return "\n".join(lines)
 
 
+def _describe_unread(name: str, value: Any, kind: str, why: str) -> str:
+    """A DataFrame or Series whose values are not read: its shape, and the column labels
+    when they are pandas' own."""
+    shape = shape_of(value) if kind == "DataFrame" else f"len {shape_of(value)}"
+    out = [
+        f"{name}: {kind} {shape}; its values are not read: {why} (the python "
+        "tool can read them once the user approves)"
+    ]
+    if kind == "DataFrame" and not unreadable(value.columns):
+        labels = [repr_name(c) for c in value.columns[:60]]
+        out.append("columns: " + ", ".join(labels) + (" …" if len(value.columns) > 60 else ""))
+    return "\n".join(out)
+
+
 def describe_value(name: str, value: Any, *, rows: int = 5) -> str:
+    """What ``describe`` shows of ``value``, formatted under the default display options."""
+    with default_display():
+        return _describe(name, value, rows)
+
+
+def _describe(name: str, value: Any, rows: int) -> str:
     if type(value) is type(os.environ):
         return _describe_environ(name, value)
-    kind, tname = _kind(value), type(value).__name__
-    if kind == "pandas" and tname == "DataFrame":
+    kind = _kind(value)
+    why = unreadable(value) if kind in ("DataFrame", "Series") else None
+    if why:
+        return _describe_unread(name, value, kind, why)
+    if kind == "DataFrame":
         return _describe_frame(name, value, rows)
-    if kind == "pandas" and tname == "Series":
+    if kind == "Series":
         return _describe_series(name, value, rows)
     if kind == "ndarray":
         return _describe_array(name, value)
@@ -458,7 +538,8 @@ class ListVariablesTool(_ReadOnlyTool):
     def call(self, args: str | bytes) -> Result:
         pattern = str(self._args(args).get("pattern") or "")
         ip = _shell(self._shell)
-        text = list_user(ip.user_ns, ip.user_ns_hidden, pattern=pattern)
+        with default_display():
+            text = list_user(ip.user_ns, ip.user_ns_hidden, pattern=pattern)
         return Result(content=redact_secrets(text))
 
 
@@ -493,14 +574,12 @@ class DescribeTool(_ReadOnlyTool):
         rows = max(1, min(int(parsed.get("rows") or 5), 50))
         ip = _shell(self._shell)
         try:
-            value = resolve_path(path, ip.user_ns)
+            with default_display():
+                value = resolve_path(path, ip.user_ns)
         except PathError as exc:
             return Result.error(str(exc))
         if secret_name(last_name(path)):
-            return Result.error(
-                f"describe: {path.strip()} is not shown: its name looks like a secret (an API "
-                "key, a token, a password); the python tool can read it once the user approves"
-            )
+            return Result.error(_secret(path))
         text = describe_value(path.strip(), value, rows=rows)
         # a copy of a secret has no secret name: its value is hidden where it shows (_redact)
         return Result(content=redact_secrets(_cap(text, MAX_DESCRIBE_CHARS)))

@@ -1,22 +1,150 @@
-"""The values of the kernel's secret environment variables, kept out of what the no-click
-tools return.
+"""Secrets kept out of what the no-click kernel tools return: the one home of what looks
+like a secret (``secret_name``, ``secret_label``) and of the text redaction every answer
+of ``list_variables``, ``describe`` and the live ``notebook_read`` goes through
+(``redact_secrets``).
 
-``describe`` and ``list_variables`` hide a value kept under a secret-looking name, but a
-user's copy carries no such name: ``list(os.environ.values())``, ``f"{k}={v}"`` lines, a
-connection string, a DataFrame column. So the text these tools return (and the live
-``notebook_read``, whose cell outputs may hold what a cell printed) is also searched for
-the values of the environment variables whose NAMES look secret (``ANTHROPIC_API_KEY``,
-``GITHUB_TOKEN``, ...): each value, and any piece of it of ``PIECE`` characters or more (a
-cut repr shows the start of a long string), is replaced by ``<hidden: the value of $NAME>``.
+Values under secret-looking names are hidden where they are read (dict keys, attributes,
+``os.environ``, DataFrame columns and rows, Series names: ``HIDDEN``). But a copy carries
+no such name (``list(os.environ.values())``, ``f"{k}={v}"`` lines, a connection string),
+so the final text is also searched for:
+
+- the value of every environment variable whose NAME looks secret (``ANTHROPIC_API_KEY``,
+  ``GITHUB_TOKEN``), and the password of every URL or ``password=`` pair in any
+  environment variable (``DATABASE_URL``, ``HTTPS_PROXY``, ``PIP_INDEX_URL``): each value,
+  and any piece of it of ``PIECE`` characters or more (a cut repr shows part of a long
+  string), becomes ``<hidden: the value of $NAME>``;
+- the password of a URL's userinfo (``postgres://u:pw@h/db``, ``redis://:pw@h``), or the
+  whole userinfo when it is one long token (``https://ghp_...@github.com``);
+- a PEM block other than a certificate or a public key (``-----BEGIN ... PRIVATE KEY-----``
+  up to its END line, or up to where the text stops being base64 when it was cut);
+- the value in ``NAME=value``, ``"name": value`` and ``'name'=value`` when the name looks
+  like a secret (``NAME_SECRET_KEY=...`` lines, query strings, libpq DSNs, JSON);
+- a ``Bearer`` token.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
-from nb_tools.jupyter._static_repr import secret_name
+__all__ = [
+    "HIDDEN",
+    "redact_secrets",
+    "secret_label",
+    "secret_name",
+    "secret_values",
+]
 
-__all__ = ["redact_secrets", "secret_values"]
+HIDDEN = "<hidden: the name looks like a secret>"
+"""What stands for a value kept under a secret-looking name (``api_key``, ``*_TOKEN``...)."""
+REDACTED = "<hidden: looks like a secret>"
+"""What stands for a secret found in text by its shape (a URL password, a PEM block...)."""
+
+_SECRET_WORDS = frozenset(
+    [
+        "token",
+        "tokens",
+        "secret",
+        "secrets",
+        "password",
+        "passwords",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "cookie",
+        "cookies",
+        "apikey",
+        "auth",
+        "authorization",
+        "bearer",
+    ]
+)
+_KEY_KINDS = frozenset(
+    ["api", "access", "secret", "private", "auth", "signing", "encryption", "client"]
+)
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def secret_name(key: object) -> bool:
+    """Whether ``key`` (a str, or bytes as ``os.environ`` keeps them) names a secret: a
+    word such as token, secret, password, credential, cookie or auth, or a key of a secret
+    kind (``api_key``, ``AWS_SECRET_ACCESS_KEY``, ``privateKey``). The model is not shown
+    such values without the user's approval; ``sort_key`` or ``monkey`` are not secrets."""
+    if type(key) is bytes:
+        key = key.decode("latin-1")
+    if type(key) is not str or len(key) > 200:
+        return False
+    words = [w.lower() for w in _WORDS.findall(key)]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    return any(w == "key" and i and words[i - 1] in _KEY_KINDS for i, w in enumerate(words))
+
+
+def secret_label(label: object) -> bool:
+    """A DataFrame column or row label, or a Series name, that names a secret: a secret
+    name, or a tuple (a MultiIndex label) with one among its parts."""
+    if type(label) is tuple:
+        return any(secret_name(part) for part in label)
+    return secret_name(label)
+
+
+# -- secrets found by their shape ------------------------------------------------------
+
+_URL_USERINFO = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^\s:@/'\"<>\\]*)"
+    r"(?::(?P<pw>[^\s@'\"<>\\]+))?@"
+)
+_PEM = re.compile(
+    r"-----BEGIN (?P<label>[A-Z0-9 ]{1,60})-----"
+    r"(?:[A-Za-z0-9+/=\s:,.]|\\[nr]|-(?!----))*"
+    r"(?:-----END [A-Z0-9 ]{1,60}-----)?"
+)
+_PEM_SHOWN = ("CERTIFICATE", "PUBLIC KEY")
+_ASSIGNED = re.compile(
+    r"(?P<name>(?<![\w.\-])[A-Za-z_][\w.\-]{0,100}|\"[^\"\n]{1,100}\"|'[^'\n]{1,100}')"
+    r"(?P<sep>[ \t]*(?:=|(?<=[\"']):)[ \t]*)"
+    r"(?!<hidden)(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[^\s&;,'\"}\]]+)"
+)
+_BEARER = re.compile(r"(?i)\b(bearer\s+)(?!<hidden)[A-Za-z0-9._~+/=\-]{8,}")
+_TOKEN_USER = 16
+"""A URL's userinfo without a password is hidden from this length on (a token, not a
+user name)."""
+
+
+def _url(m: re.Match[str]) -> str:
+    user, pw = m["user"], m["pw"]
+    if pw is not None:
+        return f"{m['scheme']}{user}:{REDACTED}@"
+    if len(user) >= _TOKEN_USER:
+        return f"{m['scheme']}{REDACTED}@"
+    return m[0]
+
+
+def _pem(m: re.Match[str]) -> str:
+    if any(kind in m["label"] for kind in _PEM_SHOWN) and "PRIVATE" not in m["label"]:
+        return m[0]
+    return f"-----BEGIN {m['label']}----- {REDACTED}"
+
+
+def _assigned(m: re.Match[str]) -> str:
+    name = m["name"].strip("\"'")
+    if not secret_name(name):
+        return m[0]
+    return f"{m['name']}{m['sep']}{REDACTED}"
+
+
+def _by_shape(text: str) -> str:
+    if "-----BEGIN " in text:
+        text = _PEM.sub(_pem, text)
+    if "://" in text:
+        text = _URL_USERINFO.sub(_url, text)
+    text = _ASSIGNED.sub(_assigned, text)
+    return _BEARER.sub(lambda m: m[1] + REDACTED, text)
+
+
+# -- the environment's secrets, wherever they were copied ------------------------------
 
 MIN_LENGTH = 8
 """Shorter values (``1``, ``true``) are flags, not secrets: hiding them would hide text."""
@@ -24,15 +152,37 @@ PIECE = 12
 _NOT_SECRETS = frozenset(("PWD", "OLDPWD"))
 
 
+def _passwords(value: str) -> list[str]:
+    """The passwords a value holds: a URL's userinfo password (or token user), and the
+    values of ``name=value`` pairs with a secret name (a libpq DSN's ``password=``)."""
+    found = []
+    for m in _URL_USERINFO.finditer(value):
+        if m["pw"] is not None:
+            found.append(m["pw"])
+        elif len(m["user"]) >= _TOKEN_USER:
+            found.append(m["user"])
+    for m in _ASSIGNED.finditer(value):
+        if secret_name(m["name"].strip("\"'")):
+            found.append(m["value"].strip("\"'"))
+    return found
+
+
 def secret_values() -> list[tuple[str, str]]:
-    """``(name, value)`` of the secret-named environment variables, longest value first."""
+    """``(name, value)`` of the secrets the environment holds: the values of secret-named
+    variables, and the passwords in any variable's URLs or ``password=`` pairs; longest
+    value first."""
     found = []
     for name, value in os.environ.items():
-        if name in _NOT_SECRETS or not secret_name(name) or len(value) < MIN_LENGTH:
+        if name in _NOT_SECRETS:
             continue
-        if os.path.exists(value):  # a path (a credentials FILE's name) is not the secret
+        if secret_name(name):
+            if len(value) >= MIN_LENGTH and not os.path.exists(value):
+                found.append((name, value))  # a path (a credentials FILE's name) is not
             continue
-        found.append((name, value))
+        if "@" in value or "=" in value:
+            for pw in _passwords(value):
+                if len(pw) >= MIN_LENGTH:
+                    found.append((name, pw))
     return sorted(found, key=lambda nv: -len(nv[1]))
 
 
@@ -59,7 +209,7 @@ def _hide(text: str, name: str, value: str) -> str:
 
 
 def redact_secrets(text: str) -> str:
-    """``text`` with every secret environment value (or piece of one) hidden."""
+    """``text`` with every secret the module docstring lists hidden."""
     for name, value in secret_values():
         text = _hide(text, name, value)
-    return text
+    return _by_shape(text)

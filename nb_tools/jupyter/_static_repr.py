@@ -10,12 +10,12 @@ import contextlib
 import datetime
 import decimal
 import pathlib
-import re
 import types
 import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from nb_tools.jupyter._redact import HIDDEN, secret_name
 from nb_tools.jupyter._static_read import (
     _ids,
     _instance_dict,
@@ -32,7 +32,7 @@ from nb_tools.jupyter._static_read import (
     type_name,
 )
 
-__all__ = ["array_text", "safe_repr"]
+__all__ = ["HIDDEN", "array_text", "safe_repr", "secret_name"]
 
 _REPR_EXACT = _ids(
     type(None),
@@ -101,52 +101,6 @@ def _safe_datetime(value: Any) -> bool:
         return False
     tz = value.tzinfo
     return tz is None or type(tz) is datetime.timezone
-
-
-HIDDEN = "<hidden: the name looks like a secret>"
-"""What stands for a value kept under a secret-looking name (``api_key``, ``*_TOKEN``...)."""
-
-
-_SECRET_WORDS = frozenset(
-    [
-        "token",
-        "tokens",
-        "secret",
-        "secrets",
-        "password",
-        "passwords",
-        "passwd",
-        "pwd",
-        "passphrase",
-        "credential",
-        "credentials",
-        "cookie",
-        "cookies",
-        "apikey",
-        "auth",
-        "authorization",
-        "bearer",
-    ]
-)
-_KEY_KINDS = frozenset(
-    ["api", "access", "secret", "private", "auth", "signing", "encryption", "client"]
-)
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
-def secret_name(key: object) -> bool:
-    """Whether ``key`` (a str, or bytes as ``os.environ`` keeps them) names a secret: a
-    word such as token, secret, password, credential, cookie or auth, or a key of a secret
-    kind (``api_key``, ``AWS_SECRET_ACCESS_KEY``, ``privateKey``). The model is not shown
-    such values without the user's approval; ``sort_key`` or ``monkey`` are not secrets."""
-    if type(key) is bytes:
-        key = key.decode("latin-1")
-    if type(key) is not str or len(key) > 200:
-        return False
-    words = [w.lower() for w in _WORDS.findall(key)]
-    if any(w in _SECRET_WORDS for w in words):
-        return True
-    return any(w == "key" and i and words[i - 1] in _KEY_KINDS for i, w in enumerate(words))
 
 
 def _items(values: Iterable[Any], level: int, limit: int = MAX_ITEMS) -> list[str]:
@@ -243,7 +197,6 @@ def _items_kv(fields: list[tuple[str, Any]], level: int) -> str:
 
 
 _PANDAS_SCALARS = ("Timestamp", "Timedelta", "Period", "NaTType", "NAType")
-_TZ_PACKAGES = ("datetime", "zoneinfo", "pytz", "dateutil", "pandas")
 
 
 def _trusted_repr(value: Any, level: int) -> str | None:
@@ -251,21 +204,26 @@ def _trusted_repr(value: Any, level: int) -> str | None:
     the generic view (a GroupBy, a Styler, ... shown by their fields)."""
     import numpy as np
 
+    from nb_tools.jupyter._static_pandas import shape_of, trusted_tz, unreadable
+
     t = type(value)
     if issubclass(t, np.ndarray):
         return array_text(value, level)
     qual = _type_qualname(t)
     pkg = _package(type_module(t))
     if pkg == "pandas" and qual in ("DataFrame", "Series"):
-        return f"<{qual} {'x'.join(str(d) for d in value.shape)}>"
+        return f"<{qual} {shape_of(value)}>"
     if issubclass(t, np.dtype) or (issubclass(t, np.generic) and not issubclass(t, np.void)):
         return _cut(repr(value))
     if pkg == "pandas" and qual in _PANDAS_SCALARS:
         tz = getattr(value, "tzinfo", None)
-        if tz is None or _package(type_module(type(tz))) in _TZ_PACKAGES:
+        if trusted_tz(tz):
             return _cut(repr(value))
         return f"<pandas.{qual} with a {type_name(type(tz))} tzinfo>"
     if _lookup(t, "dtype") is not None and _lookup(t, "__len__") is not None:
+        why = unreadable(value)
+        if why:
+            return f"<{pkg}.{qual}: values not read: {why}>"
         safe = labels_safe(value) if qual.endswith("Index") else safe_values(value)
         if safe:
             return _cut(repr(value))
