@@ -235,6 +235,9 @@ def array_text(a: Any, level: int = 0) -> str:
     """An ndarray as ``np.array2string`` shows it, object elements through ``safe_repr``."""
     import numpy as np
 
+    fields = a.dtype.names or ()
+    if any(secret_name(f) for f in fields):
+        return f"<structured array {a.shape}: fields {', '.join(fields)}; {HIDDEN}>"
     if not a.dtype.hasobject:
         return np.array2string(a, threshold=50, edgeitems=3, max_line_width=120)
     if a.dtype.names:
