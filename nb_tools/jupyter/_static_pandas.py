@@ -216,10 +216,17 @@ def unreadable(obj: Any) -> str | None:
 
 
 def axis_length(index: Any) -> int | None:
-    """``len(index)`` when that runs pandas' or NumPy's code only."""
-    if _index_reason(index) is not None:
+    """``len(index)`` when that runs pandas' or NumPy's code only (its array is pandas' or
+    NumPy's, whatever its values)."""
+    pd = sys.modules["pandas"]
+    t = type(index)
+    if not (issubclass(t, pd.Index) and trusted_type(t)):
         return None
-    return len(index)
+    own = _instance_dict(index) or {}
+    data = own.get("_data")
+    if "_range" in own or "_levels" in own or trusted_type(type(data)):
+        return len(index)
+    return None
 
 
 def shape_of(obj: Any) -> str:

@@ -17,11 +17,13 @@ would run, and the way out (the ``python`` tool, which asks the user first).
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import decimal
 import functools
 import sys
 import types
+import typing
 from typing import Any
 
 __all__ = [
@@ -146,7 +148,14 @@ def _trusted_class(c: type) -> bool:
     mod = type_module(c)
     if _package(mod) in TRUSTED_PACKAGES:
         return reachable(c)
+    if _is(c, _INERT):
+        return True
     return not _type_flags(c) & _HEAPTYPE and _package(mod) in sys.stdlib_module_names
+
+
+_INERT = _ids(abc.ABC, typing.Generic)
+"""Python classes of the standard library in pandas' MROs that define nothing an
+instance read runs (``DatetimeIndex`` is an ``abc.ABC``)."""
 
 
 def reachable(c: type) -> bool:
@@ -567,14 +576,16 @@ def attribute_lines(value: Any, limit: int = 40) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
     inst = _instance_dict(value)
-    entries: list[tuple[str, Any, bool]] = []
+    entries: list[tuple[str, Any, bool, bool]] = []
     if inst is not None:
-        entries += [(k, v, True) for k, v in dict.items(inst) if type(k) is str]
+        entries += [(k, v, True, False) for k, v in dict.items(inst) if type(k) is str]
+    runs = trusted_type(type(value))  # trusted code runs on trusted types only (_through)
     for c in _type_mro(type(value)):
         if type_module(c) == "builtins":
             continue
-        entries += [(k, v, False) for k, v in dict.items(dict(_type_dict(c))) if type(k) is str]
-    for key, v, own in entries:
+        ok = runs and _trusted_class(c)
+        entries += [(k, v, False, ok) for k, v in dict.items(dict(_type_dict(c))) if type(k) is str]
+    for key, v, own, ok in entries:
         if key.startswith("_") or key in seen:
             continue
         seen.add(key)
@@ -591,7 +602,7 @@ def attribute_lines(value: Any, limit: int = 40) -> list[str]:
             if vt is types.GetSetDescriptorType:
                 trusted = _trusted_code(v.__objclass__)
             else:
-                trusted = _runs_trusted_code(v)
+                trusted = ok and _runs_trusted_code(v)
             kind = "property" if vt is property or vt is types.GetSetDescriptorType else None
             label = kind or _type_qualname(vt)
             out.append(f"  {key}: {label}" + ("" if trusted else " (not read: runs code)"))
