@@ -114,35 +114,38 @@ _TOKEN_USER = 16
 user name)."""
 
 
-def _url(m: re.Match[str]) -> str:
-    user, pw = m["user"], m["pw"]
-    if pw is not None:
-        return f"{m['scheme']}{user}:{REDACTED}@"
-    if len(user) >= _TOKEN_USER:
-        return f"{m['scheme']}{REDACTED}@"
-    return m[0]
+def _by_shape(text: str, known: dict[str, str]) -> str:
+    """``text`` with the secrets found by their shape hidden; a secret that is the value
+    of an environment variable (``known``: value -> name) is named after it."""
 
+    def mark(value: str) -> str:
+        name = known.get(value.strip("\"'"))
+        return f"<hidden: the value of ${name}>" if name else REDACTED
 
-def _pem(m: re.Match[str]) -> str:
-    if any(kind in m["label"] for kind in _PEM_SHOWN) and "PRIVATE" not in m["label"]:
+    def url(m: re.Match[str]) -> str:
+        user, pw = m["user"], m["pw"]
+        if pw is not None:
+            return f"{m['scheme']}{user}:{mark(pw)}@"
+        if len(user) >= _TOKEN_USER:
+            return f"{m['scheme']}{mark(user)}@"
         return m[0]
-    return f"-----BEGIN {m['label']}----- {REDACTED}"
 
+    def pem(m: re.Match[str]) -> str:
+        if any(kind in m["label"] for kind in _PEM_SHOWN) and "PRIVATE" not in m["label"]:
+            return m[0]
+        return f"-----BEGIN {m['label']}----- {REDACTED}"
 
-def _assigned(m: re.Match[str]) -> str:
-    name = m["name"].strip("\"'")
-    if not secret_name(name):
-        return m[0]
-    return f"{m['name']}{m['sep']}{REDACTED}"
+    def assigned(m: re.Match[str]) -> str:
+        if not secret_name(m["name"].strip("\"'")):
+            return m[0]
+        return f"{m['name']}{m['sep']}{mark(m['value'])}"
 
-
-def _by_shape(text: str) -> str:
     if "-----BEGIN " in text:
-        text = _PEM.sub(_pem, text)
+        text = _PEM.sub(pem, text)
     if "://" in text:
-        text = _URL_USERINFO.sub(_url, text)
-    text = _ASSIGNED.sub(_assigned, text)
-    return _BEARER.sub(lambda m: m[1] + REDACTED, text)
+        text = _URL_USERINFO.sub(url, text)
+    text = _ASSIGNED.sub(assigned, text)
+    return _BEARER.sub(lambda m: m[1] + mark(m[0][len(m[1]) :]), text)
 
 
 # -- the environment's secrets, wherever they were copied ------------------------------
@@ -211,6 +214,8 @@ def _hide(text: str, name: str, value: str) -> str:
 
 def redact_secrets(text: str) -> str:
     """``text`` with every secret the module docstring lists hidden."""
-    for name, value in secret_values():
+    found = secret_values()
+    text = _by_shape(text, {value: name for name, value in reversed(found)})
+    for name, value in found:
         text = _hide(text, name, value)
-    return _by_shape(text)
+    return text
