@@ -29,6 +29,7 @@ import re
 
 __all__ = [
     "HIDDEN",
+    "may_hold_secret_names",
     "redact_secrets",
     "secret_label",
     "secret_name",
@@ -80,6 +81,21 @@ def secret_name(key: object) -> bool:
     if any(w in _SECRET_WORDS for w in words):
         return True
     return any(w == "key" and i and words[i - 1] in _KEY_KINDS for i, w in enumerate(words))
+
+
+_SCREEN = tuple(
+    w
+    for w in _SECRET_WORDS | {"key"}
+    if not any(o != w and o in w for o in _SECRET_WORDS | {"key"})
+)
+"""The secret words (and ``key``) that contain no other: one substring search each."""
+
+
+def may_hold_secret_names(text: str) -> bool:
+    """A quick screen: ``False`` when no part of ``text`` can make a secret name (none of
+    the secret words nor ``key`` occurs in it), so a million labels are screened at once."""
+    lowered = text.lower()
+    return any(w in lowered for w in _SCREEN)
 
 
 def secret_label(label: object) -> bool:

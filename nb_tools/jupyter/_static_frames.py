@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nb_tools.jupyter._redact import HIDDEN, secret_label
+from nb_tools.jupyter._redact import HIDDEN, may_hold_secret_names, secret_label
 from nb_tools.jupyter._static_read import labels_safe, safe_values, trusted_type, type_name
 from nb_tools.jupyter._static_repr import safe_repr
 
@@ -127,7 +127,11 @@ def secret_positions(index: Any) -> list[int]:
     dtype = index.dtype
     if issubclass(type(dtype), np.dtype) and dtype.kind in "biufcmM":
         return []
-    return [i for i, label in enumerate(index) if secret_label(label)]
+    labels = index.tolist()
+    plain = all(type(label) is str for label in labels)
+    if plain and not may_hold_secret_names("\n".join(labels)):  # the common case
+        return []
+    return [i for i, label in enumerate(labels) if secret_label(label)]
 
 
 def holds_secrets(obj: Any) -> bool:
