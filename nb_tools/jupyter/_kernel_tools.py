@@ -24,7 +24,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from nb_tools.jupyter._redact import HIDDEN, redact_secrets, secret_name
+from nb_tools.jupyter._redact import HIDDEN, redact_ends, redact_secrets, secret_name
 from nb_tools.jupyter._static_frames import (
     NOT_RUN,
     hide_secrets,
@@ -173,7 +173,7 @@ def summary_line(name: str, value: Any) -> tuple[str, int]:
     if any(t is s for s in _SCALARS):
         return f"{name}: {tname} = {value!r}"[:80], mem
     if t is str:
-        shown = reprlib.repr(value) if len(value) > 40 else repr(value)
+        shown = reprlib.repr(redact_ends(value, 40)) if len(value) > 40 else repr(value)
         return f"{name}: str len {len(value)} = {shown}", mem
     if any(t is c for c in _CONTAINERS):
         return f"{name}: {tname} len {builtin_len(value)} {_size(mem)}", mem

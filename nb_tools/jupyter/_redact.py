@@ -30,6 +30,7 @@ import re
 __all__ = [
     "HIDDEN",
     "may_hold_secret_names",
+    "redact_ends",
     "redact_secrets",
     "secret_label",
     "secret_name",
@@ -226,6 +227,15 @@ def _hide(text: str, name: str, value: str) -> str:
             out.append(text[i])
             i += 1
     return "".join(out)
+
+
+def redact_ends(text: str, keep: int, margin: int = 4000) -> str:
+    """The first and last ``keep`` characters of a long ``text``, each with the secrets
+    found by shape hidden, read with ``margin`` characters of context: a repr cut in the
+    middle must not show the part of a secret whose name or scheme fell in the cut."""
+    head = _by_shape(text[: keep + margin], {})[:keep]
+    tail = _by_shape(text[-(keep + margin) :], {})[-keep:]
+    return head + tail
 
 
 def redact_secrets(text: str) -> str:

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from nb_tools.jupyter._redact import HIDDEN, secret_name
+from nb_tools.jupyter._redact import HIDDEN, redact_ends, secret_name
 from nb_tools.jupyter._static_read import (
     _ids,
     _instance_dict,
@@ -85,6 +85,8 @@ def _scalar_repr(value: Any, base: type | None = None) -> str:
             return _cut(int.__repr__(value))
         except ValueError:  # more digits than sys.get_int_max_str_digits()
             return f"<int of {int.bit_length(value)} bits>"
+    if t is str and str.__len__(value) > MAX_STRING:
+        return _cut(str.__repr__(redact_ends(str.__getitem__(value, slice(None)), MAX_STRING // 2)))
     if t is str or t is bytes or t is bytearray:
         text: Any = t
         if text.__len__(value) > MAX_STRING:

@@ -111,6 +111,7 @@ SHAPED = {
     "dbpass-Env-9876": "DATABASE_URL's password",
     "proxypass-XYZ123": "HTTPS_PROXY's password",
     "pypi-AgEItokenvalue999": "PIP_INDEX_URL's token",
+    "S3cr3tValueXYZ": "the end of a secret whose name fell in a repr's cut",
 }
 
 
@@ -137,6 +138,7 @@ def shaped(monkeypatch: pytest.MonkeyPatch) -> Any:
         "header": "Authorization: Bearer tok-bearer-0123456789",
         "env_copy": dict(os.environ),
         "pw_copy": "dbpass-Env-9876",
+        "long_env": "A=1\n" * 49 + "NAME_SECRET_KEY=" + "S3cr3tValueXYZ" * 30 + "\nC=3" * 10,
     }
     ns["cfg_frame"].index = ["user", "password"]
     return types.SimpleNamespace(user_ns=ns, user_ns_hidden={})
