@@ -1,7 +1,7 @@
 """Secrets kept out of what the no-click kernel tools return: the one home of what looks
 like a secret (``secret_name``, ``secret_label``) and of the text redaction every answer
-of ``list_variables``, ``describe`` and the live ``notebook_read`` goes through
-(``redact_secrets``).
+of ``list_variables`` and ``describe`` goes through (``redact_secrets``; the live
+``notebook_read`` uses its environment part).
 
 Values under secret-looking names are hidden where they are read (dict keys, attributes,
 ``os.environ``, DataFrame columns and rows, Series names: ``HIDDEN``). But a copy carries
@@ -238,10 +238,13 @@ def redact_ends(text: str, keep: int, margin: int = 4000) -> str:
     return head + tail
 
 
-def redact_secrets(text: str) -> str:
-    """``text`` with every secret the module docstring lists hidden."""
+def redact_secrets(text: str, *, shapes: bool = True) -> str:
+    """``text`` with every secret the module docstring lists hidden; ``shapes=False``: the
+    environment's secret values only (the live ``notebook_read``, whose text is the user's
+    own source that the model edits by exact match)."""
     found = secret_values()
-    text = _by_shape(text, {value: name for name, value in reversed(found)})
+    if shapes:
+        text = _by_shape(text, {value: name for name, value in reversed(found)})
     for name, value in found:
         text = _hide(text, name, value)
     return text
