@@ -14,7 +14,6 @@ no evaluation.
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import os
@@ -24,11 +23,11 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from nb_tools.jupyter._describe_path import PathError, last_name, resolve_path, secret_path
 from nb_tools.jupyter._redact import HIDDEN, redact_ends, redact_secrets, secret_name
 from nb_tools.jupyter._static_frames import (
     NOT_RUN,
     hide_secrets,
-    holds_secrets,
     null_count,
     relabel,
     repr_name,
@@ -42,12 +41,9 @@ from nb_tools.jupyter._static_pandas import (
     unreadable,
 )
 from nb_tools.jupyter._static_read import (
-    StaticReadError,
     _instance_dict,
     attribute_lines,
     builtin_len,
-    read_attr,
-    read_item,
     safe_values,
     shallow_size,
     type_module,
@@ -218,103 +214,6 @@ def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str 
 
 
 # -- describe -------------------------------------------------------------------------
-
-
-class PathError(ValueError):
-    pass
-
-
-def last_name(path: str) -> str:
-    """The last name of a describe path: ``cfg`` in ``cfg``, ``key`` in ``a.key`` and in
-    ``a["key"]`` ("" when it is not a name)."""
-    try:
-        node = ast.parse(path.strip(), mode="eval").body
-    except SyntaxError:
-        return ""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        key = node.slice.value
-        return (
-            key if isinstance(key, str) else key.decode("latin-1") if isinstance(key, bytes) else ""
-        )
-    return ""
-
-
-def resolve_path(path: str, ns: Mapping[str, Any]) -> Any:
-    """``name``, ``name.attr``, ``name["key"]``, ``name[0]`` and chains of them; literal
-    keys only, nothing is called or evaluated."""
-    try:
-        tree = ast.parse(path.strip(), mode="eval").body
-    except SyntaxError:
-        raise PathError(
-            f"describe: {path!r} is not a variable name or path (use name, name.attr, "
-            'name["key"] or name[0])'
-        ) from None
-    steps: list[tuple[str, Any]] = []
-    node = tree
-    while not isinstance(node, ast.Name):
-        if isinstance(node, ast.Attribute):
-            steps.append(("attr", node.attr))
-            node = node.value
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            steps.append(("item", node.slice.value))
-            node = node.value
-        else:
-            raise PathError(
-                f"describe: {path!r} has a part that is not an attribute or a literal key "
-                "(calls, slices and expressions are not evaluated); use the python tool"
-            )
-    if node.id not in ns:
-        raise PathError(
-            f"describe: no variable {node.id!r} in the kernel; list_variables lists them"
-        )
-    value = ns[node.id]
-    done = node.id
-    for kind, key in reversed(steps):
-        if secret_name(last_name(done)):  # a part of a secret is a secret: d["api_key"][0]
-            raise PathError(_secret(done))
-        _check_step(value, done, key)
-        try:
-            value = read_attr(value, key, done) if kind == "attr" else read_item(value, key, done)
-        except StaticReadError as exc:
-            raise PathError(f"describe: {exc}") from None
-        done += f".{key}" if kind == "attr" else f"[{key!r}]"
-    return value
-
-
-_LABEL_STEPS = frozenset(
-    {"shape", "dtypes", "dtype", "ndim", "size", "empty", "index", "columns", "name", "names"}
-)
-"""What ``describe`` reads of a DataFrame or Series that holds values under secret-looking
-labels, besides other labels: its structure, never its values by position or in bulk
-(``values``, ``iloc``, ``T``, ``to_numpy``...)."""
-
-
-def _secret(path: str) -> str:
-    return (
-        f"describe: {path.strip()} is not shown: its name looks like a secret (an API key, a "
-        "token, a password); the python tool can read it once the user approves"
-    )
-
-
-def _check_step(value: Any, done: str, key: Any) -> None:
-    """On a pandas container that holds values under secret-looking labels, refuse any
-    step but another label or its structure."""
-    if _kind(value) not in ("DataFrame", "Series") or unreadable(value):
-        return
-    if key in _LABEL_STEPS or not holds_secrets(value):
-        return
-    labels = value.columns if _kind(value) == "DataFrame" else value.index
-    if type(key) is str and any(type(label) is str and label == key for label in labels):
-        return
-    raise PathError(
-        f"describe: {done} holds values under labels that look like secrets; describe "
-        "reads its other columns and rows by label, and its structure, but nothing by "
-        "position or in bulk (the python tool can, once the user approves)"
-    )
 
 
 def _frame_text(obj: Any, width: int = 120) -> str:
@@ -579,7 +478,7 @@ class DescribeTool(_ReadOnlyTool):
         except PathError as exc:
             return Result.error(str(exc))
         if secret_name(last_name(path)):
-            return Result.error(_secret(path))
+            return Result.error(secret_path(path))
         text = describe_value(path.strip(), value, rows=rows)
         # a copy of a secret has no secret name: its value is hidden where it shows (_redact)
         return Result(content=redact_secrets(_cap(text, MAX_DESCRIBE_CHARS)))
