@@ -39,7 +39,6 @@ from nb_tools.jupyter._static_read import (
     _type_dict,
     _type_mro,
     _type_qualname,
-    reachable,
     trusted_type,
     type_name,
 )
@@ -124,7 +123,7 @@ def exact_array(value: Any) -> bool:
 def _numpy_dtype(dtype: Any) -> bool:
     np = sys.modules["numpy"]
     t = type(dtype)
-    return issubclass(t, np.dtype) and reachable(t)
+    return issubclass(t, np.dtype) and trusted_type(t)  # NumPy's own, not a plug-in's
 
 
 def _array_reason(arr: Any) -> str | None:

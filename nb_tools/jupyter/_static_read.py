@@ -146,8 +146,8 @@ def _trusted_class(c: type) -> bool:
     interpreter or its standard library (``object``, ``types.SimpleNamespace``,
     ``datetime.date``; not the standard library's Python classes)."""
     mod = type_module(c)
-    if _package(mod) in TRUSTED_PACKAGES:
-        return reachable(c)
+    if _package(mod) in TRUSTED_PACKAGES:  # a static (C) type: no Python code made it
+        return reachable(c) or not _type_flags(c) & _HEAPTYPE
     if _is(c, _INERT):
         return True
     return not _type_flags(c) & _HEAPTYPE and _package(mod) in sys.stdlib_module_names
