@@ -24,7 +24,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.jupyter._describe_path import PathError, last_name, resolve_path, secret_path
-from nb_tools.jupyter._redact import HIDDEN, redact_ends, redact_secrets, secret_name
+from nb_tools.jupyter._redact import (
+    HIDDEN,
+    redact_ends,
+    redact_secrets,
+    secret_env_name,
+    secret_name,
+)
 from nb_tools.jupyter._static_frames import (
     NOT_RUN,
     hide_secrets,
@@ -358,7 +364,7 @@ def _describe_environ(name: str, env: Any) -> str:
         if type(key) not in (str, bytes) or type(data[key]) not in (str, bytes):
             continue
         text = os.fsdecode(key)
-        shown = HIDDEN if secret_name(text) else safe_repr(os.fsdecode(data[key]))
+        shown = HIDDEN if secret_env_name(text) else safe_repr(os.fsdecode(data[key]))
         lines.append(f"  {text}={shown}")
     return "\n".join(lines)
 

@@ -9,10 +9,10 @@ no such name (``list(os.environ.values())``, ``f"{k}={v}"`` lines, a connection 
 so the final text is also searched for:
 
 - the value of every environment variable whose NAME looks secret (``ANTHROPIC_API_KEY``,
-  ``GITHUB_TOKEN``), and the password of every URL or ``password=`` pair in any
-  environment variable (``DATABASE_URL``, ``HTTPS_PROXY``, ``PIP_INDEX_URL``): each value,
-  and any piece of it of ``PIECE`` characters or more (a cut repr shows part of a long
-  string), becomes ``<hidden: the value of $NAME>``;
+  ``GITHUB_TOKEN``, ``STRIPE_KEY``: ``secret_env_name``), and the password of every URL
+  or ``password=`` pair in any environment variable (``DATABASE_URL``, ``HTTPS_PROXY``,
+  ``PIP_INDEX_URL``): each value, and any piece of it of ``PIECE`` characters or more (a
+  cut repr shows part of a long string), becomes ``<hidden: the value of $NAME>``;
 - the password of a URL's userinfo (``postgres://u:pw@h/db``, ``redis://:pw@h``), or the
   whole userinfo when it is one long token (``https://ghp_...@github.com``);
 - a PEM block other than a certificate or a public key (``-----BEGIN ... PRIVATE KEY-----``
@@ -32,6 +32,7 @@ __all__ = [
     "may_hold_secret_names",
     "redact_ends",
     "redact_secrets",
+    "secret_env_name",
     "secret_label",
     "secret_name",
     "secret_values",
@@ -97,6 +98,17 @@ def may_hold_secret_names(text: str) -> bool:
     the secret words nor ``key`` occurs in it), so a million labels are screened at once."""
     lowered = text.lower()
     return any(w in lowered for w in _SCREEN)
+
+
+def secret_env_name(name: object) -> bool:
+    """An environment variable whose value is a secret: a ``secret_name``, or one the
+    sandbox withholds from the processes it starts (``STRIPE_KEY``, ``AWS_*``,
+    ``JUPYTER_*``: ``nb_tools.sandbox.is_secret_name``)."""
+    from nb_tools.sandbox import is_secret_name
+
+    if type(name) is bytes:
+        name = name.decode("latin-1")
+    return type(name) is str and (secret_name(name) or is_secret_name(name))
 
 
 def secret_label(label: object) -> bool:
@@ -196,7 +208,7 @@ def secret_values() -> list[tuple[str, str]]:
     for name, value in os.environ.items():
         if name in _NOT_SECRETS:
             continue
-        if secret_name(name):
+        if secret_env_name(name):
             if len(value) >= MIN_LENGTH and not os.path.exists(value):
                 found.append((name, value))  # a path (a credentials FILE's name) is not
             continue
