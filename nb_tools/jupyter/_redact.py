@@ -121,21 +121,34 @@ def secret_label(label: object) -> bool:
 
 # -- secrets found by their shape ------------------------------------------------------
 
+_CUT = r"(?:\.\.\.|…)"
+"""Where pandas or a repr cut a text: the secret's end (its ``@``, its quote) may be gone."""
 _URL_USERINFO = re.compile(
     r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^\s:@/'\"<>\\]*)"
-    r"(?::(?P<pw>[^\s@'\"<>\\]+))?@"
+    r"(?::(?P<pw>[^\s@'\"<>\\]+?))?(?:@|(?P<cut>" + _CUT + "))"
 )
+_NEWLINES = r"(?:\\[rn]|[\r\n])"
 _PEM = re.compile(
     r"-----BEGIN (?P<label>[A-Z0-9 ]{1,60})-----"
-    r"(?:[A-Za-z0-9+/=\s:,.]|\\[nr]|-(?!----))*"
-    r"(?:-----END [A-Z0-9 ]{1,60}-----)?"
+    # base64 and header lines, each ending where a line, a cut, the END line or the text does
+    r"(?:(?:"
+    + _NEWLINES
+    + r"|"
+    + _CUT
+    + r")+(?:[A-Za-z0-9+/=]{1,100}|[A-Za-z][A-Za-z\-]*: [^\r\n\\]{0,200})"
+    r"(?=" + _NEWLINES + r"|" + _CUT + r"|-----|['\"]|$))*"
+    r"(?:" + _CUT + r")?(?:" + _NEWLINES + r"*-----END [A-Z0-9 ]{1,60}-----)?"
 )
 _PEM_SHOWN = ("CERTIFICATE", "PUBLIC KEY")
 _ASSIGNED = re.compile(
     r"(?P<name>(?:(?<![\w.\-])|(?<=\\[nrt]))[A-Za-z_][\w.\-]{0,100}"
     r"|\"[^\"\n]{1,100}\"|'[^'\n]{1,100}')"
     r"(?P<sep>[ \t]*(?:=|(?<=[\"']):)[ \t]*)"
-    r"(?!<hidden)(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[^\s&;,'\"}\]\\]+)"
+    r"(?!<hidden)(?P<value>"
+    # a quoted value up to its quote, or up to a cut or the line's end when it was cut
+    r"\"(?:[^\"\\\n]|\\.)*?(?:\"|" + _CUT + r"|(?=\n)|$)"
+    r"|'(?:[^'\\\n]|\\.)*?(?:'|" + _CUT + r"|(?=\n)|$)"
+    r"|[^\s&;,'\"}\]\\]+)"
 )
 _BEARER = re.compile(r"(?i)\b(bearer\s+)(?!<hidden)[A-Za-z0-9._~+/=\-]{8,}")
 _TOKEN_USER = 16
@@ -152,10 +165,10 @@ def _by_shape(text: str, known: dict[str, str]) -> str:
         return f"<hidden: the value of ${name}>" if name else REDACTED
 
     def url(m: re.Match[str]) -> str:
-        user, pw = m["user"], m["pw"]
+        user, pw, end = m["user"], m["pw"], m["cut"] or "@"
         if pw is not None:
-            return f"{m['scheme']}{user}:{mark(pw)}@"
-        if len(user) >= _TOKEN_USER:
+            return f"{m['scheme']}{user}:{mark(pw)}{end}"
+        if m["cut"] is None and len(user) >= _TOKEN_USER:
             return f"{m['scheme']}{mark(user)}@"
         return m[0]
 

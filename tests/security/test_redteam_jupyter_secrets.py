@@ -112,6 +112,9 @@ SHAPED = {
     "proxypass-XYZ123": "HTTPS_PROXY's password",
     "pypi-AgEItokenvalue999": "PIP_INDEX_URL's token",
     "S3cr3tValueXYZ": "the end of a secret whose name fell in a repr's cut",
+    "cutjson0pass": "a JSON password cut by pandas' column width",
+    "cuturl0pass": "a URL password cut before its @ by pandas' column width",
+    "cutpem0body": "a PEM key in a DataFrame cell",
 }
 
 
@@ -138,6 +141,13 @@ def shaped(monkeypatch: pytest.MonkeyPatch) -> Any:
         "header": "Authorization: Bearer tok-bearer-0123456789",
         "env_copy": dict(os.environ),
         "pw_copy": "dbpass-Env-9876",
+        "cells": pd.DataFrame(
+            {
+                "cfg": ['{"password": "cutjson0passcutjson0passcutjson0pass"}'],
+                "url": ["postgres://application_user:cuturl0passcuturl0pass@db/x"],
+                "pem": ["-----BEGIN PRIVATE KEY-----\ncutpem0body\n-----END PRIVATE KEY-----"],
+            }
+        ),
         "long_env": "A=1\n" * 49 + "NAME_SECRET_KEY=" + "S3cr3tValueXYZ" * 30 + "\nC=3" * 10,
     }
     ns["cfg_frame"].index = ["user", "password"]
