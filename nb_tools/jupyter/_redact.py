@@ -142,7 +142,7 @@ _PEM = re.compile(
 _PEM_SHOWN = ("CERTIFICATE", "PUBLIC KEY")
 _ASSIGNED = re.compile(
     r"(?P<name>(?:(?<![\w.\-])|(?<=\\[nrt]))[A-Za-z_][\w.\-]{0,100}"
-    r"|\"[^\"\n]{1,100}\"|'[^'\n]{1,100}')"
+    r"|\"[^\"\n]{1,100}\"\]?|'[^'\n]{1,100}'\]?)"  # a quoted key: JSON, env["KEY"] =
     r"(?P<sep>[ \t]*(?:=|(?<=[\"']):)[ \t]*)"
     r"(?!<hidden)(?P<value>"
     # a quoted value up to its quote, or up to a cut or the line's end when it was cut
@@ -178,7 +178,7 @@ def _by_shape(text: str, known: dict[str, str]) -> str:
         return f"-----BEGIN {m['label']}----- {REDACTED}"
 
     def assigned(m: re.Match[str]) -> str:
-        if not secret_name(m["name"].strip("\"'")):
+        if not secret_name(m["name"].strip("\"']")):
             return m[0]
         return f"{m['name']}{m['sep']}{mark(m['value'])}"
 
@@ -208,7 +208,7 @@ def _passwords(value: str) -> list[str]:
         elif len(m["user"]) >= _TOKEN_USER:
             found.append(m["user"])
     for m in _ASSIGNED.finditer(value):
-        if secret_name(m["name"].strip("\"'")):
+        if secret_name(m["name"].strip("\"']")):
             found.append(m["value"].strip("\"'"))
     return found
 

@@ -115,6 +115,7 @@ SHAPED = {
     "cutjson0pass": "a JSON password cut by pandas' column width",
     "cuturl0pass": "a URL password cut before its @ by pandas' column width",
     "cutpem0body": "a PEM key in a DataFrame cell",
+    "sk-history-0001": "a key set in an earlier cell's source (In)",
 }
 
 
@@ -148,6 +149,7 @@ def shaped(monkeypatch: pytest.MonkeyPatch) -> Any:
                 "pem": ["-----BEGIN PRIVATE KEY-----\ncutpem0body\n-----END PRIVATE KEY-----"],
             }
         ),
+        "In": ["", 'os.environ["OPENAI_API_KEY"] = "sk-history-0001"\nx = 1'],
         "long_env": "A=1\n" * 49 + "NAME_SECRET_KEY=" + "S3cr3tValueXYZ" * 30 + "\nC=3" * 10,
     }
     ns["cfg_frame"].index = ["user", "password"]
@@ -164,6 +166,7 @@ SHAPED_PATHS = [
     "cfg_frame.T",
     'cfg_frame["value"]',
     "named.values",
+    "In[1]",
     "pem[40]",
     "os.environ",
 ]
