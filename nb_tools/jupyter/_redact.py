@@ -75,8 +75,10 @@ def secret_name(key: object) -> bool:
     word such as token, secret, password, credential, cookie or auth, or a key of a secret
     kind (``api_key``, ``AWS_SECRET_ACCESS_KEY``, ``privateKey``). The model is not shown
     such values without the user's approval; ``sort_key`` or ``monkey`` are not secrets."""
-    if type(key) is bytes:
-        key = key.decode("latin-1")
+    if issubclass(type(key), bytes):
+        key = bytes.decode(key, "latin-1")
+    elif issubclass(type(key), str):
+        key = str.__getitem__(key, slice(None))  # a subclass's text, by str's own code
     if type(key) is not str or len(key) > 200:
         return False
     words = [w.lower() for w in _WORDS.findall(key)]
