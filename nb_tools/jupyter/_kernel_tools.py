@@ -113,7 +113,7 @@ def _kind(value: Any) -> str:
 
 
 def is_user_variable(name: str, value: Any, hidden: Mapping[str, Any]) -> bool:
-    if name.startswith("_") or name in _INTERNAL:
+    if type(name) is not str or name.startswith("_") or name in _INTERNAL:
         return False
     if name in hidden and hidden[name] is value:
         return False
@@ -194,8 +194,8 @@ def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str 
     size = 0
     cut = 0
     for name, value in list(ns.items()):
-        if pattern and pattern not in name:
-            continue
+        if type(name) is not str or (pattern and pattern not in name):
+            continue  # a key that is not a str: its hash and == are not read
         if not is_user_variable(name, value, hidden):
             continue
         count += 1

@@ -138,6 +138,18 @@ class Sub(np.ndarray):
         ran("ndarray subclass __array_finalize__")
 
 
+class OddKey:
+    """A namespace key that is not a str (``globals()[OddKey()] = 1``)."""
+
+    def __hash__(self) -> int:
+        ran("key __hash__")
+        return 1
+
+    def __getattr__(self, name: str) -> Any:
+        ran(f"key __getattr__ {name}")
+        return lambda *a: False
+
+
 def float_format(x: float) -> str:
     ran("pandas display.float_format")
     return f"{x}"
@@ -173,6 +185,7 @@ def namespace() -> dict[str, Any]:
         "posing": Posing(),
         "posing_property": PosingProperty(),
         "sub": np.arange(3.0).view(Sub),
+        OddKey(): "a value under a key that is not a str",
     }
 
 
