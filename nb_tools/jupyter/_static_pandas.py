@@ -16,7 +16,7 @@ So a DataFrame, Series or Index is read only when its type is pandas' own class 
 class, not a subclass, compared by identity), every array it holds is an exact
 ``numpy.ndarray`` with a NumPy dtype or one of pandas' own extension arrays with pandas'
 own dtype (checked the same way, through the block manager, without asking the arrays
-anything), its ``attrs`` are empty and every ``tzinfo`` in it is one of ``TRUSTED_TZ``.
+anything), its ``attrs`` hold builtins only (``plain_data``) and every ``tzinfo`` in it is one of ``TRUSTED_TZ``.
 Otherwise ``unreadable`` says why and the tools show the type and what the block manager
 knows without the values. ArrowDtype columns are not read: a pyarrow type may be an
 extension type of the user's.
@@ -49,6 +49,7 @@ __all__ = [
     "default_display",
     "exact_array",
     "pandas_kind",
+    "plain_data",
     "shape_of",
     "trusted_tz",
     "unreadable",
@@ -70,8 +71,32 @@ time-zone library's (exact classes, looked up in the modules already imported); 
 per-zone classes (built at run time from ``DstTzInfo``/``StaticTzInfo``, with data only)
 too. Any other ``tzinfo`` is the user's code."""
 
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+_CONTAINERS = (list, tuple, set, frozenset)
+
+
+def plain_data(value: Any, budget: list[int] | None = None) -> bool:
+    """``value`` is builtins all the way down (exact ``dict``/``list``/``str``/``int``...;
+    at most 1,000 of them): ``copy.deepcopy`` of it runs no code of the user's."""
+    budget = [1000] if budget is None else budget
+    budget[0] -= 1
+    t = type(value)
+    if budget[0] < 0:
+        return False
+    if any(t is p for p in _PLAIN):
+        return True
+    if t is dict:
+        return all(plain_data(k, budget) and plain_data(v, budget) for k, v in dict.items(value))
+    if any(t is c for c in _CONTAINERS):
+        return all(plain_data(v, budget) for v in t.__iter__(value))
+    return False
+
+
 _PYTZ_BASES = (("pytz.tzinfo", "DstTzInfo"), ("pytz.tzinfo", "StaticTzInfo"))
-_ATTRS = "it has attrs (pandas deep-copies them on every operation, running their code)"
+_ATTRS = (
+    "its attrs hold objects other than builtins (pandas deep-copies attrs on every "
+    "operation, running their code)"
+)
 
 
 def _class(module: str, name: str) -> Any:
@@ -197,7 +222,8 @@ def unreadable(obj: Any) -> str | None:
     if kind == "Index":
         return _index_reason(obj)
     own = _instance_dict(obj) or {}
-    if own.get("_attrs"):
+    attrs = own.get("_attrs")
+    if attrs is not None and not plain_data(attrs):
         return _ATTRS
     parts = _manager_parts(obj)
     if parts is None:

@@ -272,8 +272,8 @@ def test_describe_and_list_variables_run_none_of_it(ns: dict[str, Any]) -> None:
         "UserArray, an array type that is not pandas' own)"
     )
     assert lines["with_attrs"] == (
-        "with_attrs: DataFrame 2x1 (values not read: it has attrs (pandas deep-copies them "
-        "on every operation, running their code))"
+        "with_attrs: DataFrame 2x1 (values not read: its attrs hold objects other than "
+        "builtins (pandas deep-copies attrs on every operation, running their code))"
     )
     assert "its time zone is a test_describe_foreign_pandas.UserTz" in lines["tz_col"]
     assert lines["ea_index"].startswith("ea_index: Series len ? (values not read")
@@ -312,7 +312,9 @@ def test_standard_time_zones_and_pandas_arrays_still_read(ns: dict[str, Any]) ->
         "ints": pd.DataFrame({"i": pd.array([1, None], dtype="Int64"), "c": ["a", "b"]}),
         "cats": pd.Series(pd.Categorical(["a", "b", "a"])),
         "timed": pd.DataFrame({"n": [1.0]}, index=pd.date_range("2024-01-01", periods=1)),
+        "meta": pd.DataFrame({"n": [1.0]}),
     }
+    plain["meta"].attrs.update(source="sales.csv", units={"n": ["kg", 1]})
     for name in plain:
         answer = describe(plain, name)
         assert not answer.error and "not read" not in answer.text, answer.text
