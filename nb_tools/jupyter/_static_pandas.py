@@ -16,13 +16,13 @@ So a DataFrame, Series or Index is read only when its type is pandas' own class 
 class, not a subclass, compared by identity), every array it holds is an exact
 ``numpy.ndarray`` with a NumPy dtype or one of pandas' own extension arrays with pandas'
 own dtype (checked the same way, through the block manager, without asking the arrays
-anything), its ``attrs`` hold builtins only (``plain_data``) and every ``tzinfo`` in it is one of ``TRUSTED_TZ``.
-Otherwise ``unreadable`` says why and the tools show the type and what the block manager
+anything), its ``attrs`` hold builtins only (``plain_data``) and every ``tzinfo`` in it
+is one of ``TRUSTED_TZ``. Otherwise ``unreadable`` says why and the tools show the type and what the block manager
 knows without the values. ArrowDtype columns are not read: a pyarrow type may be an
 extension type of the user's.
 
 The block manager is read through pandas' private attributes (``_mgr``, ``blocks``,
-``values``, ``axes``; an Index's ``_data``, ``_levels``), checked against pandas 2.2 and 3.1.
+``values``, ``axes``; an Index's ``_data``, ``_levels``), checked against pandas 3.1.
 """
 
 from __future__ import annotations
@@ -289,7 +289,7 @@ _NUMPY_DEFAULTS: dict[str, Any] = {
 
 def _pandas_display_defaults() -> list[Any]:
     """``[key, default, ...]`` of every ``display.*`` option, for ``pd.option_context``
-    (pandas keeps the defaults in a private table; checked against pandas 2.2 and 3.1)."""
+    (pandas keeps the defaults in a private table; checked against pandas 3.1)."""
     from pandas._config import config  # type: ignore[import-untyped,unused-ignore]
 
     pairs: list[Any] = []
