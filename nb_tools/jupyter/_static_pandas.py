@@ -18,8 +18,8 @@ class, not a subclass, compared by identity), every array it holds is an exact
 own dtype (checked the same way, through the block manager, without asking the arrays
 anything), its ``attrs`` hold builtins only (``plain_data``) and every ``tzinfo`` in it
 is one of ``TRUSTED_TZ``. Otherwise ``unreadable`` says why and the tools show the type
-and what the block manager knows without the values. ArrowDtype columns are not read: a pyarrow type may be an
-extension type of the user's.
+and what the block manager knows without the values. ArrowDtype columns are not read: a
+pyarrow type may be an extension type of the user's.
 
 The block manager is read through pandas' private attributes (``_mgr``, ``blocks``,
 ``values``, ``axes``; an Index's ``_data``, ``_levels``), checked against pandas 3.1.
