@@ -87,6 +87,10 @@ def _scalar_repr(value: Any, base: type | None = None) -> str:
             return f"<int of {int.bit_length(value)} bits>"
     if t is str and str.__len__(value) > MAX_STRING:
         return _cut(str.__repr__(redact_ends(str.__getitem__(value, slice(None)), MAX_STRING // 2)))
+    if (t is bytes or t is bytearray) and t.__len__(value) > MAX_STRING:
+        text = t.decode(value, "latin-1")  # the builtin's own method: no __bytes__ runs
+        ends = redact_ends(text, MAX_STRING // 2).encode("latin-1", "replace")
+        return _cut(t.__repr__(t(ends)))
     if t is str or t is bytes or t is bytearray:
         text: Any = t
         if text.__len__(value) > MAX_STRING:
