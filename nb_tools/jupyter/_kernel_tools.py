@@ -246,6 +246,7 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
 
     mem = int(df.memory_usage(index=True, deep=False).sum())
     work, notes = relabel(df)
+    declared = list(work.dtypes.values)  # before hidden values turn columns to object
     work, hidden = hide_secrets(work)
     notes += hidden
     dtypes = list(work.dtypes.values)
@@ -259,7 +260,7 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
     for i in range(listed):
         n = nulls[i] if safe[i] else null_count(work.iloc[:, i])
         cols.append(
-            f"  {repr_name(work.columns[i])}: {dtypes[i]}" + (f", {int(n)} null" if n else "")
+            f"  {repr_name(work.columns[i])}: {declared[i]}" + (f", {int(n)} null" if n else "")
         )
     if len(dtypes) > 60:
         cols.append(f"  … {len(dtypes) - 60} more columns")
