@@ -288,13 +288,14 @@ _NUMPY_DEFAULTS: dict[str, Any] = {
 
 
 def _pandas_display_defaults() -> list[Any]:
-    """``[key, default, ...]`` of every ``display.*`` option, for ``pd.option_context``
+    """``[key, default, ...]`` of every ``display.*`` and ``styler.*`` option (a Styler a
+    path makes takes its formatter from them), for ``pd.option_context``
     (pandas keeps the defaults in a private table; checked against pandas 3.1)."""
     from pandas._config import config  # type: ignore[import-untyped,unused-ignore]
 
     pairs: list[Any] = []
     for key, option in config._registered_options.items():
-        if key.startswith("display."):
+        if key.startswith(("display.", "styler.")):
             pairs += [key, option.defval]
     return pairs
 
