@@ -14,7 +14,6 @@ no evaluation.
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import os
@@ -24,21 +23,39 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from nb_tools.jupyter._redact import redact_secrets
-from nb_tools.jupyter._static_frames import NOT_RUN, null_count, relabel, repr_name, safe_head
+from nb_tools.jupyter._describe_path import PathError, last_name, resolve_path, secret_path
+from nb_tools.jupyter._redact import (
+    HIDDEN,
+    redact_ends,
+    redact_secrets,
+    secret_env_name,
+    secret_name,
+)
+from nb_tools.jupyter._static_frames import (
+    NOT_RUN,
+    hide_secrets,
+    null_count,
+    relabel,
+    repr_name,
+    safe_head,
+)
+from nb_tools.jupyter._static_pandas import (
+    default_display,
+    exact_array,
+    pandas_kind,
+    shape_of,
+    unreadable,
+)
 from nb_tools.jupyter._static_read import (
-    StaticReadError,
     _instance_dict,
     attribute_lines,
     builtin_len,
-    read_attr,
-    read_item,
     safe_values,
     shallow_size,
     type_module,
     type_name,
 )
-from nb_tools.jupyter._static_repr import HIDDEN, array_text, safe_repr, secret_name
+from nb_tools.jupyter._static_repr import array_text, safe_repr
 from nb_tools.tool import Info, Registry, Result, Schema, Tool
 
 __all__ = [
@@ -87,17 +104,16 @@ def _size(n: float) -> str:
 
 
 def _kind(value: Any) -> str:
-    """The library a value comes from, read from its type's module (no attribute access)."""
-    mod = type_module(type(value))
-    if mod == "pandas" or mod.startswith("pandas."):
-        return "pandas"
-    if type_name(type(value)) == "numpy.ndarray":
-        return "ndarray"
-    return ""
+    """``DataFrame``, ``Series`` or ``ndarray`` when ``value`` is exactly pandas' or NumPy's
+    class (by identity: a subclass, or a class that only says so, is another object)."""
+    kind = pandas_kind(value)
+    if kind in ("DataFrame", "Series"):
+        return kind
+    return "ndarray" if exact_array(value) else ""
 
 
 def is_user_variable(name: str, value: Any, hidden: Mapping[str, Any]) -> bool:
-    if name.startswith("_") or name in _INTERNAL:
+    if type(name) is not str or name.startswith("_") or name in _INTERNAL:
         return False
     if name in hidden and hidden[name] is value:
         return False
@@ -126,7 +142,7 @@ def _frame_summary(df: Any, limit: int = 6, exact: int = 50) -> tuple[str, int]:
             cols.append(f"{repr_name(name)}:{dtype}")
         if issubclass(type(dtype), np.dtype):
             mem += dtype.itemsize * rows
-        elif asked < exact and type_module(type(dtype)).startswith("pandas."):
+        elif asked < exact:  # pandas' own (``unreadable`` checked the arrays)
             asked += 1
             mem += int(df.iloc[:, i].array.nbytes)
         else:
@@ -140,11 +156,15 @@ def summary_line(name: str, value: Any) -> tuple[str, int]:
     kind = _kind(value)
     t = type(value)
     tname = type_name(t).rpartition(".")[2]
-    if kind == "pandas" and tname == "DataFrame":
+    why = unreadable(value) if kind in ("DataFrame", "Series") else None
+    if why:
+        shape = shape_of(value) if kind == "DataFrame" else f"len {shape_of(value)}"
+        return f"{name}: {kind} {shape} (values not read: {why})", 0
+    if kind == "DataFrame":
         cols, mem = _frame_summary(value)
         rows, ncols = value.shape
         return f"{name}: DataFrame {rows}x{ncols} [{cols}] {_size(mem)}", mem
-    if kind == "pandas" and tname == "Series":
+    if kind == "Series":
         mem = int(value.memory_usage(index=True, deep=False))
         return f"{name}: Series len {len(value)} {value.dtype} {_size(mem)}", mem
     if kind == "ndarray":
@@ -155,7 +175,7 @@ def summary_line(name: str, value: Any) -> tuple[str, int]:
     if any(t is s for s in _SCALARS):
         return f"{name}: {tname} = {value!r}"[:80], mem
     if t is str:
-        shown = reprlib.repr(value) if len(value) > 40 else repr(value)
+        shown = reprlib.repr(redact_ends(value, 40)) if len(value) > 40 else repr(value)
         return f"{name}: str len {len(value)} = {shown}", mem
     if any(t is c for c in _CONTAINERS):
         return f"{name}: {tname} len {builtin_len(value)} {_size(mem)}", mem
@@ -174,8 +194,8 @@ def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str 
     size = 0
     cut = 0
     for name, value in list(ns.items()):
-        if pattern and pattern not in name:
-            continue
+        if type(name) is not str or (pattern and pattern not in name):
+            continue  # a key that is not a str: its hash and == are not read
         if not is_user_variable(name, value, hidden):
             continue
         count += 1
@@ -202,68 +222,6 @@ def list_user(ns: Mapping[str, Any], hidden: Mapping[str, Any], *, pattern: str 
 # -- describe -------------------------------------------------------------------------
 
 
-class PathError(ValueError):
-    pass
-
-
-def last_name(path: str) -> str:
-    """The last name of a describe path: ``cfg`` in ``cfg``, ``key`` in ``a.key`` and in
-    ``a["key"]`` ("" when it is not a name)."""
-    try:
-        node = ast.parse(path.strip(), mode="eval").body
-    except SyntaxError:
-        return ""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        key = node.slice.value
-        return (
-            key if isinstance(key, str) else key.decode("latin-1") if isinstance(key, bytes) else ""
-        )
-    return ""
-
-
-def resolve_path(path: str, ns: Mapping[str, Any]) -> Any:
-    """``name``, ``name.attr``, ``name["key"]``, ``name[0]`` and chains of them; literal
-    keys only, nothing is called or evaluated."""
-    try:
-        tree = ast.parse(path.strip(), mode="eval").body
-    except SyntaxError:
-        raise PathError(
-            f"describe: {path!r} is not a variable name or path (use name, name.attr, "
-            'name["key"] or name[0])'
-        ) from None
-    steps: list[tuple[str, Any]] = []
-    node = tree
-    while not isinstance(node, ast.Name):
-        if isinstance(node, ast.Attribute):
-            steps.append(("attr", node.attr))
-            node = node.value
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            steps.append(("item", node.slice.value))
-            node = node.value
-        else:
-            raise PathError(
-                f"describe: {path!r} has a part that is not an attribute or a literal key "
-                "(calls, slices and expressions are not evaluated); use the python tool"
-            )
-    if node.id not in ns:
-        raise PathError(
-            f"describe: no variable {node.id!r} in the kernel; list_variables lists them"
-        )
-    value = ns[node.id]
-    done = node.id
-    for kind, key in reversed(steps):
-        try:
-            value = read_attr(value, key, done) if kind == "attr" else read_item(value, key, done)
-        except StaticReadError as exc:
-            raise PathError(f"describe: {exc}") from None
-        done += f".{key}" if kind == "attr" else f"[{key!r}]"
-    return value
-
-
 def _frame_text(obj: Any, width: int = 120) -> str:
     import pandas as pd  # type: ignore[import-untyped,unused-ignore]
 
@@ -288,6 +246,9 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
 
     mem = int(df.memory_usage(index=True, deep=False).sum())
     work, notes = relabel(df)
+    declared = list(work.dtypes.values)  # before hidden values turn columns to object
+    work, hidden = hide_secrets(work)
+    notes += hidden
     dtypes = list(work.dtypes.values)
     listed = min(len(dtypes), 60)
     safe = [_plain(dtypes[i]) or safe_values(work.iloc[:, i]) for i in range(listed)]
@@ -299,7 +260,7 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
     for i in range(listed):
         n = nulls[i] if safe[i] else null_count(work.iloc[:, i])
         cols.append(
-            f"  {repr_name(work.columns[i])}: {dtypes[i]}" + (f", {int(n)} null" if n else "")
+            f"  {repr_name(work.columns[i])}: {declared[i]}" + (f", {int(n)} null" if n else "")
         )
     if len(dtypes) > 60:
         cols.append(f"  … {len(dtypes) - 60} more columns")
@@ -339,6 +300,8 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
 def _describe_series(name: str, s: Any, rows: int) -> str:
     mem = int(s.memory_usage(index=True, deep=False))
     work, notes = relabel(s)
+    work, hidden = hide_secrets(work)
+    notes += hidden
     head, _ = safe_head(work, rows)
     out = [
         f"{name}: Series {safe_repr(s.name)}, {len(s)} values, dtype {s.dtype}, "
@@ -402,18 +365,41 @@ def _describe_environ(name: str, env: Any) -> str:
         if type(key) not in (str, bytes) or type(data[key]) not in (str, bytes):
             continue
         text = os.fsdecode(key)
-        shown = HIDDEN if secret_name(text) else safe_repr(os.fsdecode(data[key]))
+        shown = HIDDEN if secret_env_name(text) else safe_repr(os.fsdecode(data[key]))
         lines.append(f"  {text}={shown}")
     return "\n".join(lines)
 
 
+def _describe_unread(name: str, value: Any, kind: str, why: str) -> str:
+    """A DataFrame or Series whose values are not read: its shape, and the column labels
+    when they are pandas' own."""
+    shape = shape_of(value) if kind == "DataFrame" else f"len {shape_of(value)}"
+    out = [
+        f"{name}: {kind} {shape}; its values are not read: {why} (the python "
+        "tool can read them once the user approves)"
+    ]
+    if kind == "DataFrame" and not unreadable(value.columns):
+        labels = [repr_name(c) for c in value.columns[:60]]
+        out.append("columns: " + ", ".join(labels) + (" …" if len(value.columns) > 60 else ""))
+    return "\n".join(out)
+
+
 def describe_value(name: str, value: Any, *, rows: int = 5) -> str:
+    """What ``describe`` shows of ``value``, formatted under the default display options."""
+    with default_display():
+        return _describe(name, value, rows)
+
+
+def _describe(name: str, value: Any, rows: int) -> str:
     if type(value) is type(os.environ):
         return _describe_environ(name, value)
-    kind, tname = _kind(value), type(value).__name__
-    if kind == "pandas" and tname == "DataFrame":
+    kind = _kind(value)
+    why = unreadable(value) if kind in ("DataFrame", "Series") else None
+    if why:
+        return _describe_unread(name, value, kind, why)
+    if kind == "DataFrame":
         return _describe_frame(name, value, rows)
-    if kind == "pandas" and tname == "Series":
+    if kind == "Series":
         return _describe_series(name, value, rows)
     if kind == "ndarray":
         return _describe_array(name, value)
@@ -458,7 +444,8 @@ class ListVariablesTool(_ReadOnlyTool):
     def call(self, args: str | bytes) -> Result:
         pattern = str(self._args(args).get("pattern") or "")
         ip = _shell(self._shell)
-        text = list_user(ip.user_ns, ip.user_ns_hidden, pattern=pattern)
+        with default_display():
+            text = list_user(ip.user_ns, ip.user_ns_hidden, pattern=pattern)
         return Result(content=redact_secrets(text))
 
 
@@ -493,14 +480,12 @@ class DescribeTool(_ReadOnlyTool):
         rows = max(1, min(int(parsed.get("rows") or 5), 50))
         ip = _shell(self._shell)
         try:
-            value = resolve_path(path, ip.user_ns)
+            with default_display():
+                value = resolve_path(path, ip.user_ns)
         except PathError as exc:
             return Result.error(str(exc))
         if secret_name(last_name(path)):
-            return Result.error(
-                f"describe: {path.strip()} is not shown: its name looks like a secret (an API "
-                "key, a token, a password); the python tool can read it once the user approves"
-            )
+            return Result.error(secret_path(path))
         text = describe_value(path.strip(), value, rows=rows)
         # a copy of a secret has no secret name: its value is hidden where it shows (_redact)
         return Result(content=redact_secrets(_cap(text, MAX_DESCRIBE_CHARS)))

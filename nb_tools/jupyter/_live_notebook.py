@@ -336,7 +336,7 @@ class LiveNotebookRead:
             )
         meta = {"path": snap.get("path"), "cells": len(snap["cells"]), "live": True}
         # a cell's output may hold what it printed (os.environ): no secret without a click
-        return Result(content=redact_secrets(text), metadata=meta)
+        return Result(content=redact_secrets(text, shapes=False), metadata=meta)
 
 
 def _disk_for(disk: Tool | None, nb: LiveNotebook, args: str | bytes) -> Tool | None:

@@ -11,10 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from nb_tools.jupyter._redact import HIDDEN, may_hold_secret_names, secret_label
 from nb_tools.jupyter._static_read import labels_safe, safe_values, trusted_type, type_name
 from nb_tools.jupyter._static_repr import safe_repr
 
-__all__ = ["NOT_RUN", "null_count", "relabel", "safe_head", "shown_positions"]
+__all__ = [
+    "NOT_RUN",
+    "hide_secrets",
+    "holds_secrets",
+    "null_count",
+    "relabel",
+    "safe_head",
+    "secret_positions",
+    "shown_positions",
+]
 
 NOT_RUN = (
     "objects of types other than builtins, shown with describe's own repr (their "
@@ -107,3 +117,58 @@ def null_count(col: Any) -> int:
         for v in np.asarray(col.array, dtype=object)
         if v is None or v is na or v is nat or (type(v) is float and v != v)
     )
+
+
+def secret_positions(index: Any) -> list[int]:
+    """Positions of the secret-looking labels of a pandas axis (``password``,
+    ``("db", "api_key")``); an axis of numbers or dates holds none."""
+    import numpy as np
+
+    dtype = index.dtype
+    if issubclass(type(dtype), np.dtype) and dtype.kind in "biufcmM":
+        return []
+    labels = index.tolist()
+    plain = all(type(label) is str for label in labels)
+    if plain and not may_hold_secret_names("\n".join(labels)):  # the common case
+        return []
+    return [i for i, label in enumerate(labels) if secret_label(label)]
+
+
+def holds_secrets(obj: Any) -> bool:
+    """A DataFrame or Series whose name, columns or row labels look like secrets."""
+    if not _is_frame(obj):
+        return secret_label(obj.name) or bool(secret_positions(obj.index))
+    return bool(secret_positions(obj.columns) or secret_positions(obj.index))
+
+
+def hide_secrets(obj: Any) -> tuple[Any, list[str]]:
+    """``obj`` with the values under secret-looking labels replaced by ``HIDDEN`` (a new
+    object: the user's is not touched): a Series by its name, a DataFrame's columns by
+    their labels, and rows by their index labels; and notes saying so."""
+    import pandas as pd
+
+    rows = secret_positions(obj.index)
+    if not _is_frame(obj):
+        if secret_label(obj.name):
+            hidden = pd.Series([HIDDEN] * len(obj), index=obj.index, name=obj.name, dtype=object)
+            return hidden, [f"note: its values are hidden: {HIDDEN[9:-1]}"]
+        if not rows:
+            return obj, []
+        obj = obj.astype(object)
+        obj.iloc[rows] = HIDDEN
+        return obj, [f"note: {len(rows)} value(s) hidden: their labels look like secrets"]
+    cols = secret_positions(obj.columns)
+    if not cols and not rows:
+        return obj, []
+    notes = []
+    obj = obj.copy(deep=False)
+    if cols:
+        for pos in cols:
+            obj.isetitem(pos, [HIDDEN] * len(obj))
+        names = ", ".join(repr_name(obj.columns[pos]) for pos in cols)
+        notes.append(f"note: the values of column(s) {names} are hidden: {HIDDEN[9:-1]}")
+    if rows:
+        obj = obj.astype(object)
+        obj.iloc[rows, :] = HIDDEN
+        notes.append(f"note: {len(rows)} row(s) hidden: their labels look like secrets")
+    return obj, notes

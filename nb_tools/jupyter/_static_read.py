@@ -17,11 +17,13 @@ would run, and the way out (the ``python`` tool, which asks the user first).
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import decimal
 import functools
 import sys
 import types
+import typing
 from typing import Any
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "builtin_len",
     "holds_unsafe",
     "labels_safe",
+    "reachable",
     "read_attr",
     "read_item",
     "safe_values",
@@ -77,6 +80,24 @@ _WRAPPED = ("fget", "func", "__func__", "_accessor")
 ``functools.cached_property.func``, ``classmethod.__func__``, pandas' ``Accessor``)."""
 
 _WAY_OUT = "use the python tool, which asks the user first"
+
+
+def _unread(path: str, where: str, why: str) -> str:
+    return f"{path}: describe does not read the values of {where}: {why} ({_WAY_OUT})"
+
+
+def unreadable(obj: Any) -> str | None:
+    """``_static_pandas.unreadable``: why a pandas container's values are not read."""
+    from nb_tools.jupyter._static_pandas import unreadable as why
+
+    return why(obj)
+
+
+def where_of(path: str) -> str:
+    """The object a path step reads from: ``df`` of ``df.x`` and of ``df["x"]``."""
+    cut = max(path.rfind("."), path.rfind("["))
+    return path[:cut] if cut > 0 else path
+
 
 _type_dict = type.__dict__["__dict__"].__get__
 _type_mro = type.__dict__["__mro__"].__get__
@@ -125,9 +146,36 @@ def _trusted_class(c: type) -> bool:
     interpreter or its standard library (``object``, ``types.SimpleNamespace``,
     ``datetime.date``; not the standard library's Python classes)."""
     mod = type_module(c)
-    if _package(mod) in TRUSTED_PACKAGES:
+    if _package(mod) in TRUSTED_PACKAGES:  # a static (C) type: no Python code made it
+        return reachable(c) or not _type_flags(c) & _HEAPTYPE
+    if _is(c, _INERT):
         return True
     return not _type_flags(c) & _HEAPTYPE and _package(mod) in sys.stdlib_module_names
+
+
+_INERT = _ids(abc.ABC, typing.Generic)
+"""Python classes of the standard library in pandas' MROs that define nothing an
+instance read runs (``DatetimeIndex`` is an ``abc.ABC``)."""
+
+
+def reachable(c: type) -> bool:
+    """``c`` is the very class its module holds under its name: ``__module__`` and
+    ``__qualname__`` are only claims (a user's class may say ``pandas``/``DataFrame``), so
+    the class is looked up where it claims to live, through the dicts alone, and compared
+    by identity."""
+    mod = sys.modules.get(type_module(c))
+    qual = _type_qualname(c)
+    if mod is None or type(qual) is not str or "<" in qual:
+        return False
+    found: Any = _instance_dict(mod)
+    for part in qual.split("."):
+        if type(found) is dict:
+            found = found.get(part)
+        elif found is not None and issubclass(type(found), type):
+            found = _type_dict(found).get(part)
+        else:
+            return False
+    return found is c
 
 
 def _owner(t: type, name: str) -> type | None:
@@ -291,7 +339,10 @@ def _through(obj: Any, name: str, path: str, owner: type, value: Any) -> Any:
         if name in ("__dict__", "__weakref__") or _trusted_code(value.__objclass__):
             return value.__get__(obj, t)
         raise _refuse(path, "a C-level property", value.__objclass__)
-    if _runs_trusted_code(value):
+    if _runs_trusted_code(value) and _trusted_class(owner) and trusted_type(t):
+        why = unreadable(obj)
+        if why:
+            raise StaticReadError(_unread(path, where_of(path), why))
         if name not in _STRUCTURAL and trusted_type(t) and holds_unsafe(obj):
             raise _holds(path, obj, "it")
         try:
@@ -355,7 +406,16 @@ def _fallback(obj: Any, name: str, path: str) -> Any:
             f"__getattr__ ({type_name(owner)}) would make one up by running its code, so "
             f"describe does not ({_WAY_OUT})"
         )
-    if trusted_type(t) and holds_unsafe(obj, lookup_only=True):
+    if not trusted_type(t):
+        raise StaticReadError(
+            f"{path}: {type_name(t)} has no attribute {name!r} of its own; its "
+            f"__getattr__ ({type_name(owner)}) would run on the user's subclass, whose code "
+            f"it may call, so describe does not ({_WAY_OUT})"
+        )
+    why = unreadable(obj)
+    if why:
+        raise StaticReadError(_unread(path, where_of(path), why))
+    if holds_unsafe(obj, lookup_only=True):
         raise _holds(path, obj, "its labels")
     try:
         return getattr(obj, name)
@@ -409,6 +469,9 @@ def read_item(obj: Any, key: Any, where: str) -> Any:
                 n = base.__len__(obj)
                 raise StaticReadError(f"{where} has no item {key!r} (length {n})") from None
     if trusted_type(t) and _owner(t, "__getitem__") is not None:
+        why = unreadable(obj)
+        if why:
+            raise StaticReadError(_unread(path, where, why))
         if holds_unsafe(obj, lookup_only=True):
             raise _holds(path, obj, "an item")
         try:
@@ -513,14 +576,16 @@ def attribute_lines(value: Any, limit: int = 40) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
     inst = _instance_dict(value)
-    entries: list[tuple[str, Any, bool]] = []
+    entries: list[tuple[str, Any, bool, bool]] = []
     if inst is not None:
-        entries += [(k, v, True) for k, v in dict.items(inst) if type(k) is str]
+        entries += [(k, v, True, False) for k, v in dict.items(inst) if type(k) is str]
+    runs = trusted_type(type(value))  # trusted code runs on trusted types only (_through)
     for c in _type_mro(type(value)):
         if type_module(c) == "builtins":
             continue
-        entries += [(k, v, False) for k, v in dict.items(dict(_type_dict(c))) if type(k) is str]
-    for key, v, own in entries:
+        ok = runs and _trusted_class(c)
+        entries += [(k, v, False, ok) for k, v in dict.items(dict(_type_dict(c))) if type(k) is str]
+    for key, v, own, ok in entries:
         if key.startswith("_") or key in seen:
             continue
         seen.add(key)
@@ -537,7 +602,7 @@ def attribute_lines(value: Any, limit: int = 40) -> list[str]:
             if vt is types.GetSetDescriptorType:
                 trusted = _trusted_code(v.__objclass__)
             else:
-                trusted = _runs_trusted_code(v)
+                trusted = ok and _runs_trusted_code(v)
             kind = "property" if vt is property or vt is types.GetSetDescriptorType else None
             label = kind or _type_qualname(vt)
             out.append(f"  {key}: {label}" + ("" if trusted else " (not read: runs code)"))

@@ -10,12 +10,12 @@ import contextlib
 import datetime
 import decimal
 import pathlib
-import re
 import types
 import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from nb_tools.jupyter._redact import HIDDEN, redact_ends, secret_name
 from nb_tools.jupyter._static_read import (
     _ids,
     _instance_dict,
@@ -32,7 +32,7 @@ from nb_tools.jupyter._static_read import (
     type_name,
 )
 
-__all__ = ["array_text", "safe_repr"]
+__all__ = ["HIDDEN", "array_text", "safe_repr", "secret_name"]
 
 _REPR_EXACT = _ids(
     type(None),
@@ -85,6 +85,12 @@ def _scalar_repr(value: Any, base: type | None = None) -> str:
             return _cut(int.__repr__(value))
         except ValueError:  # more digits than sys.get_int_max_str_digits()
             return f"<int of {int.bit_length(value)} bits>"
+    if t is str and str.__len__(value) > MAX_STRING:
+        return _cut(str.__repr__(redact_ends(str.__getitem__(value, slice(None)), MAX_STRING // 2)))
+    if (t is bytes or t is bytearray) and t.__len__(value) > MAX_STRING:
+        text = t.decode(value, "latin-1")  # the builtin's own method: no __bytes__ runs
+        ends = redact_ends(text, MAX_STRING // 2).encode("latin-1", "replace")
+        return _cut(t.__repr__(t(ends)))
     if t is str or t is bytes or t is bytearray:
         text: Any = t
         if text.__len__(value) > MAX_STRING:
@@ -101,52 +107,6 @@ def _safe_datetime(value: Any) -> bool:
         return False
     tz = value.tzinfo
     return tz is None or type(tz) is datetime.timezone
-
-
-HIDDEN = "<hidden: the name looks like a secret>"
-"""What stands for a value kept under a secret-looking name (``api_key``, ``*_TOKEN``...)."""
-
-
-_SECRET_WORDS = frozenset(
-    [
-        "token",
-        "tokens",
-        "secret",
-        "secrets",
-        "password",
-        "passwords",
-        "passwd",
-        "pwd",
-        "passphrase",
-        "credential",
-        "credentials",
-        "cookie",
-        "cookies",
-        "apikey",
-        "auth",
-        "authorization",
-        "bearer",
-    ]
-)
-_KEY_KINDS = frozenset(
-    ["api", "access", "secret", "private", "auth", "signing", "encryption", "client"]
-)
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
-def secret_name(key: object) -> bool:
-    """Whether ``key`` (a str, or bytes as ``os.environ`` keeps them) names a secret: a
-    word such as token, secret, password, credential, cookie or auth, or a key of a secret
-    kind (``api_key``, ``AWS_SECRET_ACCESS_KEY``, ``privateKey``). The model is not shown
-    such values without the user's approval; ``sort_key`` or ``monkey`` are not secrets."""
-    if type(key) is bytes:
-        key = key.decode("latin-1")
-    if type(key) is not str or len(key) > 200:
-        return False
-    words = [w.lower() for w in _WORDS.findall(key)]
-    if any(w in _SECRET_WORDS for w in words):
-        return True
-    return any(w == "key" and i and words[i - 1] in _KEY_KINDS for i, w in enumerate(words))
 
 
 def _items(values: Iterable[Any], level: int, limit: int = MAX_ITEMS) -> list[str]:
@@ -243,7 +203,6 @@ def _items_kv(fields: list[tuple[str, Any]], level: int) -> str:
 
 
 _PANDAS_SCALARS = ("Timestamp", "Timedelta", "Period", "NaTType", "NAType")
-_TZ_PACKAGES = ("datetime", "zoneinfo", "pytz", "dateutil", "pandas")
 
 
 def _trusted_repr(value: Any, level: int) -> str | None:
@@ -251,21 +210,26 @@ def _trusted_repr(value: Any, level: int) -> str | None:
     the generic view (a GroupBy, a Styler, ... shown by their fields)."""
     import numpy as np
 
+    from nb_tools.jupyter._static_pandas import shape_of, trusted_tz, unreadable
+
     t = type(value)
     if issubclass(t, np.ndarray):
         return array_text(value, level)
     qual = _type_qualname(t)
     pkg = _package(type_module(t))
     if pkg == "pandas" and qual in ("DataFrame", "Series"):
-        return f"<{qual} {'x'.join(str(d) for d in value.shape)}>"
+        return f"<{qual} {shape_of(value)}>"
     if issubclass(t, np.dtype) or (issubclass(t, np.generic) and not issubclass(t, np.void)):
         return _cut(repr(value))
     if pkg == "pandas" and qual in _PANDAS_SCALARS:
         tz = getattr(value, "tzinfo", None)
-        if tz is None or _package(type_module(type(tz))) in _TZ_PACKAGES:
+        if trusted_tz(tz):
             return _cut(repr(value))
         return f"<pandas.{qual} with a {type_name(type(tz))} tzinfo>"
     if _lookup(t, "dtype") is not None and _lookup(t, "__len__") is not None:
+        why = unreadable(value)
+        if why:
+            return f"<{pkg}.{qual}: values not read: {why}>"
         safe = labels_safe(value) if qual.endswith("Index") else safe_values(value)
         if safe:
             return _cut(repr(value))
@@ -277,6 +241,9 @@ def array_text(a: Any, level: int = 0) -> str:
     """An ndarray as ``np.array2string`` shows it, object elements through ``safe_repr``."""
     import numpy as np
 
+    fields = a.dtype.names or ()
+    if any(secret_name(f) for f in fields):
+        return f"<structured array {a.shape}: fields {', '.join(fields)}; {HIDDEN}>"
     if not a.dtype.hasobject:
         return np.array2string(a, threshold=50, edgeitems=3, max_line_width=120)
     if a.dtype.names:

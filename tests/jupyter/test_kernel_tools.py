@@ -302,3 +302,63 @@ def test_secrets_in_the_kernel_never_reach_the_model_without_a_click(ready: Kern
     assert "db.internal" in texts[2] and "'eu'" in texts[5]  # the rest is still shown
     assert "looks like a secret" in texts[3] and "looks like a secret" in texts[6]
     assert "SERVICE_API_KEY" in texts[1]  # the name is shown, its value is not
+
+
+def test_user_code_and_secret_shapes_in_a_real_kernel(
+    ready: Kernel, server, tmp_path: Path
+) -> None:
+    """A user's ExtensionArray and display formatter write a marker if run; a password
+    column, a DSN, a PEM key and DATABASE_URL's password must not reach the model."""
+    marker = tmp_path / "ran"
+    ready.ok(
+        "import os, numpy as np, pandas as pd\n"
+        "from pandas.api.extensions import ExtensionArray, ExtensionDtype\n"
+        f"MARK = {str(marker)!r}\n"
+        "def _ran(what):\n"
+        "    open(MARK, 'a').write(what + '\\n')\n"
+        "class UDtype(ExtensionDtype):\n"
+        "    name = 'u'; type = object\n"
+        "class UArray(ExtensionArray):\n"
+        "    def __init__(self, v): self._v = np.asarray(v, dtype=object)\n"
+        "    @property\n"
+        "    def dtype(self): _ran('dtype'); return UDtype()\n"
+        "    @property\n"
+        "    def nbytes(self): _ran('nbytes'); return 0\n"
+        "    def __len__(self): _ran('len'); return len(self._v)\n"
+        "    def __getitem__(self, i): _ran('getitem'); return self._v[i]\n"
+        "    def copy(self): _ran('copy'); return UArray(self._v)\n"
+        "custom = pd.DataFrame({'x': UArray(['a', 'b'])})\n"
+        "def _fmt(x): _ran('float_format'); return str(x)\n"
+        "amounts = pd.DataFrame({'amount': [1.5, 2.5]})\n"
+        "creds = pd.DataFrame({'user': ['ann'], 'password': ['hunter2-kernel-pw']})\n"
+        "dsn = 'postgresql://app:dsn-kernel-pass@db/prod'\n"
+        "key_pem = '-----BEGIN PRIVATE KEY-----\\nMIIEkernelPEMbody0123456789\\n-----END PRIVATE KEY-----'\n"
+        "os.environ['DATABASE_URL'] = 'postgres://app:env-kernel-pass99@db/prod'\n"
+        "pd.set_option('display.float_format', _fmt)\n"
+    )
+    marker.unlink(missing_ok=True)  # building the frame ran its hooks
+    server.push(
+        reply(
+            "",
+            call("list_variables"),
+            describe("custom"),
+            describe("custom.x"),
+            describe("amounts"),
+            describe("creds"),
+            describe("dsn"),
+            describe("key_pem"),
+            describe("os.environ"),
+        ),
+        reply("Looked."),
+    )
+    ex = ready.run("%%agent --new\nlook")
+    assert not ex.buttons("Approve")
+    sent = json.dumps(server.requests[-1].body)
+    for secret in ("hunter2-kernel-pw", "dsn-kernel-pass", "kernelPEMbody", "env-kernel-pass99"):
+        assert secret not in sent
+    assert not marker.exists(), marker.read_text()
+    texts = [text_of(b) for b in tool_results(server)]
+    assert "values not read" in texts[0] and "its values are not read" in texts[1]
+    assert "mean   2.000000" in texts[3]  # pandas' own formatting, not the user's
+    assert "postgresql://app:<hidden: looks like a secret>@db/prod" in texts[5]
+    ready.ok("pd.reset_option('display.float_format'); del os.environ['DATABASE_URL']")

@@ -54,9 +54,10 @@ def test_the_environment_lists_names_and_hides_secret_values(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("NBT_TEST_API_KEY", "sk-env-secret-1")
+    monkeypatch.setenv("STRIPE_KEY", "sk_live_stripe_0001")  # the sandbox's *_KEY
     monkeypatch.setenv("NBT_TEST_REGION", "eu-west")
     text = describe_value("os.environ", os.environ)
-    assert "sk-env-secret-1" not in text
+    assert "sk-env-secret-1" not in text and "sk_live_stripe_0001" not in text
     assert f"NBT_TEST_API_KEY={HIDDEN}" in text and "NBT_TEST_REGION='eu-west'" in text
     listed = list_user({"OPENAI_API_KEY": "sk-proj-xyz", "n": 2}, {})
     assert "sk-proj-xyz" not in listed and "n: int = 2" in listed

@@ -12,6 +12,7 @@ import os
 import types
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -89,3 +90,96 @@ async def test_the_live_notebook_read_hides_them_in_cell_outputs(shell: Any) -> 
     result = await LiveNotebookRead(Open()).call("{}")
     assert "!env" in result.content and "$GITHUB_TOKEN" in result.content
     assert KEY not in result.content and TOKEN not in result.content
+
+
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEApemBody0123456789abcdef\n"
+    "QWERTYUIOPasdfghjklZXCV==\n-----END RSA PRIVATE KEY-----\n"
+)
+SHAPED = {
+    "hunter2-ann-pw": "a password column",
+    "dsnpass-4242-x": "a URL's password",
+    "pemBody0123456789": "a PEM private key",
+    "sk-envtext-123456": "a NAME_SECRET_KEY=value line",
+    "series-pass-777": "a Series value under a secret label",
+    "frame-pass-888": "a row under a secret label",
+    "mi-pass-555-x": "a MultiIndex column with a secret part",
+    "named-pass-666": "a Series named like a secret",
+    "rec-pass-444": "a structured array field",
+    "json-key-333-x": "a JSON string",
+    "tok-bearer-0123456789": "a Bearer token",
+    "dbpass-Env-9876": "DATABASE_URL's password",
+    "proxypass-XYZ123": "HTTPS_PROXY's password",
+    "pypi-AgEItokenvalue999": "PIP_INDEX_URL's token",
+    "S3cr3tValueXYZ": "the end of a secret whose name fell in a repr's cut",
+    "cutjson0pass": "a JSON password cut by pandas' column width",
+    "cuturl0pass": "a URL password cut before its @ by pandas' column width",
+    "cutpem0body": "a PEM key in a DataFrame cell",
+    "sk-history-0001": "a key set in an earlier cell's source (In)",
+}
+
+
+@pytest.fixture
+def shaped(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:dbpass-Env-9876@db.internal:5432/prod")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxyuser:proxypass-XYZ123@proxy:3128")
+    monkeypatch.setenv("PIP_INDEX_URL", "https://__token__:pypi-AgEItokenvalue999@pypi.example/s")
+    mi = pd.MultiIndex.from_tuples([("db", "port"), ("db", "password")])
+    ns = {
+        "os": os,
+        "users": pd.DataFrame(
+            {"user": ["ann", "bob"], "password": ["hunter2-ann-pw", "x"], "n": [1, 2]}
+        ),
+        "dsn": "postgres://u:dsnpass-4242-x@h/db",
+        "pem": PEM,
+        "envtext": "APP_NAME=x\nNAME_SECRET_KEY=sk-envtext-123456\nDEBUG=1\n",
+        "cfg_series": pd.Series({"user": "ann", "password": "series-pass-777"}),
+        "cfg_frame": pd.DataFrame({"value": ["ann", "frame-pass-888"]}, index=["user", "pw"]),
+        "mi": pd.DataFrame([[1, "mi-pass-555-x"]], columns=mi),
+        "named": pd.Series(["named-pass-666"], name="db_password"),
+        "rec": np.array([(1, b"rec-pass-444")], dtype=[("id", "i4"), ("password", "S20")]),
+        "jsontext": '{"user": "ann", "api_key": "json-key-333-x"}',
+        "header": "Authorization: Bearer tok-bearer-0123456789",
+        "env_copy": dict(os.environ),
+        "pw_copy": "dbpass-Env-9876",
+        "cells": pd.DataFrame(
+            {
+                "cfg": ['{"password": "cutjson0passcutjson0passcutjson0pass"}'],
+                "url": ["postgres://application_user:cuturl0passcuturl0pass@db/x"],
+                "pem": ["-----BEGIN PRIVATE KEY-----\ncutpem0body\n-----END PRIVATE KEY-----"],
+            }
+        ),
+        "In": ["", 'os.environ["OPENAI_API_KEY"] = "sk-history-0001"\nx = 1'],
+        "long_env": "A=1\n" * 49 + "NAME_SECRET_KEY=" + "S3cr3tValueXYZ" * 30 + "\nC=3" * 10,
+    }
+    ns["cfg_frame"].index = ["user", "password"]
+    return types.SimpleNamespace(user_ns=ns, user_ns_hidden={})
+
+
+SHAPED_PATHS = [
+    "users",
+    'users["user"]',
+    "users.T",
+    "users.values",
+    "users.iloc",
+    "cfg_series.values",
+    "cfg_frame.T",
+    'cfg_frame["value"]',
+    "named.values",
+    "In[1]",
+    "pem[40]",
+    "os.environ",
+]
+
+
+def test_secrets_found_by_shape_or_label_are_never_returned(shaped: Any) -> None:
+    seen = [ListVariablesTool(shaped).call("{}").content]
+    for path in [*shaped.user_ns, *SHAPED_PATHS]:
+        seen.append(DescribeTool(shaped).call(json.dumps({"name": path})).content)
+    for text in seen:
+        for secret, what in SHAPED.items():
+            assert secret not in text, f"{what} reached the model:\n{text[:600]}"
+    users = DescribeTool(shaped).call(json.dumps({"name": "users"})).content
+    assert "ann" in users and "<hidden: the name looks like a secret>" in users
+    dsn = DescribeTool(shaped).call(json.dumps({"name": "dsn"})).content
+    assert "postgres://u:<hidden: looks like a secret>@h/db" in dsn  # the rest is shown

@@ -1,0 +1,115 @@
+"""The paths ``describe`` takes (``name``, ``name.attr``, ``name["key"]``, ``name[0]`` and
+chains of them): parsed, never evaluated, each step read through ``_static_read``; a step
+whose name looks like a secret, or a step into the values of a pandas container that
+holds secret-labelled values, is refused."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Any
+
+from nb_tools.jupyter._redact import secret_name
+from nb_tools.jupyter._static_frames import holds_secrets
+from nb_tools.jupyter._static_pandas import pandas_kind, unreadable
+from nb_tools.jupyter._static_read import StaticReadError, read_attr, read_item
+
+__all__ = ["PathError", "last_name", "resolve_path", "secret_path"]
+
+
+class PathError(ValueError):
+    pass
+
+
+def last_name(path: str) -> str:
+    """The last name of a describe path: ``cfg`` in ``cfg``, ``key`` in ``a.key`` and in
+    ``a["key"]`` ("" when it is not a name)."""
+    try:
+        node = ast.parse(path.strip(), mode="eval").body
+    except SyntaxError:
+        return ""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        key = node.slice.value
+        return (
+            key if isinstance(key, str) else key.decode("latin-1") if isinstance(key, bytes) else ""
+        )
+    return ""
+
+
+def resolve_path(path: str, ns: Mapping[str, Any]) -> Any:
+    """``name``, ``name.attr``, ``name["key"]``, ``name[0]`` and chains of them; literal
+    keys only, nothing is called or evaluated."""
+    try:
+        tree = ast.parse(path.strip(), mode="eval").body
+    except SyntaxError:
+        raise PathError(
+            f"describe: {path!r} is not a variable name or path (use name, name.attr, "
+            'name["key"] or name[0])'
+        ) from None
+    steps: list[tuple[str, Any]] = []
+    node = tree
+    while not isinstance(node, ast.Name):
+        if isinstance(node, ast.Attribute):
+            steps.append(("attr", node.attr))
+            node = node.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            steps.append(("item", node.slice.value))
+            node = node.value
+        else:
+            raise PathError(
+                f"describe: {path!r} has a part that is not an attribute or a literal key "
+                "(calls, slices and expressions are not evaluated); use the python tool"
+            )
+    if node.id not in ns:
+        raise PathError(
+            f"describe: no variable {node.id!r} in the kernel; list_variables lists them"
+        )
+    value = ns[node.id]
+    done = node.id
+    for kind, key in reversed(steps):
+        if secret_name(last_name(done)):  # a part of a secret is a secret: d["api_key"][0]
+            raise PathError(secret_path(done))
+        _check_step(value, done, key)
+        try:
+            value = read_attr(value, key, done) if kind == "attr" else read_item(value, key, done)
+        except StaticReadError as exc:
+            raise PathError(f"describe: {exc}") from None
+        done += f".{key}" if kind == "attr" else f"[{key!r}]"
+    return value
+
+
+_LABEL_STEPS = frozenset(
+    {"shape", "dtypes", "dtype", "ndim", "size", "empty", "index", "columns", "name", "names"}
+)
+"""What ``describe`` reads of a DataFrame or Series that holds values under secret-looking
+labels, besides other labels: its structure, never its values by position or in bulk
+(``values``, ``iloc``, ``T``, ``to_numpy``...)."""
+
+
+def secret_path(path: str) -> str:
+    """Why ``describe`` does not show ``path``: its name looks like a secret."""
+    return (
+        f"describe: {path.strip()} is not shown: its name looks like a secret (an API key, a "
+        "token, a password); the python tool can read it once the user approves"
+    )
+
+
+def _check_step(value: Any, done: str, key: Any) -> None:
+    """On a pandas container that holds values under secret-looking labels, refuse any
+    step but another label or its structure."""
+    if pandas_kind(value) not in ("DataFrame", "Series") or unreadable(value):
+        return
+    if key in _LABEL_STEPS or not holds_secrets(value):
+        return
+    labels = value.columns if pandas_kind(value) == "DataFrame" else value.index
+    if type(key) is str and any(type(label) is str and label == key for label in labels):
+        return
+    raise PathError(
+        f"describe: {done} holds values under labels that look like secrets; describe "
+        "reads its other columns and rows by label, and its structure, but nothing by "
+        "position or in bulk (the python tool can, once the user approves)"
+    )
