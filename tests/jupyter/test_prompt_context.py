@@ -109,12 +109,13 @@ def test_agents_md_and_mentions_reach_the_request(kernel: Kernel, server) -> Non
     assert "hunter2" not in text
     assert text.endswith("Summarise @users and @nope")
     transcript = ex.displays[-1]["data"][TRANSCRIPT]
-    notices = [i.get("message") for i in transcript["items"] if i.get("kind") == "notice"]
+    notices = [i.get("text") for i in transcript["items"] if i.get("kind") == "notice"]
     assert "project instructions read: AGENTS.md" in notices
     assert "added to the request: @users; @nope left as written: no such variable or cell" in (
         notices
     )
-    assert transcript["prompt"] == "Summarise @users and @nope"
+    users = [i["text"] for i in transcript["items"] if i["kind"] == "user"]
+    assert users == ["Summarise @users and @nope"]  # the prompt as typed, not what was added
     server.push(reply("Sans."))
     n = len(server.requests)
     kernel.ok("%%agent --no-instructions\nAgain")
