@@ -61,6 +61,7 @@ from nb_tools.agent._run import (
     GoOn,
     TurnOutcome,
 )
+from nb_tools.agent._output import OutputError
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.tool._votes import is_protected_call
 
@@ -91,6 +92,7 @@ __all__ = [
     "GoOn",
     "ModelFailed",
     "ModelRetrying",
+    "OutputError",
     "Permission",
     "PermissionSource",
     "PersonSource",

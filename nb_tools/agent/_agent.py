@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from nb_tools.agent._approval import Approver, Permission, Policy, check_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import Event, RunFinished
+from nb_tools.agent._output import DEFAULT_RETRIES, INVALID_OUTPUT
 from nb_tools.agent._run import EventHandler, Run
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.model import Message, ModelRequest, Provider, Usage
@@ -42,6 +43,9 @@ class RunResult:
     error: str | None = None
     turns: int = 0
     system: str | None = None  # the system prompt in force (saved with transcripts)
+    output: Any = None
+    """With ``run(prompt, output=T)``: the validated ``T`` the run ended with (None when it
+    ended otherwise: a stop, the turn limit, an API error)."""
 
 
 class Agent:
@@ -243,14 +247,28 @@ class Agent:
         *,
         on_event: EventHandler | None = None,
         attachments: Sequence[object] = (),
+        output: Any = None,
+        output_retries: int = DEFAULT_RETRIES,
     ) -> RunResult:
         """Send ``prompt`` and run the tool loop until the model stops. Cancelling the task
         stops the run: calls in flight are cancelled, every call left is answered as
         stopped (or cut off), ``RunFinished`` is emitted, ``last_result`` is set, and the
         ``CancelledError`` propagates. An empty prompt continues the conversation as it is
         (e.g. after "max_turns" or a reply cut at "max_tokens"). ``attachments``: images and
-        PDFs sent with the prompt (paths, bytes, PIL images or ``Part`` objects)."""
+        PDFs sent with the prompt (paths, bytes, PIL images or ``Part`` objects).
+
+        ``output``: a pydantic model, dataclass, TypedDict or object JSON Schema; the run
+        ends with ``RunResult.output``, a validated value of it (see
+        :mod:`nb_tools.agent._output`: the provider's structured outputs, else a strict
+        ``final_result`` tool). An answer that does not validate goes back to the model
+        with its problems, at most ``output_retries`` times; then :class:`OutputError`
+        is raised (its ``result`` is the run's result)."""
         from nb_tools.agent._context import attachment_parts
+        from nb_tools.agent._output import OutputError, OutputType
+
+        out = OutputType.of(output) if output is not None else None
+        if output_retries < 0:
+            raise ValueError(f"Agent.run: output_retries must be >= 0, got {output_retries}")
 
         if self._run is not None:
             raise RuntimeError(
@@ -262,11 +280,15 @@ class Agent:
         with self.conversation.in_use("Agent.run"):
             self._run = run
             try:
-                return await run.go(prompt, attachment_parts(attachments))
+                result = await run.go(prompt, attachment_parts(attachments), out, output_retries)
             finally:
                 self._run = None
                 if run.ended is not None:
                     self.last_result = run.ended
+        if result.stop_reason == INVALID_OUTPUT:
+            problems = run.output.problems if run.output is not None else []
+            raise OutputError(result.error or "invalid output", problems, result)
+        return result
 
     def stop(self, *, after_turn: bool = False) -> bool:
         """Stop the run in progress, from any thread (a button, a tool, another task).

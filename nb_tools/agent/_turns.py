@@ -207,6 +207,9 @@ class TurnPolicy:
     notices: list[RunNotice] = field(default_factory=list)
     _specs: dict[int, tuple[ToolSpec, ToolSpec]] = field(default_factory=dict)
     _server: tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]] | None = None
+    output_options: Mapping[str, Any] | None = None
+    """The provider's request options for a typed output (structured outputs), merged
+    into ``output_config`` beside effort."""
 
     # -- the request ---------------------------------------------------------------------
 
@@ -254,6 +257,10 @@ class TurnPolicy:
             options["stop_sequences"] = list(opts.stop_sequences)
         if extra_options:
             options.update(extra_options)
+        for key, value in (self.output_options or {}).items():
+            before = options.get(key)
+            merge = isinstance(before, Mapping) and isinstance(value, Mapping)
+            options[key] = {**before, **value} if merge else value  # type: ignore[dict-item]
         server, server_betas = self._server_tools(registry)
         return ModelRequest(
             system=agent.system or "",

@@ -104,6 +104,14 @@ class AgentMagics(Magics):
         "variable holding bytes, a path or a PIL image (repeat for several)",
     )
     @argument(
+        "--output",
+        default=None,
+        metavar="NAME[:TYPE]",
+        help="a typed answer put in the variable NAME: TYPE is the name of a pydantic model, "
+        "dataclass, TypedDict or JSON Schema dict of the notebook (without it, NAME's "
+        "annotation: `city: City` in an earlier cell)",
+    )
+    @argument(
         "--no-python",
         action="store_true",
         help="do not offer the python tool (code in this kernel); list_variables and describe stay",
@@ -171,10 +179,11 @@ def run_magic(line: str, cell: str | None) -> Any:
     if args.server_tools is not None:
         server = [n.strip() for n in args.server_tools.split(",") if n.strip() not in ("", "none")]
     attachments = [_attachment(a) for a in args.attach or ()]
+    target, output = _output_target(args.output) if args.output else (None, None)
 
     async def go() -> None:
         try:
-            await run_agent(
+            result = await run_agent(
                 prompt,
                 model=args.model,
                 approval=args.approval,
@@ -191,11 +200,58 @@ def run_magic(line: str, cell: str | None) -> Any:
                 budget=args.budget,
                 continue_run=args.continue_run,
                 result_limit=args.result_limit,
+                output=output,
             )
         except (KeyError, ValueError) as exc:
+            from nb_tools.agent._output import OutputError
+
+            if isinstance(exc, OutputError):
+                raise
             raise UsageError(str(exc).strip("'\"")) from None
+        if target is not None and result.output is not None:
+            _user_ns()[target] = result.output
 
     return go()
+
+
+def _user_ns() -> dict[str, Any]:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        raise UsageError("%%agent --output needs an IPython session")
+    ns: dict[str, Any] = shell.user_ns
+    return ns
+
+
+def _output_target(spec: str) -> tuple[str, object]:
+    """``--output NAME[:TYPE]``: the variable to set and the output type, looked up in
+    the user's namespace (a dotted name reads attributes: ``models.City``)."""
+    name, _, type_name = (p.strip() for p in spec.partition(":"))
+    if not name.isidentifier():
+        raise UsageError(f"%%agent --output {spec!r}: NAME must be a Python variable name")
+    ns = _user_ns()
+    if not type_name:
+        annotations = ns.get("__annotations__") or {}
+        if name not in annotations:
+            raise UsageError(
+                f"%%agent --output {name}: no type for {name}; write --output {name}:TYPE, "
+                f"or annotate it first ({name}: MyModel)"
+            )
+        return name, annotations[name]
+    head, *rest = type_name.split(".")
+    if head not in ns:
+        raise UsageError(
+            f"%%agent --output {spec}: {head} is not defined in the notebook; define the "
+            "type (a pydantic model, dataclass, TypedDict or JSON Schema dict) first"
+        )
+    value = ns[head]
+    for attr in rest:
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            raise UsageError(f"%%agent --output {spec}: {type_name} does not exist") from None
+    return name, value
 
 
 def _attachment(name: str) -> object:

@@ -174,6 +174,7 @@ async def run_agent(
     budget: float | None = None,
     continue_run: bool = False,
     result_limit: int | None = None,
+    output: Any = None,
 ) -> RunResult:
     """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
     live widgets and ending with the transcript. ``await nb_tools.run_agent("...")``.
@@ -192,7 +193,9 @@ async def run_agent(
     and the live notebook tools when the open notebook is connected, are always there).
     ``budget``: USD per run (default ``$NB_TOOLS_BUDGET_USD``): the run pauses before a turn
     that would pass it. ``continue_run``: go on from where the last run stopped (after the
-    turn limit or a budget), ``prompt`` may then be empty.
+    turn limit or a budget), ``prompt`` may then be empty. ``output``: a type (pydantic
+    model, dataclass, TypedDict) or JSON Schema: the result's ``output`` is a validated
+    value of it (``Agent.run(output=...)``).
     """
     session = get_session()
     if session.running is not None:
@@ -245,8 +248,8 @@ async def run_agent(
     session.running = recorder
     try:
         if show:
-            return await _run_shown(session, agent, prompt, recorder, attached)
-        return await _run_quiet(session, agent, prompt, recorder, attached)
+            return await _run_shown(session, agent, prompt, recorder, attached, output)
+        return await _run_quiet(session, agent, prompt, recorder, attached, output)
     finally:
         session.running = None
 
@@ -257,13 +260,14 @@ async def _run_quiet(
     prompt: str,
     recorder: TranscriptRecorder,
     attachments: Sequence[object] = (),
+    output: Any = None,
 ) -> RunResult:
     def handler(event: Any) -> None:
         recorder.record(event)
         session.record(event)
 
     try:
-        return await agent.run(prompt, on_event=handler, attachments=attachments)
+        return await agent.run(prompt, on_event=handler, attachments=attachments, output=output)
     finally:
         session.transcripts.append(recorder.to_dict())
 
@@ -274,6 +278,7 @@ async def _run_shown(
     prompt: str,
     recorder: TranscriptRecorder,
     attachments: Sequence[object] = (),
+    output: Any = None,
 ) -> RunResult:
     from nb_tools.jupyter._view import RunView
 
@@ -303,7 +308,9 @@ async def _run_shown(
     interrupted = False
     try:
         view.show()
-        task = asyncio.ensure_future(agent.run(prompt, on_event=handler, attachments=attachments))
+        task = asyncio.ensure_future(
+            agent.run(prompt, on_event=handler, attachments=attachments, output=output)
+        )
         try:
             while True:
                 await wait_waking(asyncio.wait({task}))  # the run's end, not its result
@@ -315,7 +322,7 @@ async def _run_shown(
                 if not await view.ask_continue(pause_text(agent, recorder, reason)):
                     break
                 recorder.resume()
-                task = asyncio.ensure_future(agent.run("", on_event=handler))
+                task = asyncio.ensure_future(agent.run("", on_event=handler, output=output))
         except (asyncio.CancelledError, KeyboardInterrupt):
             # Interrupt: stop the run cleanly (it answers its calls and emits RunFinished),
             # show the transcript, then end the cell with a one-line RunInterrupted so

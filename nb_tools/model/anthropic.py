@@ -32,6 +32,7 @@ from nb_tools.model._anthropic_errors import (
     mid_stream_error,
     retryable_status,
 )
+from nb_tools.model._anthropic_features import output_format, structured_outputs
 from nb_tools.model._defaults import (
     BLOCK_ENV,
     default_model,
@@ -151,6 +152,13 @@ class AnthropicProvider(RetryHandover):
                 timeout=self._timeout,
             )
         return self._client
+
+    def output_options(self, schema: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The request options asking for JSON matching ``schema`` (structured outputs:
+        ``output_config.format``), or None when this model has none."""
+        if not structured_outputs(self._model):
+            return None
+        return {"output_config": {"format": output_format(schema)}}
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(model={self._model!r}, base_url={self.base_url!r})"

@@ -1,0 +1,106 @@
+"""Claude's newer request features, as the Messages API takes them (checked against the
+anthropic SDK 2.14's types and the API documentation, 2026-12-01): structured outputs
+(``output_config.format``), the prompt-cache TTL, tool search, the memory tool, the MCP
+connector and the Files API. Plain data and small functions: no SDK import."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias
+
+from nb_tools.model._pricing import model_version
+
+CacheTTL: TypeAlias = Literal["5m", "1h"]
+CACHE_TTLS: tuple[str, ...] = ("5m", "1h")
+
+# -- structured outputs ----------------------------------------------------------------------
+
+# String formats the API's constrained decoding knows; another format is described in text.
+_STRING_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+)
+# Keywords the API's JSON outputs do not take (numbers, lengths, patterns, defaults): moved
+# into the description, so the model still reads them; our own validation checks them.
+_DESCRIBED = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "default",
+    "format",
+    "minItems",
+    "maxItems",
+)
+
+
+def structured_outputs(model: str) -> bool:
+    """Whether ``model`` takes ``output_config.format`` (Claude Opus, Sonnet and Haiku 4.5
+    and later; an unversioned or unknown Claude name is taken as the newest)."""
+    name = model.lower()
+    version = model_version(name)[:2]
+    if not version or not any(f in name.split("-") for f in ("opus", "sonnet", "haiku")):
+        return True
+    return version >= (4, 5)
+
+
+def output_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``output_config.format`` asking for JSON matching ``schema`` (our schema subset):
+    every object closed, a type list spelled as ``anyOf``, and the keywords the API does
+    not take written into the description."""
+    return {"type": "json_schema", "schema": _closed(schema)}
+
+
+def _closed(schema: Mapping[str, Any]) -> dict[str, Any]:
+    src = dict(schema)
+    types = src.pop("type", None)
+    if isinstance(types, list):
+        if len(types) == 1:
+            types = types[0]
+        else:
+            description = src.pop("description", None)
+            out: dict[str, Any] = {
+                "anyOf": [
+                    {"type": "null"} if t == "null" else _closed({**src, "type": t}) for t in types
+                ]
+            }
+            if description:
+                out["description"] = description
+            return out
+    out = {}
+    if types is not None:
+        out["type"] = types
+    extra: dict[str, Any] = {}
+    for key in _DESCRIBED:
+        if key not in src:
+            continue
+        value = src.pop(key)
+        if key == "format" and value in _STRING_FORMATS:
+            out["format"] = value
+        elif key == "minItems" and value in (0, 1):
+            out["minItems"] = value
+        else:
+            extra[key] = value
+    for key in ("title", "description", "enum"):
+        if key in src:
+            out[key] = src[key]
+    if "anyOf" in src:
+        out["anyOf"] = [_closed(v) for v in src["anyOf"]]
+    if types == "object" or "properties" in src:
+        out["properties"] = {k: _closed(v) for k, v in (src.get("properties") or {}).items()}
+        out["required"] = list(src.get("required") or ())
+        out["additionalProperties"] = False
+    if "items" in src:
+        out["items"] = _closed(src["items"])
+    if extra:
+        note = "{" + ", ".join(f"{k}: {_text(v)}" for k, v in extra.items()) + "}"
+        out["description"] = f"{out['description']}\n\n{note}" if out.get("description") else note
+    return out
+
+
+def _text(value: object) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
