@@ -52,6 +52,7 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
+from nb_tools.agent._output import OutputError
 from nb_tools.agent._run import (
     BACKGROUND_TEXT,
     CUT_OFF_TEXT,
@@ -61,7 +62,6 @@ from nb_tools.agent._run import (
     GoOn,
     TurnOutcome,
 )
-from nb_tools.agent._output import OutputError
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.tool._votes import is_protected_call
 

@@ -17,6 +17,7 @@ from nb_tools.agent._output import DEFAULT_RETRIES, INVALID_OUTPUT
 from nb_tools.agent._run import EventHandler, Run
 from nb_tools.agent._turns import RequestOptions
 from nb_tools.model import Message, ModelRequest, Provider, Usage
+from nb_tools.model._anthropic_features import DEFAULT_CACHE_TTL
 from nb_tools.sandbox._policy import check_mode
 from nb_tools.tool import Middleware, Registry, Tool, default_registry
 from nb_tools.tool._sync import run_blocking
@@ -68,6 +69,9 @@ class Agent:
     session default); a call that runs without approval always runs read-only.
     ``messages``: a conversation to continue (another agent's ``messages``, or a
     :class:`Conversation`, which is then shared).
+    ``cache_ttl``: how long the prompt-cache breakpoints live, "1h" (the default: a person
+    often pauses more than five minutes between cells) or "5m"; None sends the API's
+    default (five minutes) without a ``ttl``.
 
     A turn is one model request. ``max_turns`` bounds the turns of one run: when the last
     allowed turn makes tool calls, they are still decided, run and answered, so the
@@ -102,6 +106,7 @@ class Agent:
         clear_tool_results: bool = True,
         sandbox: SandboxMode | SandboxPolicy | None = None,
         budget_usd: float | None = None,
+        cache_ttl: str | None = DEFAULT_CACHE_TTL,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -117,6 +122,7 @@ class Agent:
             stop_sequences=stop_sequences,
             compaction=compaction,
             clear_tool_results=clear_tool_results,
+            cache_ttl=cache_ttl,
         )
         """Thinking, server tools, sampling and the rest (see :mod:`nb_tools.agent._turns`)."""
         self._model_name: str | None = model if isinstance(model, str) else None

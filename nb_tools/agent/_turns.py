@@ -26,6 +26,7 @@ from nb_tools.model import (
     ToolSpec,
     ToolUseBlock,
 )
+from nb_tools.model._anthropic_features import CACHE_TTLS, DEFAULT_CACHE_TTL
 from nb_tools.model._limits import (
     BETA_EFFORT,
     BETA_INTERLEAVED_THINKING,
@@ -103,6 +104,7 @@ class RequestOptions:
     stop_sequences: tuple[str, ...] = ()
     compaction: bool = True
     clear_tool_results: bool = True
+    cache_ttl: str | None = DEFAULT_CACHE_TTL
 
     @classmethod
     def make(
@@ -118,8 +120,13 @@ class RequestOptions:
         stop_sequences: Sequence[str] = (),
         compaction: bool = True,
         clear_tool_results: bool = True,
+        cache_ttl: str | None = DEFAULT_CACHE_TTL,
     ) -> RequestOptions:
         think = thinking_param(thinking)
+        if cache_ttl is not None and cache_ttl not in CACHE_TTLS:
+            raise ValueError(
+                f"Agent: cache_ttl={cache_ttl!r}: use '5m' or '1h' (None: the API's default)"
+            )
         choice = tool_choice_param(tool_choice, disable_parallel_tool_use)
         on = think is not None and think.get("type") != "disabled"
         if on and choice is not None and choice["type"] in ("any", "tool"):
@@ -148,15 +155,20 @@ class RequestOptions:
             stop_sequences=tuple(stop_sequences),
             compaction=compaction,
             clear_tool_results=clear_tool_results,
+            cache_ttl=cache_ttl,
         )
 
 
 def configure_request(
-    agent: Agent, *, thinking: object = None, server_tools: Sequence[str] | None = None
+    agent: Agent,
+    *,
+    thinking: object = None,
+    server_tools: Sequence[str] | None = None,
+    cache_ttl: str | None = None,
 ) -> None:
-    """``%%agent --thinking/--server-tools``: change what later runs send (None: unchanged;
-    thinking "0" turns it off)."""
-    if thinking is None and server_tools is None:
+    """``%%agent --thinking/--server-tools/--cache-ttl``: change what later runs send
+    (None: unchanged; thinking "0" turns it off)."""
+    if thinking is None and server_tools is None and cache_ttl is None:
         return
     opts = agent.request_options
     new_thinking: Any = opts.thinking
@@ -177,6 +189,7 @@ def configure_request(
         stop_sequences=opts.stop_sequences,
         compaction=opts.compaction,
         clear_tool_results=opts.clear_tool_results,
+        cache_ttl=opts.cache_ttl if cache_ttl is None else cache_ttl,
     )
 
 
@@ -271,6 +284,7 @@ class TurnPolicy:
             server_tools=server,
             options=options,
             betas=tuple(dict.fromkeys([*betas, *server_betas, *extra_betas])),
+            cache_ttl=opts.cache_ttl,
         )
 
     def _tool_specs(self, registry: Registry) -> tuple[ToolSpec, ...]:

@@ -97,6 +97,14 @@ class AgentMagics(Magics):
         "code_execution (kept for later runs; 'none' removes them)",
     )
     @argument(
+        "--cache-ttl",
+        choices=("5m", "1h"),
+        default=None,
+        help="how long the prompt cache keeps this conversation between requests (default "
+        "1h: a pause of more than five minutes between cells would rewrite it each cell; "
+        "kept for later runs)",
+    )
+    @argument(
         "--attach",
         action="append",
         default=None,
@@ -194,6 +202,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 builtins=args.builtins,
                 thinking=args.thinking,
                 server_tools=server,
+                cache_ttl=args.cache_ttl,
                 attachments=attachments,
                 base_url=args.base_url,
                 python=not args.no_python,

@@ -12,6 +12,11 @@ from nb_tools.model._pricing import model_version
 
 CacheTTL: TypeAlias = Literal["5m", "1h"]
 CACHE_TTLS: tuple[str, ...] = ("5m", "1h")
+DEFAULT_CACHE_TTL: CacheTTL = "1h"
+"""A notebook's pace: a person reads, thinks and edits between cells, often for more than
+five minutes, and under the 5-minute TTL every such cell writes the whole prefix (tools,
+system prompt, conversation) again at 1.25x the input price. A 1-hour write costs 2x but
+the next cells read it at 0.1x (``benchmarks/bench_cache_ttl.py`` measures a session)."""
 
 # -- structured outputs ----------------------------------------------------------------------
 

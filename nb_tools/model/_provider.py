@@ -32,6 +32,8 @@ class ModelRequest:
     ``top_p``, ``stop_sequences``, ``output_config``, ``context_management``, ..."""
     betas: Sequence[str] = ()
     """Beta features the request needs (the ``anthropic-beta`` header)."""
+    cache_ttl: str | None = None
+    """How long prompt-cache breakpoints live ("5m", "1h"); None: the provider's default."""
 
 
 @dataclass(frozen=True, kw_only=True)

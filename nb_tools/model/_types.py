@@ -196,6 +196,9 @@ class Usage:
     thinking_tokens: int = 0  # part of output_tokens (the API bills them as output)
     web_search_requests: int = 0
     web_fetch_requests: int = 0
+    cache_creation_1h_input_tokens: int = 0
+    """The part of ``cache_creation_input_tokens`` written with the 1-hour TTL (priced at
+    2x input, the 5-minute writes at 1.25x)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -208,4 +211,6 @@ class Usage:
             thinking_tokens=self.thinking_tokens + other.thinking_tokens,
             web_search_requests=self.web_search_requests + other.web_search_requests,
             web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
+            cache_creation_1h_input_tokens=self.cache_creation_1h_input_tokens
+            + other.cache_creation_1h_input_tokens,
         )

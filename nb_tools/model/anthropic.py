@@ -544,6 +544,10 @@ def _usage(api: Mapping[str, Any] | None, previous: Usage) -> Usage:
     details = api.get("output_tokens_details") or {}
     thinking = details.get("thinking_tokens")
     counts["thinking_tokens"] = previous.thinking_tokens if thinking is None else int(thinking)
+    hour = (api.get("cache_creation") or {}).get("ephemeral_1h_input_tokens")
+    counts["cache_creation_1h_input_tokens"] = (
+        previous.cache_creation_1h_input_tokens if hour is None else int(hour)
+    )
     server = api.get("server_tool_use") or {}
     for name in ("web_search_requests", "web_fetch_requests"):
         value = server.get(name)

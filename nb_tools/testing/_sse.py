@@ -63,12 +63,19 @@ def usage_for(
 
 
 def usage_json(usage: Usage) -> JSON:
-    return {
+    out: JSON = {
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cache_creation_input_tokens": usage.cache_creation_input_tokens,
         "cache_read_input_tokens": usage.cache_read_input_tokens,
     }
+    if usage.cache_creation_input_tokens:
+        hour = usage.cache_creation_1h_input_tokens
+        out["cache_creation"] = {
+            "ephemeral_5m_input_tokens": usage.cache_creation_input_tokens - hour,
+            "ephemeral_1h_input_tokens": hour,
+        }
+    return out
 
 
 def content_json(reply: Reply, tool_ids: Sequence[str]) -> list[JSON]:

@@ -30,6 +30,7 @@ from typing import Any
 
 from nb_tools.model import ModelRequest, Usage
 from nb_tools.model._anthropic_convert import request_from_api
+from nb_tools.testing._cache import PromptCache
 from nb_tools.testing._script import Fault, Reply, ScriptedCall, Step
 from nb_tools.testing._sse import (
     check_body,
@@ -96,8 +97,15 @@ class FakeMessagesServer:
         port: int = 0,
         fallback: Callable[[ModelRequest], Reply | Fault] | None = None,
         retry_after_ms: int = 10,
+        prompt_cache: PromptCache | bool = False,
     ) -> None:
         self.host = host
+        self.prompt_cache: PromptCache | None = (
+            PromptCache() if prompt_cache is True else prompt_cache or None
+        )
+        """With ``prompt_cache`` (True, or a :class:`PromptCache` with its own clock):
+        usage reports cache reads and writes as the API would for the request's
+        breakpoints and TTLs (a reply's own ``usage`` still wins)."""
         self.port = port
         self.fallback = fallback
         self.retry_after_ms = retry_after_ms
@@ -312,6 +320,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         ids = [c.id or fake.new_id("toolu") for c in reply.calls]
         msg_id, model, usage = fake.new_id("msg"), str(body["model"]), usage_for(reply, body)
+        if fake.prompt_cache is not None and reply.usage is None:
+            counts = fake.prompt_cache.usage(body)
+            usage = Usage(
+                input_tokens=counts["input_tokens"],
+                output_tokens=usage.output_tokens,
+                cache_read_input_tokens=counts["cache_read_input_tokens"],
+                cache_creation_input_tokens=counts["cache_creation_input_tokens"],
+                cache_creation_1h_input_tokens=counts["ephemeral_1h_input_tokens"],
+            )
         cut = action.fault.cut_after if action.fault else None
         try:
             if body.get("stream"):

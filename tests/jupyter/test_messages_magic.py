@@ -3,6 +3,8 @@ the request carries them and the transcript shows thinking and the server tool."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from kernel_helpers import TRANSCRIPT, Kernel
 
@@ -75,3 +77,16 @@ def test_output_puts_a_validated_value_in_a_variable(
     bad = kernel.run("%%agent --output c:Nope\nA city?")
     stderr = "".join(o.get("text", "") for o in bad.outputs if o.get("name") == "stderr")
     assert stderr.startswith("UsageError: %%agent --output c:Nope: Nope is not defined"), stderr
+
+
+def test_cache_ttl_reaches_every_breakpoint_and_is_kept(
+    kernel: Kernel, server: FakeMessagesServer
+) -> None:
+    kernel.ok("%load_ext nb_tools")
+    server.push(reply("one"), reply("two"))
+    kernel.ok("%%agent --new --cache-ttl 5m\nhello")
+    text = json.dumps(server.requests[-1].body)
+    assert text.count('"cache_control"') == text.count('"ttl": "5m"') >= 2
+    kernel.ok("%%agent\nagain")
+    text = json.dumps(server.requests[-1].body)
+    assert text.count('"cache_control"') == text.count('"ttl": "5m"') >= 2
