@@ -15,7 +15,7 @@ from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import Event, RunFinished
 from nb_tools.agent._output import DEFAULT_RETRIES, INVALID_OUTPUT
 from nb_tools.agent._run import EventHandler, Run
-from nb_tools.agent._turns import RequestOptions
+from nb_tools.agent._turns import RequestOptions, ToolSearch
 from nb_tools.model import Message, ModelRequest, Provider, Usage
 from nb_tools.model._anthropic_features import DEFAULT_CACHE_TTL
 from nb_tools.sandbox._policy import check_mode
@@ -71,7 +71,9 @@ class Agent:
     :class:`Conversation`, which is then shared).
     ``cache_ttl``: how long the prompt-cache breakpoints live, "1h" (the default: a person
     often pauses more than five minutes between cells) or "5m"; None sends the API's
-    default (five minutes) without a ``ttl``.
+    default (five minutes) without a ``ttl``. ``tool_search``: "auto" (MCP tools are
+    deferred, ``defer_loading``, when there are more than 30 tools), True (always defer
+    them) or False (no tool is deferred); the tool-search tool is declared whenever one is.
 
     A turn is one model request. ``max_turns`` bounds the turns of one run: when the last
     allowed turn makes tool calls, they are still decided, run and answered, so the
@@ -107,6 +109,7 @@ class Agent:
         sandbox: SandboxMode | SandboxPolicy | None = None,
         budget_usd: float | None = None,
         cache_ttl: str | None = DEFAULT_CACHE_TTL,
+        tool_search: ToolSearch = "auto",
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -123,6 +126,7 @@ class Agent:
             compaction=compaction,
             clear_tool_results=clear_tool_results,
             cache_ttl=cache_ttl,
+            tool_search=tool_search,
         )
         """Thinking, server tools, sampling and the rest (see :mod:`nb_tools.agent._turns`)."""
         self._model_name: str | None = model if isinstance(model, str) else None

@@ -26,7 +26,12 @@ from nb_tools.model import (
     ToolSpec,
     ToolUseBlock,
 )
-from nb_tools.model._anthropic_features import CACHE_TTLS, DEFAULT_CACHE_TTL
+from nb_tools.model._anthropic_features import (
+    CACHE_TTLS,
+    DEFAULT_CACHE_TTL,
+    TOOL_SEARCH_THRESHOLD,
+    TOOL_SEARCH_TOOL,
+)
 from nb_tools.model._limits import (
     BETA_EFFORT,
     BETA_INTERLEAVED_THINKING,
@@ -34,7 +39,7 @@ from nb_tools.model._limits import (
     limits_for,
     server_tool,
 )
-from nb_tools.tool._types import AnthropicDefined
+from nb_tools.tool._types import AnthropicDefined, FromMCPServer
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
     from nb_tools.tool import Registry
 
 Thinking: TypeAlias = "int | Literal['adaptive'] | Mapping[str, Any] | None"
+ToolSearch: TypeAlias = "Literal['auto'] | bool"
 ToolChoice: TypeAlias = "Literal['auto', 'any', 'none'] | str | Mapping[str, Any] | None"
 
 MIN_THINKING_BUDGET = 1024
@@ -105,6 +111,7 @@ class RequestOptions:
     compaction: bool = True
     clear_tool_results: bool = True
     cache_ttl: str | None = DEFAULT_CACHE_TTL
+    tool_search: ToolSearch = "auto"
 
     @classmethod
     def make(
@@ -121,8 +128,11 @@ class RequestOptions:
         compaction: bool = True,
         clear_tool_results: bool = True,
         cache_ttl: str | None = DEFAULT_CACHE_TTL,
+        tool_search: ToolSearch = "auto",
     ) -> RequestOptions:
         think = thinking_param(thinking)
+        if tool_search not in ("auto", True, False):
+            raise ValueError(f"Agent: tool_search={tool_search!r}: use 'auto', True or False")
         if cache_ttl is not None and cache_ttl not in CACHE_TTLS:
             raise ValueError(
                 f"Agent: cache_ttl={cache_ttl!r}: use '5m' or '1h' (None: the API's default)"
@@ -156,6 +166,7 @@ class RequestOptions:
             compaction=compaction,
             clear_tool_results=clear_tool_results,
             cache_ttl=cache_ttl,
+            tool_search=tool_search,
         )
 
 
@@ -165,10 +176,11 @@ def configure_request(
     thinking: object = None,
     server_tools: Sequence[str] | None = None,
     cache_ttl: str | None = None,
+    tool_search: ToolSearch | None = None,
 ) -> None:
-    """``%%agent --thinking/--server-tools/--cache-ttl``: change what later runs send
-    (None: unchanged; thinking "0" turns it off)."""
-    if thinking is None and server_tools is None and cache_ttl is None:
+    """``%%agent --thinking/--server-tools/--cache-ttl/--tool-search``: change what later
+    runs send (None: unchanged; thinking "0" turns it off)."""
+    if thinking is None and server_tools is None and cache_ttl is None and tool_search is None:
         return
     opts = agent.request_options
     new_thinking: Any = opts.thinking
@@ -190,6 +202,7 @@ def configure_request(
         compaction=opts.compaction,
         clear_tool_results=opts.clear_tool_results,
         cache_ttl=opts.cache_ttl if cache_ttl is None else cache_ttl,
+        tool_search=opts.tool_search if tool_search is None else tool_search,
     )
 
 
@@ -218,7 +231,7 @@ class TurnPolicy:
     max_tokens: int
     retried_cut_call: bool = False
     notices: list[RunNotice] = field(default_factory=list)
-    _specs: dict[int, tuple[ToolSpec, ToolSpec]] = field(default_factory=dict)
+    _specs: dict[int, tuple[ToolSpec, ToolSpec, bool]] = field(default_factory=dict)
     _server: tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]] | None = None
     output_options: Mapping[str, Any] | None = None
     """The provider's request options for a typed output (structured outputs), merged
@@ -275,10 +288,13 @@ class TurnPolicy:
             merge = isinstance(before, Mapping) and isinstance(value, Mapping)
             options[key] = {**before, **value} if merge else value  # type: ignore[dict-item]
         server, server_betas = self._server_tools(registry)
+        specs = self._tool_specs(registry)
+        if any(s.defer_loading for s in specs):
+            server = (*server, TOOL_SEARCH_TOOL)
         return ModelRequest(
             system=agent.system or "",
             messages=tuple(messages),
-            tools=self._tool_specs(registry),
+            tools=specs,
             max_tokens=max_tokens,
             thinking=thinking,
             server_tools=server,
@@ -288,19 +304,27 @@ class TurnPolicy:
         )
 
     def _tool_specs(self, registry: Registry) -> tuple[ToolSpec, ...]:
-        """The registry's specs, Anthropic-defined tools declared by type (the same
-        objects turn after turn, so the encoder reuses their JSON)."""
+        """The registry's specs, Anthropic-defined tools declared by type, MCP tools
+        deferred to tool search when there are many (the same objects turn after turn, so
+        the encoder reuses their JSON)."""
         out: list[ToolSpec] = []
-        for spec in registry.specs():
+        specs = registry.specs()
+        mode = self.agent.request_options.tool_search
+        defer_mcp = mode is True or (mode == "auto" and len(specs) > TOOL_SEARCH_THRESHOLD)
+        for spec in specs:
             kept = self._specs.get(id(spec))
-            if kept is None or kept[0] is not spec:
+            if kept is None or kept[0] is not spec or kept[2] != defer_mcp:
                 tool = registry.get(spec.name)
                 base = tool.ANTHROPIC_TYPE if isinstance(tool, AnthropicDefined) else ""
                 declared = anthropic_tool(base, spec.name, self.model) if base else None
                 new = (
                     dataclasses.replace(spec, anthropic_type=declared["type"]) if declared else spec
                 )
-                kept = self._specs[id(spec)] = (spec, new)
+                if defer_mcp and isinstance(tool, FromMCPServer) and not new.defer_loading:
+                    new = dataclasses.replace(new, defer_loading=True)
+                if mode is False and new.defer_loading:
+                    new = dataclasses.replace(new, defer_loading=False)
+                kept = self._specs[id(spec)] = (spec, new, defer_mcp)
             out.append(kept[1])
         return tuple(out)
 

@@ -105,6 +105,13 @@ class AgentMagics(Magics):
         "kept for later runs)",
     )
     @argument(
+        "--tool-search",
+        choices=("auto", "on", "off"),
+        default=None,
+        help="defer MCP tools to Claude's tool search: auto (when there are more than 30 "
+        "tools; the default), on, off (kept for later runs)",
+    )
+    @argument(
         "--attach",
         action="append",
         default=None,
@@ -154,6 +161,7 @@ class AgentMagics(Magics):
 
 
 _background: set[asyncio.Task[Any]] = set()
+_TOOL_SEARCH: dict[str | None, Any] = {"auto": "auto", "on": True, "off": False}
 
 
 def parse(line: str) -> argparse.Namespace:
@@ -203,6 +211,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 thinking=args.thinking,
                 server_tools=server,
                 cache_ttl=args.cache_ttl,
+                tool_search=_TOOL_SEARCH.get(args.tool_search),
                 attachments=attachments,
                 base_url=args.base_url,
                 python=not args.no_python,

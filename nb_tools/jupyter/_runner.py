@@ -169,6 +169,7 @@ async def run_agent(
     thinking: str | int | None = None,
     server_tools: list[str] | None = None,
     cache_ttl: str | None = None,
+    tool_search: Any = None,
     attachments: Sequence[object] = (),
     base_url: str | None = None,
     python: bool = True,
@@ -188,8 +189,8 @@ async def run_agent(
     ``$NB_TOOLS_APPROVAL`` or "ask". ``new``: start a new conversation. ``tools``: only
     these tools of the session registry. ``builtins``: add the built-in coding tools.
     ``thinking`` (a budget, "adaptive", "0" for off), ``server_tools`` (names; [] for
-    none) and ``cache_ttl`` ("5m", "1h") are kept for later runs; ``attachments`` (paths,
-    bytes, PIL images) go with this prompt.
+    none), ``cache_ttl`` ("5m", "1h") and ``tool_search`` ("auto", True, False) are kept
+    for later runs; ``attachments`` (paths, bytes, PIL images) go with this prompt.
     ``python``: offer the ``python`` tool (the kernel's ``list_variables``/``describe``,
     and the live notebook tools when the open notebook is connected, are always there).
     ``budget``: USD per run (default ``$NB_TOOLS_BUDGET_USD``): the run pauses before a turn
@@ -236,7 +237,13 @@ async def run_agent(
     agent.middlewares = (trim_for_model(result_limit or default_result_limit()),)
     if system is not None:
         agent.system = system
-    configure_request(agent, thinking=thinking, server_tools=server_tools, cache_ttl=cache_ttl)
+    configure_request(
+        agent,
+        thinking=thinking,
+        server_tools=server_tools,
+        cache_ttl=cache_ttl,
+        tool_search=tool_search,
+    )
     attached = attachment_parts(attachments)
     show = in_kernel() if show is None else show
     if continue_run and new:

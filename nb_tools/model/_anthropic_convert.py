@@ -210,6 +210,12 @@ def tool_to_api(spec: ToolSpec) -> JSON:
     }
     if spec.strict:
         out["strict"] = True
+    if spec.eager_input_streaming:
+        out["eager_input_streaming"] = True
+    if spec.defer_loading:
+        out["defer_loading"] = True
+    if spec.allowed_callers:
+        out["allowed_callers"] = list(spec.allowed_callers)
     return out
 
 
@@ -376,6 +382,9 @@ def tool_from_api(tool: Mapping[str, Any]) -> ToolSpec:
         description=tool.get("description", ""),
         input_schema=tool["input_schema"],
         strict=bool(tool.get("strict", False)),
+        eager_input_streaming=bool(tool.get("eager_input_streaming", False)),
+        defer_loading=bool(tool.get("defer_loading", False)),
+        allowed_callers=tuple(tool.get("allowed_callers") or ()),
     )
 
 

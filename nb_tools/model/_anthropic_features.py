@@ -18,6 +18,18 @@ five minutes, and under the 5-minute TTL every such cell writes the whole prefix
 system prompt, conversation) again at 1.25x the input price. A 1-hour write costs 2x but
 the next cells read it at 0.1x (``benchmarks/bench_cache_ttl.py`` measures a session)."""
 
+# -- tool search --------------------------------------------------------------------------
+
+TOOL_SEARCH_TOOL: Mapping[str, str] = {
+    "type": "tool_search_tool_bm25_20251119",
+    "name": "tool_search_tool_bm25",
+}
+"""The server tool Claude searches deferred tools with (BM25 over names, descriptions and
+argument names); declared whenever a tool has ``defer_loading``."""
+TOOL_SEARCH_THRESHOLD = 30
+"""With ``tool_search="auto"``, MCP tools are deferred once the registry holds more tools
+than this: every tool definition costs input tokens on every turn."""
+
 # -- structured outputs ----------------------------------------------------------------------
 
 # String formats the API's constrained decoding knows; another format is described in text.

@@ -42,6 +42,12 @@ class ToolSpec:
     anthropic_type: str = ""
     """An Anthropic-defined tool's type (``text_editor_20250728``, ``bash_20250124``): the
     Anthropic provider then declares it by type and name, with Claude's trained schema."""
+    eager_input_streaming: bool = False
+    """Claude: stream the arguments without buffering whole values."""
+    defer_loading: bool = False
+    """Claude: leave the tool out of the prompt until tool search finds it."""
+    allowed_callers: tuple[str, ...] = ()
+    """Claude: who may call the tool ("direct", "code_execution_20260120"); (): the default."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,7 +24,8 @@ LOOKBACK = 20  # blocks before a breakpoint where the API also looks for a hit
 
 def _blocks(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The request's prefix, block by block, in the order the API caches it."""
-    out: list[Mapping[str, Any]] = list(body.get("tools") or ())
+    tools = body.get("tools") or ()
+    out: list[Mapping[str, Any]] = [t for t in tools if not t.get("defer_loading")]
     system = body.get("system")
     if isinstance(system, str):
         out.append({"type": "text", "text": system})

@@ -57,9 +57,18 @@ def usage_for(
     of the request's ``prompt_keys`` (the Messages API's by default)."""
     if reply.usage is not None:
         return reply.usage
-    prompt = json.dumps([body.get(key) for key in prompt_keys])
+    prompt = json.dumps([_loaded(body, key) for key in prompt_keys])
     produced = len(reply.text) + sum(len(c.argument_text) for c in reply.calls)
     return Usage(input_tokens=max(1, len(prompt) // 4), output_tokens=max(1, produced // 4))
+
+
+def _loaded(body: Mapping[str, Any], key: str) -> Any:
+    """A part of the prompt as the model reads it: deferred tools (``defer_loading``) are
+    not in it until tool search loads them."""
+    value = body.get(key)
+    if key == "tools" and isinstance(value, list):
+        return [t for t in value if not (isinstance(t, Mapping) and t.get("defer_loading"))]
+    return value
 
 
 def usage_json(usage: Usage) -> JSON:

@@ -3,7 +3,9 @@ request the fake Messages server receives: the prompt-cache TTL, ..."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from nb_tools.model.anthropic import AnthropicProvider
 from nb_tools.testing import reply
 from nb_tools.testing._cache import PromptCache
 from nb_tools.testing.server import FakeMessagesServer
+from nb_tools.tool import Info, Result
 
 
 @tool(register=False)
@@ -120,3 +123,106 @@ async def test_a_pause_longer_than_the_ttl_rewrites_the_cache() -> None:
     assert cost_usd(model, hour[0]) - cost_usd(model, five[0]) == pytest.approx(
         write * 3.0 * (2.0 - 1.25) / 1e6, rel=0.05
     )
+
+
+# -- eager input streaming ------------------------------------------------------------------
+
+
+async def test_eager_input_streaming_per_tool_and_on_for_the_file_writers(
+    server: FakeMessagesServer, tmp_path: Path
+) -> None:
+    from nb_tools.builtin import builtin_tools
+
+    @tool(register=False, eager_input_streaming=True)
+    def note(text: str) -> str:
+        """Keep a note."""
+        return "kept"
+
+    writers = builtin_tools(
+        tmp_path, include=["read_file", "write_file", "edit_file", "apply_patch"]
+    )
+    server.push(reply("ok"))
+    await claude(server, add, note, *writers).run("hi")
+    tools = {t["name"]: t for t in server.requests[0].body["tools"]}
+    eager = sorted(n for n, t in tools.items() if t.get("eager_input_streaming") is True)
+    assert eager == ["apply_patch", "edit_file", "note", "write_file"]
+    assert (
+        "eager_input_streaming" not in tools["add"]
+        and "eager_input_streaming" not in tools["read_file"]
+    )
+
+
+# -- tool search ---------------------------------------------------------------------------
+
+
+class McpLike:
+    """A tool as an MCP server's tools look to the registry (FromMCPServer)."""
+
+    mcp_server = "crm"
+
+    def __init__(self, i: int) -> None:
+        self.name = f"mcp__crm__action_{i:02d}"
+
+    def info(self) -> Info:
+        return Info(
+            name=self.name,
+            description=f"CRM action {self.name}: look up, create or update records. " * 3,
+            raw_parameters={
+                "type": "object",
+                "properties": {
+                    "record_id": {"type": "string", "description": "The record's id"},
+                    "fields": {"type": "object", "description": "Fields to set"},
+                },
+                "required": ["record_id"],
+            },
+        )
+
+    def call(self, args: str | bytes) -> Result:
+        return Result(content="done")
+
+
+SEARCH = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+
+
+def _search_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {k: v for k, v in t.items() if k != "cache_control"}
+        for t in body["tools"]
+        if t.get("type", "").startswith("tool_search")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("count", "mode", "deferred"),
+    [(35, "auto", 35), (5, "auto", 0), (5, True, 5), (35, False, 0)],
+)
+async def test_mcp_tools_are_deferred_to_tool_search(
+    server: FakeMessagesServer, count: int, mode: Any, deferred: int
+) -> None:
+    server.push(reply("ok"))
+    tools = [McpLike(i) for i in range(count)]
+    await claude(server, add, *tools, tool_search=mode).run("hi")
+    body = server.requests[0].body
+    assert sum(1 for t in body["tools"] if t.get("defer_loading")) == deferred
+    assert _search_tools(body) == ([SEARCH] if deferred else [])
+    assert not any(t.get("defer_loading") for t in body["tools"] if t.get("name") == "add")
+
+
+async def test_a_tool_deferred_by_hand_declares_the_search_tool(
+    server: FakeMessagesServer,
+) -> None:
+    @tool(register=False, defer_loading=True)
+    def rarely(x: int) -> int:
+        """Rarely needed."""
+        return x
+
+    server.push(reply("ok"), reply("ok"))
+    await claude(server, add, rarely).run("hi")
+    body = server.requests[0].body
+    assert [t["name"] for t in body["tools"] if t.get("defer_loading")] == ["rarely"]
+    assert _search_tools(body) == [SEARCH]
+    # the fake server, as the API, does not count a deferred tool in the prompt
+    with_search = server.requests[0]
+    await claude(server, add, rarely, tool_search=False).run("hi")
+    assert "defer_loading" not in json.dumps(server.requests[1].body["tools"])
+    assert with_search.body != server.requests[1].body
