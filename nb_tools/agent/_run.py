@@ -311,6 +311,8 @@ class Run:
         self.reported = set()
         calls = message.tool_calls if verdict.keep and verdict.run else ()
         self.pending = [plan(self.registry, c) for c in calls]
+        if response.container:
+            self.conversation.container = dict(response.container)
         self.usage = self.usage + response.usage
         self.last_usage = response.usage
         self.conversation.count(response.usage)

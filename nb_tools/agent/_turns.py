@@ -31,6 +31,7 @@ from nb_tools.model._anthropic_features import (
     DEFAULT_CACHE_TTL,
     TOOL_SEARCH_THRESHOLD,
     TOOL_SEARCH_TOOL,
+    live_container,
 )
 from nb_tools.model._limits import (
     BETA_EFFORT,
@@ -281,6 +282,9 @@ class TurnPolicy:
             options["top_p"] = opts.top_p
         if opts.stop_sequences:
             options["stop_sequences"] = list(opts.stop_sequences)
+        container = live_container(agent.conversation.container)
+        if container is not None:
+            options["container"] = container
         if extra_options:
             options.update(extra_options)
         for key, value in (self.output_options or {}).items():

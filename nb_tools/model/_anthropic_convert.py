@@ -242,12 +242,15 @@ def block_to_api(block: Block) -> JSON | None:
     if isinstance(block, RedactedThinkingBlock):
         return {"type": "redacted_thinking", "data": block.data}
     if isinstance(block, ToolUseBlock | ServerToolUseBlock):
-        return {
+        use: JSON = {
             "type": "tool_use" if isinstance(block, ToolUseBlock) else "server_tool_use",
             "id": block.id,
             "name": block.name,
             "input": arguments_object(block.arguments),
         }
+        if isinstance(block, ToolUseBlock) and block.caller is not None:
+            use["caller"] = dict(block.caller)
+        return use
     if isinstance(block, ServerToolResultBlock):
         return {"type": block.type, "tool_use_id": block.tool_use_id, "content": block.content}
     if isinstance(block, CompactionBlock):
@@ -403,8 +406,12 @@ def block_from_api(block: Mapping[str, Any]) -> Block | None:
     if kind == "text":
         return TextBlock(text=block.get("text", ""), citations=tuple(block.get("citations") or ()))
     if kind == "tool_use":
+        caller = block.get("caller")
         return ToolUseBlock(
-            id=block["id"], name=block["name"], arguments=json.dumps(block.get("input", {}))
+            id=block["id"],
+            name=block["name"],
+            arguments=json.dumps(block.get("input", {})),
+            caller=dict(caller) if isinstance(caller, Mapping) else None,
         )
     if kind == "thinking":
         return ThinkingBlock(

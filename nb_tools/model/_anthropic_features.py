@@ -30,6 +30,30 @@ TOOL_SEARCH_THRESHOLD = 30
 """With ``tool_search="auto"``, MCP tools are deferred once the registry holds more tools
 than this: every tool definition costs input tokens on every turn."""
 
+# -- programmatic tool calling ----------------------------------------------------------------
+
+
+def live_container(container: Mapping[str, Any] | None, now: float | None = None) -> str | None:
+    """The id of a code-execution container a request may name: None when there is none or
+    its ``expires_at`` (ISO 8601) has passed."""
+    import datetime
+    import time
+
+    if not container or not container.get("id"):
+        return None
+    expires = container.get("expires_at")
+    if isinstance(expires, str) and expires:
+        try:
+            when = datetime.datetime.fromisoformat(expires.replace("Z", "+00:00"))
+        except ValueError:
+            return str(container["id"])
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.UTC)
+        if when.timestamp() <= (time.time() if now is None else now):
+            return None
+    return str(container["id"])
+
+
 # -- structured outputs ----------------------------------------------------------------------
 
 # String formats the API's constrained decoding knows; another format is described in text.

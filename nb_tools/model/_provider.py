@@ -79,6 +79,9 @@ class ResponseEvent:
     stop_details: Mapping[str, Any] | None = None
     """The API's ``stop_details`` (a refusal's category and explanation), as received."""
     stop_sequence: str | None = None
+    container: Mapping[str, Any] | None = None
+    """The code-execution container the API used (``{"id", "expires_at"}``), as received:
+    the next requests of the conversation name it, so its files persist."""
 
 
 ModelEvent: TypeAlias = (

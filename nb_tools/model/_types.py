@@ -135,11 +135,15 @@ class OtherBlock:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolUseBlock:
-    """A tool call inside an assistant message (``arguments`` is the raw JSON text)."""
+    """A tool call inside an assistant message (``arguments`` is the raw JSON text).
+    ``caller``: who made it, as the API said (``{"type": "direct"}``, or the code-execution
+    tool for a programmatic call: ``{"type": "code_execution_20260120", "tool_id": ...}``),
+    kept and sent back as received; None when the API did not say."""
 
     id: str
     name: str
     arguments: str
+    caller: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -255,6 +255,7 @@ class AnthropicProvider(RetryHandover):
             usage=self._priced(turn.usage),
             stop_details=turn.stop_details,
             stop_sequence=turn.stop_sequence,
+            container=turn.container,
         )
 
     async def count_tokens(self, request: ModelRequest) -> int:
@@ -377,8 +378,12 @@ class _Block:
                 return None
             return TextBlock(text=text, citations=tuple(self.citations))
         if kind == "tool_use":
+            caller = start.get("caller")
             return ToolUseBlock(
-                id=start["id"], name=start["name"], arguments=text or self.initial or "{}"
+                id=start["id"],
+                name=start["name"],
+                arguments=text or self.initial or "{}",
+                caller=dict(caller) if isinstance(caller, Mapping) else None,
             )
         if kind == "thinking":
             return ThinkingBlock(thinking=text, signature=self.signature)
@@ -413,6 +418,7 @@ class _Turn:
         self.stop_reason: str | None = None
         self.stop_details: Mapping[str, Any] | None = None
         self.stop_sequence: str | None = None
+        self.container: Mapping[str, Any] | None = None
         self.stopped = False
 
     def feed_data(self, data: bytes) -> list[ModelEvent]:
@@ -445,11 +451,13 @@ class _Turn:
                 return self._start(event["index"], event["content_block"])
             if kind == "message_start":
                 self.usage = _usage(event["message"].get("usage"), self.usage)
+                self.container = event["message"].get("container") or self.container
             elif kind == "message_delta":
                 delta = event.get("delta") or {}
                 self.stop_reason = delta.get("stop_reason") or self.stop_reason
                 self.stop_details = delta.get("stop_details") or self.stop_details
                 self.stop_sequence = delta.get("stop_sequence") or self.stop_sequence
+                self.container = delta.get("container") or self.container
                 self.usage = _usage(event.get("usage"), self.usage)
             elif kind == "message_stop":
                 self.stopped = True

@@ -127,6 +127,8 @@ def message_json(
     }
     if reply.stop_details:
         message["stop_details"] = dict(reply.stop_details)
+    if reply.container is not None:
+        message["container"] = dict(reply.container)
     return message
 
 
@@ -196,6 +198,8 @@ def stream_events(
     delta: JSON = {"stop_reason": reply.effective_stop_reason, "stop_sequence": None}
     if reply.stop_details is not None:
         delta["stop_details"] = dict(reply.stop_details)
+    if reply.container is not None:
+        delta["container"] = dict(reply.container)
     events.append(
         (
             "message_delta",

@@ -226,3 +226,59 @@ async def test_a_tool_deferred_by_hand_declares_the_search_tool(
     await claude(server, add, rarely, tool_search=False).run("hi")
     assert "defer_loading" not in json.dumps(server.requests[1].body["tools"])
     assert with_search.body != server.requests[1].body
+
+
+# -- programmatic tool calling --------------------------------------------------------------
+
+CODE_CALLER = {"type": "code_execution_20260120", "tool_id": "srvtoolu_c1"}
+
+
+async def test_allowed_callers_caller_and_the_container_are_kept(
+    server: FakeMessagesServer,
+) -> None:
+    @tool(register=False, allowed_callers=["code_execution_20260120"])
+    def total(values: list[int]) -> int:
+        """Sum values."""
+        return sum(values)
+
+    code = {
+        "type": "server_tool_use",
+        "id": "srvtoolu_c1",
+        "name": "code_execution",
+        "input": {"code": "print(await total(values=[1, 2]))"},
+    }
+    use = {
+        "type": "tool_use",
+        "id": "toolu_p1",
+        "name": "total",
+        "input": {"values": [1, 2]},
+        "caller": CODE_CALLER,
+    }
+    container = {"id": "container_abc", "expires_at": "2999-01-01T00:00:00Z"}
+    server.push(
+        reply(blocks=(code, use), stop_reason="tool_use", container=container),
+        reply("3", container=container),
+        reply("again"),
+    )
+    agent = claude(server, total, approval="auto", server_tools=["code_execution"])
+    result = await agent.run("add 1 and 2 in code")
+    assert result.text == "3"
+    first, second = (r.body for r in server.requests[:2])
+    [declared] = [t for t in first["tools"] if t["name"] == "total"]
+    assert declared["allowed_callers"] == ["code_execution_20260120"]
+    assert "container" not in first
+    assert second["container"] == "container_abc"
+    sent_use = [b for b in second["messages"][1]["content"] if b["type"] == "tool_use"]
+    assert sent_use == [{**use, "caller": CODE_CALLER}]
+    assert second["messages"][2]["content"][0]["content"][0]["text"] == "3"
+    # the next run of the conversation names the container too
+    await agent.run("and again")
+    assert server.requests[2].body["container"] == "container_abc"
+
+
+def test_an_expired_container_is_not_named() -> None:
+    from nb_tools.model._anthropic_features import live_container
+
+    assert live_container({"id": "c", "expires_at": "2000-01-01T00:00:00Z"}) is None
+    assert live_container({"id": "c", "expires_at": "2999-01-01T00:00:00+00:00"}) == "c"
+    assert live_container({"id": "c"}) == "c" and live_container(None) is None
