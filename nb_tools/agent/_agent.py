@@ -8,6 +8,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._approval import Approver, Permission, Policy, check_policy
@@ -71,7 +72,9 @@ class Agent:
     :class:`Conversation`, which is then shared).
     ``cache_ttl``: how long the prompt-cache breakpoints live, "1h" (the default: a person
     often pauses more than five minutes between cells) or "5m"; None sends the API's
-    default (five minutes) without a ``ttl``. ``tool_search``: "auto" (MCP tools are
+    default (five minutes) without a ``ttl``. ``memory``: True (the current folder) or a
+    workspace folder: Claude's memory tool keeps its files in ``<folder>/.nb_tools/memories``
+    across conversations and notebooks. ``tool_search``: "auto" (MCP tools are
     deferred, ``defer_loading``, when there are more than 30 tools), True (always defer
     them) or False (no tool is deferred); the tool-search tool is declared whenever one is.
 
@@ -110,6 +113,7 @@ class Agent:
         budget_usd: float | None = None,
         cache_ttl: str | None = DEFAULT_CACHE_TTL,
         tool_search: ToolSearch = "auto",
+        memory: bool | str | os.PathLike[str] = False,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -161,6 +165,11 @@ class Agent:
         """The messages and the tokens spent (:class:`Conversation`); runs add to it."""
         self.last_result: RunResult | None = None
         self._run: Run | None = None
+        self.memory: Path | None = (
+            None if memory is False else Path.cwd() if memory is True else Path(memory)
+        )
+        """The workspace whose ``.nb_tools/memories`` folder Claude's memory tool keeps
+        (``nb_tools.builtin.MemoryTool``, added to every run's tools); None: no memory."""
 
     # -- state ---------------------------------------------------------------------------
 

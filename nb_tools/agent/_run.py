@@ -216,6 +216,11 @@ class Run:
         self.registry = self.agent.tools
         self.provider = self.agent.provider
         self.driver = TurnDriver(self.agent, self.provider)
+        if self.agent.memory is not None:
+            from nb_tools.builtin import MemoryTool
+
+            self.registry = self.registry.clone()
+            self.registry.add(MemoryTool(self.agent.memory))
         if output is not None:
             options = output_options(self.provider, output)
             self.output = OutputState(

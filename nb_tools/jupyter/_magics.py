@@ -112,6 +112,12 @@ class AgentMagics(Magics):
         "tools; the default), on, off (kept for later runs)",
     )
     @argument(
+        "--memory",
+        action="store_true",
+        help="give Claude its memory tool, on .nb_tools/memories in the notebook's folder "
+        "(kept across conversations and notebooks of the project; kept for later runs)",
+    )
+    @argument(
         "--attach",
         action="append",
         default=None,
@@ -212,6 +218,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 server_tools=server,
                 cache_ttl=args.cache_ttl,
                 tool_search=_TOOL_SEARCH.get(args.tool_search),
+                memory=args.memory or None,
                 attachments=attachments,
                 base_url=args.base_url,
                 python=not args.no_python,

@@ -8,6 +8,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._approval import check_policy
@@ -170,6 +171,7 @@ async def run_agent(
     server_tools: list[str] | None = None,
     cache_ttl: str | None = None,
     tool_search: Any = None,
+    memory: bool | None = None,
     attachments: Sequence[object] = (),
     base_url: str | None = None,
     python: bool = True,
@@ -190,7 +192,8 @@ async def run_agent(
     these tools of the session registry. ``builtins``: add the built-in coding tools.
     ``thinking`` (a budget, "adaptive", "0" for off), ``server_tools`` (names; [] for
     none), ``cache_ttl`` ("5m", "1h") and ``tool_search`` ("auto", True, False) are kept
-    for later runs; ``attachments`` (paths, bytes, PIL images) go with this prompt.
+    for later runs, as is ``memory`` (True: Claude's memory tool on ``.nb_tools/memories``
+    of the current folder); ``attachments`` (paths, bytes, PIL images) go with this prompt.
     ``python``: offer the ``python`` tool (the kernel's ``list_variables``/``describe``,
     and the live notebook tools when the open notebook is connected, are always there).
     ``budget``: USD per run (default ``$NB_TOOLS_BUDGET_USD``): the run pauses before a turn
@@ -244,6 +247,8 @@ async def run_agent(
         cache_ttl=cache_ttl,
         tool_search=tool_search,
     )
+    if memory:
+        agent.memory = Path.cwd()
     attached = attachment_parts(attachments)
     show = in_kernel() if show is None else show
     if continue_run and new:
