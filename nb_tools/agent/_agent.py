@@ -72,7 +72,11 @@ class Agent:
     :class:`Conversation`, which is then shared).
     ``cache_ttl``: how long the prompt-cache breakpoints live, "1h" (the default: a person
     often pauses more than five minutes between cells) or "5m"; None sends the API's
-    default (five minutes) without a ``ttl``. ``memory``: True (the current folder) or a
+    default (five minutes) without a ``ttl``. ``mcp_servers``: remote MCP servers
+    Claude's API connects to itself (the MCP connector: ``[{"name": "crm", "url":
+    "https://...", "authorization_token": "..."}]``); the rules act on them as on local MCP
+    tools (``deny mcp__crm__delete`` disables that tool; see
+    :mod:`nb_tools.agent._mcp_connector`). ``memory``: True (the current folder) or a
     workspace folder: Claude's memory tool keeps its files in ``<folder>/.nb_tools/memories``
     across conversations and notebooks. ``tool_search``: "auto" (MCP tools are
     deferred, ``defer_loading``, when there are more than 30 tools), True (always defer
@@ -114,6 +118,7 @@ class Agent:
         cache_ttl: str | None = DEFAULT_CACHE_TTL,
         tool_search: ToolSearch = "auto",
         memory: bool | str | os.PathLike[str] = False,
+        mcp_servers: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -131,6 +136,7 @@ class Agent:
             clear_tool_results=clear_tool_results,
             cache_ttl=cache_ttl,
             tool_search=tool_search,
+            mcp_servers=mcp_servers,
         )
         """Thinking, server tools, sampling and the rest (see :mod:`nb_tools.agent._turns`)."""
         self._model_name: str | None = model if isinstance(model, str) else None

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from nb_tools.agent._mcp_connector import BETA_MCP_CLIENT, check_servers, connector_request
 from nb_tools.agent._notices import RunNotice
 from nb_tools.model import (
     Message,
@@ -113,6 +114,7 @@ class RequestOptions:
     clear_tool_results: bool = True
     cache_ttl: str | None = DEFAULT_CACHE_TTL
     tool_search: ToolSearch = "auto"
+    mcp_servers: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def make(
@@ -130,6 +132,7 @@ class RequestOptions:
         clear_tool_results: bool = True,
         cache_ttl: str | None = DEFAULT_CACHE_TTL,
         tool_search: ToolSearch = "auto",
+        mcp_servers: Sequence[Mapping[str, Any]] = (),
     ) -> RequestOptions:
         think = thinking_param(thinking)
         if tool_search not in ("auto", True, False):
@@ -168,6 +171,7 @@ class RequestOptions:
             clear_tool_results=clear_tool_results,
             cache_ttl=cache_ttl,
             tool_search=tool_search,
+            mcp_servers=check_servers(mcp_servers),
         )
 
 
@@ -178,10 +182,12 @@ def configure_request(
     server_tools: Sequence[str] | None = None,
     cache_ttl: str | None = None,
     tool_search: ToolSearch | None = None,
+    mcp_servers: Sequence[Mapping[str, Any]] | None = None,
 ) -> None:
     """``%%agent --thinking/--server-tools/--cache-ttl/--tool-search``: change what later
     runs send (None: unchanged; thinking "0" turns it off)."""
-    if thinking is None and server_tools is None and cache_ttl is None and tool_search is None:
+    unchanged = (thinking, server_tools, cache_ttl, tool_search, mcp_servers)
+    if all(x is None for x in unchanged):
         return
     opts = agent.request_options
     new_thinking: Any = opts.thinking
@@ -204,6 +210,7 @@ def configure_request(
         clear_tool_results=opts.clear_tool_results,
         cache_ttl=opts.cache_ttl if cache_ttl is None else cache_ttl,
         tool_search=opts.tool_search if tool_search is None else tool_search,
+        mcp_servers=opts.mcp_servers if mcp_servers is None else mcp_servers,
     )
 
 
@@ -234,6 +241,7 @@ class TurnPolicy:
     notices: list[RunNotice] = field(default_factory=list)
     _specs: dict[int, tuple[ToolSpec, ToolSpec, bool]] = field(default_factory=dict)
     _server: tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]] | None = None
+    _mcp: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
     output_options: Mapping[str, Any] | None = None
     """The provider's request options for a typed output (structured outputs), merged
     into ``output_config`` beside effort."""
@@ -295,6 +303,17 @@ class TurnPolicy:
         specs = self._tool_specs(registry)
         if any(s.defer_loading for s in specs):
             server = (*server, TOOL_SEARCH_TOOL)
+        if opts.mcp_servers:
+            if self._mcp is None:
+                declared, toolsets, notices = connector_request(
+                    opts.mcp_servers, agent.rules, agent.approval
+                )
+                self.notices.extend(notices)
+                self._mcp = (declared, toolsets)
+            if self._mcp[0]:
+                options["mcp_servers"] = self._mcp[0]
+                server = (*server, *self._mcp[1])
+                betas.append(BETA_MCP_CLIENT)
         return ModelRequest(
             system=agent.system or "",
             messages=tuple(messages),

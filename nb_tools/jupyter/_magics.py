@@ -118,6 +118,15 @@ class AgentMagics(Magics):
         "(kept across conversations and notebooks of the project; kept for later runs)",
     )
     @argument(
+        "--mcp-server",
+        action="append",
+        default=None,
+        metavar="NAME=URL",
+        help="a remote MCP server Claude's API connects to itself (the MCP connector; repeat "
+        "for several; 'none' removes them; kept for later runs). The rules apply: "
+        "deny mcp__NAME__TOOL disables that tool",
+    )
+    @argument(
         "--attach",
         action="append",
         default=None,
@@ -219,6 +228,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 cache_ttl=args.cache_ttl,
                 tool_search=_TOOL_SEARCH.get(args.tool_search),
                 memory=args.memory or None,
+                mcp_servers=_mcp_servers(args.mcp_server),
                 attachments=attachments,
                 base_url=args.base_url,
                 python=not args.no_python,
@@ -237,6 +247,21 @@ def run_magic(line: str, cell: str | None) -> Any:
             _user_ns()[target] = result.output
 
     return go()
+
+
+def _mcp_servers(specs: list[str] | None) -> list[dict[str, str]] | None:
+    """``--mcp-server NAME=URL`` (repeated): the connector's servers; None: unchanged."""
+    if specs is None:
+        return None
+    servers: list[dict[str, str]] = []
+    for spec in specs:
+        if spec.strip() == "none":
+            continue
+        name, sep, url = (p.strip() for p in spec.partition("="))
+        if not sep or not name or not url.startswith(("https://", "http://")):
+            raise UsageError(f"%%agent --mcp-server {spec!r}: write NAME=https://...")
+        servers.append({"name": name, "url": url})
+    return servers
 
 
 def _user_ns() -> dict[str, Any]:

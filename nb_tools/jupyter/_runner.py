@@ -172,6 +172,7 @@ async def run_agent(
     cache_ttl: str | None = None,
     tool_search: Any = None,
     memory: bool | None = None,
+    mcp_servers: list[dict[str, str]] | None = None,
     attachments: Sequence[object] = (),
     base_url: str | None = None,
     python: bool = True,
@@ -193,7 +194,8 @@ async def run_agent(
     ``thinking`` (a budget, "adaptive", "0" for off), ``server_tools`` (names; [] for
     none), ``cache_ttl`` ("5m", "1h") and ``tool_search`` ("auto", True, False) are kept
     for later runs, as is ``memory`` (True: Claude's memory tool on ``.nb_tools/memories``
-    of the current folder); ``attachments`` (paths, bytes, PIL images) go with this prompt.
+    of the current folder) and ``mcp_servers`` (the MCP connector's remote servers);
+    ``attachments`` (paths, bytes, PIL images) go with this prompt.
     ``python``: offer the ``python`` tool (the kernel's ``list_variables``/``describe``,
     and the live notebook tools when the open notebook is connected, are always there).
     ``budget``: USD per run (default ``$NB_TOOLS_BUDGET_USD``): the run pauses before a turn
@@ -246,6 +248,7 @@ async def run_agent(
         server_tools=server_tools,
         cache_ttl=cache_ttl,
         tool_search=tool_search,
+        mcp_servers=mcp_servers,
     )
     if memory:
         agent.memory = Path.cwd()

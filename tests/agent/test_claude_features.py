@@ -362,3 +362,81 @@ async def test_other_tools_do_not_write_memories_without_a_person(
     )
     await claude(server, *writers, approval="auto", memory=tmp_path).run("write a memory")
     assert not (tmp_path / ".nb_tools" / "memories" / "evil.md").exists()
+
+
+# -- the MCP connector ------------------------------------------------------------------------
+
+CRM = {"name": "crm", "url": "https://mcp.crm.example/sse", "authorization_token": "tok-123"}
+
+
+async def test_mcp_servers_are_declared_with_their_toolsets(server: FakeMessagesServer) -> None:
+    server.push(reply("ok"))
+    await claude(server, add, mcp_servers=[CRM]).run("hi")
+    request = server.requests[0]
+    assert request.body["mcp_servers"] == [{"type": "url", **CRM}]
+    toolsets = [t for t in request.body["tools"] if t.get("type") == "mcp_toolset"]
+    assert [{k: v for k, v in t.items() if k != "cache_control"} for t in toolsets] == [
+        {"type": "mcp_toolset", "mcp_server_name": "crm"}
+    ]
+    assert "mcp-client-2025-11-20" in request.headers["anthropic-beta"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "declared", "configs"),
+    [
+        ("mcp__crm__delete_contact", True, {"delete_contact": {"enabled": False}}),
+        ("mcp__crm__update_deal(id:7)", True, {"update_deal": {"enabled": False}}),
+        ("mcp__crm", False, None),
+        ("mcp__crm__delete_*", False, None),
+        ("mcp__*", False, None),
+        ("mcp__other__x", True, None),
+    ],
+)
+async def test_a_deny_rule_keeps_mcp_tools_out(
+    server: FakeMessagesServer, tmp_path: Path, rule: str, declared: bool, configs: Any
+) -> None:
+    from nb_tools.agent import RunNotice
+    from nb_tools.permissions import PermissionRules
+
+    rules = PermissionRules(root=tmp_path)
+    rules.deny(rule)
+    server.push(reply("ok"))
+    notices: list[str] = []
+
+    def seen(event: Any) -> None:
+        if isinstance(event, RunNotice):
+            notices.append(event.message)
+
+    agent = claude(server, add, mcp_servers=[CRM], rules=rules, approval="auto", on_event=seen)
+    await agent.run("hi")
+    body = server.requests[0].body
+    toolsets = [t for t in body["tools"] if t.get("type") == "mcp_toolset"]
+    if not declared:
+        assert "mcp_servers" not in body and toolsets == []
+        assert any("MCP server crm not declared" in n for n in notices), notices
+        return
+    assert body["mcp_servers"][0]["name"] == "crm"
+    assert toolsets[0].get("configs") == configs
+    if configs:
+        assert any("disabled" in n for n in notices)
+
+
+async def test_plan_mode_declares_an_mcp_server_only_when_allowed(
+    server: FakeMessagesServer, tmp_path: Path
+) -> None:
+    from nb_tools.permissions import PermissionRules
+
+    server.push(reply("ok"), reply("ok"))
+    await claude(server, mcp_servers=[CRM], approval="read-only").run("hi")
+    assert "mcp_servers" not in server.requests[0].body
+    rules = PermissionRules(root=tmp_path)
+    rules.allow("mcp__crm")
+    await claude(server, mcp_servers=[CRM], approval="read-only", rules=rules).run("hi")
+    assert server.requests[1].body["mcp_servers"][0]["name"] == "crm"
+
+
+def test_the_token_is_not_saved(tmp_path: Path) -> None:
+    agent = Agent("claude-sonnet-4-5", mcp_servers=[CRM])
+    agent.save(tmp_path / "chat.json")
+    text = (tmp_path / "chat.json").read_text()
+    assert "mcp.crm.example" in text and "tok-123" not in text
