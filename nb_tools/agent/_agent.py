@@ -76,7 +76,8 @@ class Agent:
     Claude's API connects to itself (the MCP connector: ``[{"name": "crm", "url":
     "https://...", "authorization_token": "..."}]``); the rules act on them as on local MCP
     tools (``deny mcp__crm__delete`` disables that tool; see
-    :mod:`nb_tools.agent._mcp_connector`). ``memory``: True (the current folder) or a
+    :mod:`nb_tools.agent._mcp_connector`). ``citations``: attached documents go with
+    citations enabled, so the answer cites them. ``memory``: True (the current folder) or a
     workspace folder: Claude's memory tool keeps its files in ``<folder>/.nb_tools/memories``
     across conversations and notebooks. ``tool_search``: "auto" (MCP tools are
     deferred, ``defer_loading``, when there are more than 30 tools), True (always defer
@@ -119,6 +120,7 @@ class Agent:
         tool_search: ToolSearch = "auto",
         memory: bool | str | os.PathLike[str] = False,
         mcp_servers: Sequence[Mapping[str, Any]] = (),
+        citations: bool = False,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -171,6 +173,9 @@ class Agent:
         """The messages and the tokens spent (:class:`Conversation`); runs add to it."""
         self.last_result: RunResult | None = None
         self._run: Run | None = None
+        self.citations = citations
+        """Attached documents (PDFs, text) are sent with citations enabled: the answer's
+        text blocks cite them (``TextBlock.citations``, ``CitationsReceived`` events)."""
         self.memory: Path | None = (
             None if memory is False else Path.cwd() if memory is True else Path(memory)
         )

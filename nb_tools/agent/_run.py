@@ -7,6 +7,7 @@ stop at any await leaves it valid: every call of the last reply answered."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import threading
 import time
@@ -64,6 +65,7 @@ from nb_tools.agent._turns import sendable
 from nb_tools.model import (
     ModelError,
     ModelRequest,
+    Part,
     Provider,
     ResponseEvent,
     ServerToolEvent,
@@ -237,6 +239,13 @@ class Run:
                 self.registry = self.registry.clone()
                 self.registry.add(FinalResultTool(self.output))
         self.executor = Executor(self.registry, *self.agent.middlewares)
+        if self.agent.citations:
+            attachments = [
+                dataclasses.replace(p, citations=True)
+                if isinstance(p, Part) and p.kind == "document"
+                else p
+                for p in attachments
+            ]
         last = self.agent.last_result
         self.conversation.add_prompt(
             prompt, attachments, last_stop_reason=last.stop_reason if last else None

@@ -127,6 +127,12 @@ class AgentMagics(Magics):
         "deny mcp__NAME__TOOL disables that tool",
     )
     @argument(
+        "--cite",
+        action="store_true",
+        help="send attached documents with citations enabled: the answer cites them (kept "
+        "for later runs)",
+    )
+    @argument(
         "--attach",
         action="append",
         default=None,
@@ -229,6 +235,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 tool_search=_TOOL_SEARCH.get(args.tool_search),
                 memory=args.memory or None,
                 mcp_servers=_mcp_servers(args.mcp_server),
+                citations=args.cite or None,
                 attachments=attachments,
                 base_url=args.base_url,
                 python=not args.no_python,

@@ -173,6 +173,7 @@ async def run_agent(
     tool_search: Any = None,
     memory: bool | None = None,
     mcp_servers: list[dict[str, str]] | None = None,
+    citations: bool | None = None,
     attachments: Sequence[object] = (),
     base_url: str | None = None,
     python: bool = True,
@@ -194,7 +195,8 @@ async def run_agent(
     ``thinking`` (a budget, "adaptive", "0" for off), ``server_tools`` (names; [] for
     none), ``cache_ttl`` ("5m", "1h") and ``tool_search`` ("auto", True, False) are kept
     for later runs, as is ``memory`` (True: Claude's memory tool on ``.nb_tools/memories``
-    of the current folder) and ``mcp_servers`` (the MCP connector's remote servers);
+    of the current folder), ``mcp_servers`` (the MCP connector's remote servers) and
+    ``citations`` (attached documents may be cited);
     ``attachments`` (paths, bytes, PIL images) go with this prompt.
     ``python``: offer the ``python`` tool (the kernel's ``list_variables``/``describe``,
     and the live notebook tools when the open notebook is connected, are always there).
@@ -252,6 +254,8 @@ async def run_agent(
     )
     if memory:
         agent.memory = Path.cwd()
+    if citations:
+        agent.citations = True
     attached = attachment_parts(attachments)
     show = in_kernel() if show is None else show
     if continue_run and new:

@@ -300,6 +300,11 @@ def tool_result_to_api(result: ToolResult) -> JSON:
 def part_to_api(part: Part) -> JSON:
     """An image, a PDF or a text document; anything else becomes a note saying so."""
     media_type = part.media_type.split(";")[0].strip().lower()
+    if part.file_id and (media_type in IMAGE_TYPES or part.kind == "document"):
+        source: JSON = {"type": "file", "file_id": part.file_id}
+        if part.kind == "image":
+            return {"type": "image", "source": source}
+        return _titled({"type": "document", "source": source}, part)
     if part.kind == "image" and media_type in IMAGE_TYPES:
         return {"type": "image", "source": _base64_source(media_type, part.data)}
     if part.kind == "document" and media_type == "application/pdf":
@@ -331,6 +336,8 @@ def _base64_source(media_type: str, data: bytes) -> JSON:
 def _titled(doc: JSON, part: Part) -> JSON:
     if part.title:
         doc["title"] = part.title
+    if part.citations:
+        doc["citations"] = {"enabled": True}
     return doc
 
 
@@ -464,10 +471,13 @@ def tool_result_from_api(block: Mapping[str, Any]) -> ToolResult:
 def part_from_api(block: Mapping[str, Any]) -> Part | None:
     source = block.get("source") or {}
     kind: Literal["image", "document"] = "image" if block.get("type") == "image" else "document"
+    file_id = ""
     if source.get("type") == "base64":
         data = base64.b64decode(source.get("data", ""))
     elif source.get("type") == "text":
         data = str(source.get("data", "")).encode()
+    elif source.get("type") == "file":
+        data, file_id = b"", str(source.get("file_id", ""))
     else:
         return None
     return Part(
@@ -475,4 +485,6 @@ def part_from_api(block: Mapping[str, Any]) -> Part | None:
         media_type=source.get("media_type", ""),
         data=data,
         title=block.get("title", "") or "",
+        citations=bool((block.get("citations") or {}).get("enabled")),
+        file_id=file_id,
     )

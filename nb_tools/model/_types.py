@@ -20,6 +20,12 @@ class Part:
     media_type: str
     data: bytes
     title: str = ""
+    citations: bool = False
+    """A document the model may cite (Claude: ``citations: {"enabled": true}``); the text
+    of its answer then carries citations of it."""
+    file_id: str = ""
+    """Where a provider's file store holds ``data`` (Claude's Files API), once uploaded:
+    the request then names the file instead of sending the bytes."""
 
 
 @dataclass(frozen=True, kw_only=True)

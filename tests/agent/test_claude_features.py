@@ -440,3 +440,46 @@ def test_the_token_is_not_saved(tmp_path: Path) -> None:
     agent.save(tmp_path / "chat.json")
     text = (tmp_path / "chat.json").read_text()
     assert "mcp.crm.example" in text and "tok-123" not in text
+
+
+# -- citations on attached documents ------------------------------------------------------------
+
+
+async def test_citations_on_attached_documents(server: FakeMessagesServer, tmp_path: Path) -> None:
+    from nb_tools.agent import CitationsReceived
+
+    doc = tmp_path / "report.txt"
+    doc.write_text("Revenue grew 12% in 2025.")
+    cite = {
+        "type": "char_location",
+        "cited_text": "Revenue grew 12% in 2025.",
+        "document_index": 0,
+        "document_title": "report.txt",
+        "start_char_index": 0,
+        "end_char_index": 25,
+    }
+    answer = {"type": "text", "text": "Revenue grew 12%.", "citations": [cite]}
+    server.push(reply(blocks=(answer,)), reply("ok"))
+    events: list[Any] = []
+    agent = claude(server, citations=True, on_event=events.append)
+    result = await agent.run("How did revenue do?", attachments=[doc])
+    document = server.requests[0].body["messages"][0]["content"][0]
+    assert document["type"] == "document" and document["title"] == "report.txt"
+    assert document["citations"] == {"enabled": True}
+    assert result.text == "Revenue grew 12%."
+    [received] = [e for e in events if isinstance(e, CitationsReceived)]
+    assert received.citations == (cite,)
+    await agent.run("thanks")
+    sent = server.requests[1].body["messages"]
+    assert sent[1]["content"][0]["citations"] == [cite]
+    assert sent[0]["content"][0]["citations"] == {"enabled": True}
+
+
+async def test_documents_go_without_citations_unless_asked(
+    server: FakeMessagesServer, tmp_path: Path
+) -> None:
+    doc = tmp_path / "notes.txt"
+    doc.write_text("notes")
+    server.push(reply("ok"))
+    await claude(server).run("read", attachments=[doc])
+    assert "citations" not in server.requests[0].body["messages"][0]["content"][0]
