@@ -77,7 +77,9 @@ class Agent:
     "https://...", "authorization_token": "..."}]``); the rules act on them as on local MCP
     tools (``deny mcp__crm__delete`` disables that tool; see
     :mod:`nb_tools.agent._mcp_connector`). ``citations``: attached documents go with
-    citations enabled, so the answer cites them. ``memory``: True (the current folder) or a
+    citations enabled, so the answer cites them. ``upload_attachments``: attachments are
+    uploaded once to Claude's Files API and named by ``file_id`` in every request after.
+    ``memory``: True (the current folder) or a
     workspace folder: Claude's memory tool keeps its files in ``<folder>/.nb_tools/memories``
     across conversations and notebooks. ``tool_search``: "auto" (MCP tools are
     deferred, ``defer_loading``, when there are more than 30 tools), True (always defer
@@ -121,6 +123,7 @@ class Agent:
         memory: bool | str | os.PathLike[str] = False,
         mcp_servers: Sequence[Mapping[str, Any]] = (),
         citations: bool = False,
+        upload_attachments: bool = False,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -173,6 +176,9 @@ class Agent:
         """The messages and the tokens spent (:class:`Conversation`); runs add to it."""
         self.last_result: RunResult | None = None
         self._run: Run | None = None
+        self.upload_attachments = upload_attachments
+        """Attachments go to the provider's file store once (Claude's Files API) and the
+        requests name them by ``file_id`` instead of carrying their bytes every turn."""
         self.citations = citations
         """Attached documents (PDFs, text) are sent with citations enabled: the answer's
         text blocks cite them (``TextBlock.citations``, ``CitationsReceived`` events)."""

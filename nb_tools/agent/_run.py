@@ -63,6 +63,7 @@ from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import sendable
 from nb_tools.model import (
+    ImageBlock,
     ModelError,
     ModelRequest,
     Part,
@@ -264,6 +265,8 @@ class Run:
         self.task = asyncio.current_task()
         try:
             self.start(prompt, attachments, output, output_retries)
+            if attachments and self.agent.upload_attachments:
+                await self._upload_attachments()
             result = await self._turns()
             self.finishing = True
         except asyncio.CancelledError:
@@ -276,6 +279,23 @@ class Run:
             raise
         await self._finish(result)
         return result
+
+    async def _upload_attachments(self) -> None:
+        """Put the prompt's attachments in the provider's file store (Claude's Files API)
+        and name them by ``file_id`` from now on: uploaded once, not sent again each turn.
+        A provider without a file store sends the bytes, as without the option."""
+        upload = getattr(self.provider, "upload_file", None)
+        messages = list(self.conversation.messages)
+        if upload is None or not messages or messages[-1].role != "user":
+            return
+        blocks = []
+        for block in messages[-1].content:
+            if isinstance(block, ImageBlock) and not block.part.file_id:
+                file_id = await upload(block.part)
+                block = ImageBlock(part=dataclasses.replace(block.part, file_id=file_id))
+            blocks.append(block)
+        messages[-1] = dataclasses.replace(messages[-1], content=tuple(blocks))
+        self.conversation.replace(messages)
 
     async def _turns(self) -> RunResult:
         max_tokens: int | None = None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from nb_tools.agent._mcp_connector import BETA_MCP_CLIENT, check_servers, connector_request
 from nb_tools.agent._notices import RunNotice
 from nb_tools.model import (
+    ImageBlock,
     Message,
     ModelRequest,
     RedactedThinkingBlock,
@@ -28,6 +29,7 @@ from nb_tools.model import (
     ToolUseBlock,
 )
 from nb_tools.model._anthropic_features import (
+    BETA_FILES_API,
     CACHE_TTLS,
     DEFAULT_CACHE_TTL,
     TOOL_SEARCH_THRESHOLD,
@@ -300,6 +302,8 @@ class TurnPolicy:
             merge = isinstance(before, Mapping) and isinstance(value, Mapping)
             options[key] = {**before, **value} if merge else value  # type: ignore[dict-item]
         server, server_betas = self._server_tools(registry)
+        if _names_a_file(messages):
+            betas.append(BETA_FILES_API)
         specs = self._tool_specs(registry)
         if any(s.defer_loading for s in specs):
             server = (*server, TOOL_SEARCH_TOOL)
@@ -478,6 +482,11 @@ def _restricting_rule(rules: PermissionRules, name: str) -> RuleMatch | None:
             if rule.action == action and fnmatch.fnmatchcase(name.lower(), rule.tool.lower()):
                 return RuleMatch(action=action, rule=rule)
     return None
+
+
+def _names_a_file(messages: Sequence[Message]) -> bool:
+    """Whether an attachment of the conversation is named by a ``file_id``."""
+    return any(isinstance(b, ImageBlock) and b.part.file_id for m in messages for b in m.content)
 
 
 def _unthought_tool_turn(messages: Sequence[Message]) -> bool:

@@ -133,6 +133,12 @@ class AgentMagics(Magics):
         "for later runs)",
     )
     @argument(
+        "--upload",
+        action="store_true",
+        help="upload attachments once to Claude's Files API and name them by file id in "
+        "later requests, instead of sending their bytes each turn (kept for later runs)",
+    )
+    @argument(
         "--attach",
         action="append",
         default=None,
@@ -236,6 +242,7 @@ def run_magic(line: str, cell: str | None) -> Any:
                 memory=args.memory or None,
                 mcp_servers=_mcp_servers(args.mcp_server),
                 citations=args.cite or None,
+                upload_attachments=args.upload or None,
                 attachments=attachments,
                 base_url=args.base_url,
                 python=not args.no_python,

@@ -174,6 +174,7 @@ async def run_agent(
     memory: bool | None = None,
     mcp_servers: list[dict[str, str]] | None = None,
     citations: bool | None = None,
+    upload_attachments: bool | None = None,
     attachments: Sequence[object] = (),
     base_url: str | None = None,
     python: bool = True,
@@ -196,7 +197,8 @@ async def run_agent(
     none), ``cache_ttl`` ("5m", "1h") and ``tool_search`` ("auto", True, False) are kept
     for later runs, as is ``memory`` (True: Claude's memory tool on ``.nb_tools/memories``
     of the current folder), ``mcp_servers`` (the MCP connector's remote servers) and
-    ``citations`` (attached documents may be cited);
+    ``citations`` (attached documents may be cited), ``upload_attachments`` (the Files
+    API);
     ``attachments`` (paths, bytes, PIL images) go with this prompt.
     ``python``: offer the ``python`` tool (the kernel's ``list_variables``/``describe``,
     and the live notebook tools when the open notebook is connected, are always there).
@@ -256,6 +258,8 @@ async def run_agent(
         agent.memory = Path.cwd()
     if citations:
         agent.citations = True
+    if upload_attachments:
+        agent.upload_attachments = True
     attached = attachment_parts(attachments)
     show = in_kernel() if show is None else show
     if continue_run and new:

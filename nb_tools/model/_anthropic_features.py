@@ -30,6 +30,12 @@ TOOL_SEARCH_THRESHOLD = 30
 """With ``tool_search="auto"``, MCP tools are deferred once the registry holds more tools
 than this: every tool definition costs input tokens on every turn."""
 
+# -- the Files API ------------------------------------------------------------------------------
+
+BETA_FILES_API = "files-api-2025-04-14"
+"""Sent with an upload and with every request that names an uploaded file."""
+
+
 # -- programmatic tool calling ----------------------------------------------------------------
 
 

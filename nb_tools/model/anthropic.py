@@ -32,7 +32,11 @@ from nb_tools.model._anthropic_errors import (
     mid_stream_error,
     retryable_status,
 )
-from nb_tools.model._anthropic_features import output_format, structured_outputs
+from nb_tools.model._anthropic_features import (
+    BETA_FILES_API,
+    output_format,
+    structured_outputs,
+)
 from nb_tools.model._defaults import (
     BLOCK_ENV,
     default_model,
@@ -58,6 +62,7 @@ from nb_tools.model._types import (
     CompactionBlock,
     Message,
     OtherBlock,
+    Part,
     RedactedThinkingBlock,
     ServerToolResultBlock,
     ServerToolUseBlock,
@@ -123,6 +128,7 @@ class AnthropicProvider(RetryHandover):
         self._warn_deprecated = True
         self._encoder = RequestEncoder(self._model)
         self._options: dict[str, Any] | None = None
+        self._files: dict[str, str] = {}  # content hash -> file_id (Files API uploads)
 
     @property
     def model(self) -> str:
@@ -152,6 +158,30 @@ class AnthropicProvider(RetryHandover):
                 timeout=self._timeout,
             )
         return self._client
+
+    async def upload_file(self, part: Part) -> str:
+        """Upload an attachment to the Files API once (per provider, by content) and return
+        its ``file_id``; the requests then name the file instead of sending its bytes."""
+        self._check_allowed()
+        import hashlib
+
+        import anthropic
+
+        key = hashlib.sha256(part.media_type.encode() + b"\0" + part.data).hexdigest()
+        known = self._files.get(key)
+        if known is not None:
+            return known
+        name = part.title or ("attachment.pdf" if part.kind == "document" else "attachment")
+        try:
+            meta = await self.client.beta.files.upload(
+                file=(name, part.data, part.media_type), betas=[BETA_FILES_API]
+            )
+        except anthropic.APIStatusError as err:
+            raise self._status_error(err) from err
+        except anthropic.APIConnectionError as err:
+            raise ModelError(f"the file upload failed: {err}", retryable=True) from err
+        self._files[key] = str(meta.id)
+        return self._files[key]
 
     def output_options(self, schema: Mapping[str, Any]) -> dict[str, Any] | None:
         """The request options asking for JSON matching ``schema`` (structured outputs:

@@ -17,6 +17,7 @@ import collections
 import contextlib
 import itertools
 import json
+import re
 import runpy
 import socket
 import sys
@@ -30,6 +31,7 @@ from typing import Any
 
 from nb_tools.model import ModelRequest, Usage
 from nb_tools.model._anthropic_convert import request_from_api
+from nb_tools.model._anthropic_features import BETA_FILES_API as BETA_FILES
 from nb_tools.testing._cache import PromptCache
 from nb_tools.testing._script import Fault, Reply, ScriptedCall, Step
 from nb_tools.testing._sse import (
@@ -110,6 +112,9 @@ class FakeMessagesServer:
         self.fallback = fallback
         self.retry_after_ms = retry_after_ms
         self.requests: list[RecordedRequest] = []
+        self.files: dict[str, dict[str, Any]] = {}
+        """Files uploaded to ``POST /v1/files`` (the Files API), by id: their metadata and,
+        under ``"data"``, their bytes."""
         self._steps: collections.deque[Step] = collections.deque(script or ())
         self._fault_uses = 0
         self._served = 0
@@ -294,10 +299,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         fake = self.server.fake
-        body, problem = self._read_body()
         path = self.path.split("?")[0]
+        if path == "/v1/files":
+            self._upload(fake)
+            return
+        body, problem = self._read_body()
         if problem is None:
             problem = check_body(body, count=path.endswith("/count_tokens"), signed=fake.signed)
+        if problem is None:
+            problem = self._file_problem(fake, body, self.headers.get("anthropic-beta", ""))
         if path not in ("/v1/messages", "/v1/messages/count_tokens"):
             self._send_error(404, f"FakeMessagesServer: no route POST {path}")
         elif problem is not None:
@@ -341,6 +351,54 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, message, cut=cut is not None)
         except OSError:
             self.close_connection = True  # the client went away (an interrupted turn)
+
+    def _upload(self, fake: FakeMessagesServer) -> None:
+        """``POST /v1/files``: a multipart upload (the Files API, a beta)."""
+        import email.parser
+        import email.policy
+
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=raw))
+        if BETA_FILES not in headers.get("anthropic-beta", ""):
+            self._send_error(400, f"the Files API needs the beta header {BETA_FILES}")
+            return
+        head = f"Content-Type: {headers.get('content-type', '')}\r\n\r\n".encode()
+        message = email.parser.BytesParser(policy=email.policy.default).parsebytes(head + raw)
+        part = next(
+            (
+                p
+                for p in message.iter_parts()
+                if p.get_param("name", header="content-disposition") == "file"
+            ),
+            None,
+        )
+        if part is None:
+            self._send_error(400, "file: Field required (a multipart part named 'file')")
+            return
+        data = part.get_payload(decode=True) or b""
+        meta = {
+            "id": fake.new_id("file"),
+            "type": "file",
+            "filename": part.get_filename() or "upload",
+            "mime_type": part.get_content_type(),
+            "size_bytes": len(data),
+            "created_at": "2026-12-01T00:00:00Z",
+            "downloadable": False,
+        }
+        fake.files[meta["id"]] = {**meta, "data": data}
+        self._send_json(200, meta)
+
+    @staticmethod
+    def _file_problem(fake: FakeMessagesServer, body: Any, betas: str) -> str | None:
+        """A request naming a file the server does not hold, or without the beta header."""
+        named = re.findall(r'"file_id":\s*"([^"]*)"', json.dumps(body))
+        if named and BETA_FILES not in betas:
+            return f"file sources need the beta header {BETA_FILES}"
+        for file_id in named:
+            if file_id not in fake.files:
+                return f"File not found: {file_id}"
+        return None
 
     api_error: Callable[[int, str], Mapping[str, Any]] = staticmethod(error_body)
     """The API's error object for a status and a message."""

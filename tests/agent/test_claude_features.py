@@ -483,3 +483,45 @@ async def test_documents_go_without_citations_unless_asked(
     server.push(reply("ok"))
     await claude(server).run("read", attachments=[doc])
     assert "citations" not in server.requests[0].body["messages"][0]["content"][0]
+
+
+# -- the Files API ---------------------------------------------------------------------------
+
+
+async def test_attachments_are_uploaded_once_and_named_by_file_id(
+    server: FakeMessagesServer, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n" + b"x" * 3000)
+    server.push(reply("read it"), reply("again"), reply("third"))
+    agent = claude(server, upload_attachments=True, citations=True)
+    await agent.run("summarise", attachments=[pdf])
+    await agent.run("more")
+    uploads = [r for r in server.requests if r.path.startswith("/v1/files")]
+    assert len(uploads) == 1
+    assert "files-api-2025-04-14" in uploads[0].headers["anthropic-beta"]
+    [(file_id, stored)] = server.files.items()
+    assert stored["data"] == pdf.read_bytes() and stored["filename"] == "paper.pdf"
+    assert stored["mime_type"] == "application/pdf"
+    messages = [r for r in server.requests if r.path.startswith("/v1/messages")]
+    for request in messages:
+        document = request.body["messages"][0]["content"][0]
+        assert document["source"] == {"type": "file", "file_id": file_id}
+        assert document["citations"] == {"enabled": True}
+        assert "files-api-2025-04-14" in request.headers["anthropic-beta"]
+        assert "JVBERi0" not in json.dumps(request.body)  # no base64 of the PDF
+    # the same bytes attached again are not uploaded again
+    await agent.run("and this one?", attachments=[pdf])
+    assert len([r for r in server.requests if r.path.startswith("/v1/files")]) == 1
+    assert json.dumps(server.requests[-1].body).count(file_id) == 2
+
+
+async def test_without_the_option_the_bytes_go_inline(
+    server: FakeMessagesServer, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n")
+    server.push(reply("ok"))
+    await claude(server).run("summarise", attachments=[pdf])
+    assert server.files == {}
+    assert server.requests[0].body["messages"][0]["content"][0]["source"]["type"] == "base64"
