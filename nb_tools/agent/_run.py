@@ -26,6 +26,7 @@ from nb_tools.agent._approval import (
     source_label,
 )
 from nb_tools.agent._budget import over_budget
+from nb_tools.agent._context import upload_attachments
 from nb_tools.agent._deciders import (
     AlwaysAllow,
     ask_person,
@@ -63,7 +64,6 @@ from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import sendable
 from nb_tools.model import (
-    ImageBlock,
     ModelError,
     ModelRequest,
     Part,
@@ -266,7 +266,7 @@ class Run:
         try:
             self.start(prompt, attachments, output, output_retries)
             if attachments and self.agent.upload_attachments:
-                await self._upload_attachments()
+                await upload_attachments(self.provider, self.conversation)
             result = await self._turns()
             self.finishing = True
         except asyncio.CancelledError:
@@ -279,23 +279,6 @@ class Run:
             raise
         await self._finish(result)
         return result
-
-    async def _upload_attachments(self) -> None:
-        """Put the prompt's attachments in the provider's file store (Claude's Files API)
-        and name them by ``file_id`` from now on: uploaded once, not sent again each turn.
-        A provider without a file store sends the bytes, as without the option."""
-        upload = getattr(self.provider, "upload_file", None)
-        messages = list(self.conversation.messages)
-        if upload is None or not messages or messages[-1].role != "user":
-            return
-        blocks = []
-        for block in messages[-1].content:
-            if isinstance(block, ImageBlock) and not block.part.file_id:
-                file_id = await upload(block.part)
-                block = ImageBlock(part=dataclasses.replace(block.part, file_id=file_id))
-            blocks.append(block)
-        messages[-1] = dataclasses.replace(messages[-1], content=tuple(blocks))
-        self.conversation.replace(messages)
 
     async def _turns(self) -> RunResult:
         max_tokens: int | None = None

@@ -17,7 +17,6 @@ import collections
 import contextlib
 import itertools
 import json
-import re
 import runpy
 import socket
 import sys
@@ -31,8 +30,8 @@ from typing import Any
 
 from nb_tools.model import ModelRequest, Usage
 from nb_tools.model._anthropic_convert import request_from_api
-from nb_tools.model._anthropic_features import BETA_FILES_API as BETA_FILES
 from nb_tools.testing._cache import PromptCache
+from nb_tools.testing._files import file_problem, upload
 from nb_tools.testing._script import Fault, Reply, ScriptedCall, Step
 from nb_tools.testing._sse import (
     check_body,
@@ -307,7 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
         if problem is None:
             problem = check_body(body, count=path.endswith("/count_tokens"), signed=fake.signed)
         if problem is None:
-            problem = self._file_problem(fake, body, self.headers.get("anthropic-beta", ""))
+            problem = file_problem(fake.files, body, self.headers.get("anthropic-beta", ""))
         if path not in ("/v1/messages", "/v1/messages/count_tokens"):
             self._send_error(404, f"FakeMessagesServer: no route POST {path}")
         elif problem is not None:
@@ -352,56 +351,18 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True  # the client went away (an interrupted turn)
 
+    api_error: Callable[[int, str], Mapping[str, Any]] = staticmethod(error_body)
+    """The API's error object for a status and a message."""
+
     def _upload(self, fake: FakeMessagesServer) -> None:
         """``POST /v1/files``: a multipart upload (the Files API, a beta)."""
-        import email.parser
-        import email.policy
-
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
         fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=raw))
-        if BETA_FILES not in headers.get("anthropic-beta", ""):
-            self._send_error(400, f"the Files API needs the beta header {BETA_FILES}")
-            return
-        head = f"Content-Type: {headers.get('content-type', '')}\r\n\r\n".encode()
-        message = email.parser.BytesParser(policy=email.policy.default).parsebytes(head + raw)
-        part = next(
-            (
-                p
-                for p in message.iter_parts()
-                if p.get_param("name", header="content-disposition") == "file"
-            ),
-            None,
+        status, answer = upload(fake.files, headers, raw, fake.new_id("file"))
+        self._send_json(
+            status, answer if status == 200 else self.api_error(status, answer["message"])
         )
-        if part is None:
-            self._send_error(400, "file: Field required (a multipart part named 'file')")
-            return
-        data = part.get_payload(decode=True) or b""
-        meta = {
-            "id": fake.new_id("file"),
-            "type": "file",
-            "filename": part.get_filename() or "upload",
-            "mime_type": part.get_content_type(),
-            "size_bytes": len(data),
-            "created_at": "2026-12-01T00:00:00Z",
-            "downloadable": False,
-        }
-        fake.files[meta["id"]] = {**meta, "data": data}
-        self._send_json(200, meta)
-
-    @staticmethod
-    def _file_problem(fake: FakeMessagesServer, body: Any, betas: str) -> str | None:
-        """A request naming a file the server does not hold, or without the beta header."""
-        named = re.findall(r'"file_id":\s*"([^"]*)"', json.dumps(body))
-        if named and BETA_FILES not in betas:
-            return f"file sources need the beta header {BETA_FILES}"
-        for file_id in named:
-            if file_id not in fake.files:
-                return f"File not found: {file_id}"
-        return None
-
-    api_error: Callable[[int, str], Mapping[str, Any]] = staticmethod(error_body)
-    """The API's error object for a status and a message."""
 
     def _read_body(self) -> tuple[Any, str | None]:
         """The POSTed body, parsed and recorded; with the problem when it is not JSON (the
