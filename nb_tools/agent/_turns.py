@@ -35,6 +35,7 @@ from nb_tools.model._anthropic_features import (
     TOOL_SEARCH_THRESHOLD,
     TOOL_SEARCH_TOOL,
     live_container,
+    tool_search,
 )
 from nb_tools.model._limits import (
     BETA_EFFORT,
@@ -337,7 +338,8 @@ class TurnPolicy:
         out: list[ToolSpec] = []
         specs = registry.specs()
         mode = self.agent.request_options.tool_search
-        defer_mcp = mode is True or (mode == "auto" and len(specs) > TOOL_SEARCH_THRESHOLD)
+        many = len(specs) > TOOL_SEARCH_THRESHOLD
+        defer_mcp = mode is True or (mode == "auto" and many and tool_search(self.model))
         for spec in specs:
             kept = self._specs.get(id(spec))
             if kept is None or kept[0] is not spec or kept[2] != defer_mcp:

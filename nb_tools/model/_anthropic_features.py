@@ -28,7 +28,13 @@ TOOL_SEARCH_TOOL: Mapping[str, str] = {
 argument names); declared whenever a tool has ``defer_loading``."""
 TOOL_SEARCH_THRESHOLD = 30
 """With ``tool_search="auto"``, MCP tools are deferred once the registry holds more tools
-than this: every tool definition costs input tokens on every turn."""
+than this, on a model that has tool search (:func:`tool_search`): every tool definition
+costs input tokens on every turn."""
+
+
+def tool_search(model: str) -> bool:
+    """Whether ``model`` has tool search (the models of structured outputs: 4.5 and later)."""
+    return structured_outputs(model)
 
 # -- the Files API ------------------------------------------------------------------------------
 
@@ -85,7 +91,8 @@ _DESCRIBED = (
 
 def structured_outputs(model: str) -> bool:
     """Whether ``model`` takes ``output_config.format`` (Claude Opus, Sonnet and Haiku 4.5
-    and later; an unversioned or unknown Claude name is taken as the newest)."""
+    and later; an unversioned or unknown Claude name is taken as the newest). Tool search
+    (``defer_loading``) has the same models."""
     name = model.lower()
     version = model_version(name)[:2]
     if not version or not any(f in name.split("-") for f in ("opus", "sonnet", "haiku")):

@@ -208,6 +208,14 @@ async def test_mcp_tools_are_deferred_to_tool_search(
     assert not any(t.get("defer_loading") for t in body["tools"] if t.get("name") == "add")
 
 
+async def test_auto_tool_search_only_on_a_model_that_has_it(server: FakeMessagesServer) -> None:
+    server.push(reply("ok"))
+    tools = [McpLike(i) for i in range(35)]
+    await claude(server, add, *tools, model="claude-sonnet-4-0").run("hi")
+    body = server.requests[0].body
+    assert not any(t.get("defer_loading") for t in body["tools"]) and not _search_tools(body)
+
+
 async def test_a_tool_deferred_by_hand_declares_the_search_tool(
     server: FakeMessagesServer,
 ) -> None:
