@@ -223,3 +223,26 @@ async def test_an_older_claude_model_gets_the_final_tool(server: FakeMessagesSer
     [final] = [t for t in body["tools"] if t["name"] == FINAL_TOOL]
     assert final["strict"] is True
     assert final["input_schema"]["required"] == ["name", "population", "country"]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+async def test_openai_providers_answer_through_the_final_tool(api: str) -> None:
+    from nb_tools.model.openai import OpenAIProvider
+    from nb_tools.testing.openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as srv:
+        srv.push(
+            reply("", call(FINAL_TOOL, name="Paris", population="lots")),
+            reply("", call(FINAL_TOOL, name="Paris", population=2_100_000)),
+        )
+        provider = OpenAIProvider("gpt-test", api=api, base_url=srv.base_url, api_key="test")  # type: ignore[arg-type]
+        try:
+            result = await Agent(provider, tools=[]).run("?", output=CityData)
+        finally:
+            await provider.client.close()
+    assert result.output == CityData(name="Paris", population=2_100_000)
+    first = srv.requests[0].model_request
+    assert [t.name for t in first.tools] == [FINAL_TOOL]
+    retry = srv.requests[1].model_request.messages[-1].content[0]
+    assert isinstance(retry, ToolResultBlock)
+    assert "/population: expected integer, got string" in retry.result.content
