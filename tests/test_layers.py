@@ -19,6 +19,7 @@ INTERNAL = {
     "nb_tools.tool._interrupt": "whether a call's thread is still running after a stop",
     "nb_tools.tool._progress": "capturing a tool's progress (MCP notifications)",
     "nb_tools.model._limits": "model limits and beta flags, for the request the loop builds",
+    "nb_tools.model._anthropic_features": "the newer Claude features' shapes (cache TTL, betas)",
     "nb_tools.agent._transcript": "the transcript recorder and its texts, for the notebook views",
 }  # fmt: skip
 
@@ -26,6 +27,10 @@ ALLOWED = {
     # importer -> another package's private module, still to be moved behind an __init__
     ("nb_tools.agent._budget", "nb_tools.model._pricing"),
     ("nb_tools.agent._persist", "nb_tools.model._types"),  # every block dataclass, by name
+    # typed outputs: a type's schema, its strict validator and null stripping, as tools do
+    ("nb_tools.agent._output", "nb_tools.tool._derive"),
+    ("nb_tools.agent._output", "nb_tools.tool._registry"),
+    ("nb_tools.agent._output", "nb_tools.tool._typemap"),
     ("nb_tools.builtin._bash_readonly", "nb_tools.permissions._shell"),
     ("nb_tools.builtin._web", "nb_tools.permissions._hosts"),
     ("nb_tools.jupyter._display", "nb_tools.agent._transcript_types"),

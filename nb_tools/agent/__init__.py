@@ -53,6 +53,7 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
+from nb_tools.agent._output import OutputError
 from nb_tools.agent._replay import ToolCallFailed, call_tool
 from nb_tools.agent._run import (
     BACKGROUND_TEXT,
@@ -93,6 +94,7 @@ __all__ = [
     "Instructions",
     "ModelFailed",
     "ModelRetrying",
+    "OutputError",
     "Permission",
     "PermissionSource",
     "PersonSource",

@@ -16,6 +16,7 @@ NoticeKind: TypeAlias = Literal[
     "image_dropped",
     "instructions",
     "context",
+    "output_retry",
 ]
 
 

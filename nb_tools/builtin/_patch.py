@@ -138,6 +138,7 @@ class ApplyPatchTool:
             grammar=ToolGrammar(syntax="lark", definition=GRAMMAR),
             subject=Subject(arg="input", kind="path", paths=patch_paths),
             headline=Headline(arg="input", kind="code"),
+            eager_input_streaming=True,
         )
 
     def info(self) -> Info:

@@ -14,6 +14,7 @@ from nb_tools.testing._script import Fault, Reply, Responder, ScriptedCall, Step
 from nb_tools.testing._scripted import ScriptedModel, conversation_problems
 
 if TYPE_CHECKING:
+    from nb_tools.testing._cache import PromptCache
     from nb_tools.testing._guard import block_real_models
     from nb_tools.testing.openai_server import FakeOpenAIServer
     from nb_tools.testing.server import FakeMessagesServer
@@ -25,6 +26,7 @@ __getattr__ = lazy_exports(
     {
         "FakeMessagesServer": "nb_tools.testing.server",
         "FakeOpenAIServer": "nb_tools.testing.openai_server",
+        "PromptCache": "nb_tools.testing._cache",
         "block_real_models": "nb_tools.testing._guard",
     },
 )
@@ -34,6 +36,7 @@ __all__ = [
     "FakeMessagesServer",
     "FakeOpenAIServer",
     "Fault",
+    "PromptCache",
     "Reply",
     "Responder",
     "ScriptedCall",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from nb_tools.model import ToolGrammar
@@ -73,6 +73,9 @@ class FunctionTool:
         subject: Subject | None = None,
         always_allow_rule: AlwaysAllowRule | None = None,
         headline: Headline | None = None,
+        eager_input_streaming: bool = False,
+        defer_loading: bool = False,
+        allowed_callers: Sequence[str] = (),
     ) -> None:
         if isinstance(fn, staticmethod):
             fn = fn.__func__
@@ -134,6 +137,9 @@ class FunctionTool:
             subject=subject,
             always_allow_rule=always_allow_rule,
             headline=headline,
+            eager_input_streaming=eager_input_streaming,
+            defer_loading=defer_loading,
+            allowed_callers=_callers(allowed_callers, tool_name),
         )
         self._validate = strict_validator(schema) if strict else schema.validate
         # In strict mode optional properties arrive as null: drop them so defaults apply.
@@ -323,6 +329,19 @@ def _check_declared(
         )
 
 
+def _callers(callers: Sequence[str], name: str) -> tuple[str, ...]:
+    """``allowed_callers`` checked: "direct" or a code-execution tool version."""
+    if isinstance(callers, str):
+        callers = (callers,)
+    for caller in callers:
+        if caller != "direct" and not caller.startswith("code_execution_"):
+            raise ValueError(
+                f"@tool {name}: allowed_callers={caller!r}: use 'direct' (the model) or a "
+                "code-execution version such as 'code_execution_20260120'"
+            )
+    return tuple(callers)
+
+
 def _doc(fn: Callable[..., Any]) -> str:
     return inspect.getdoc(fn) or ""
 
@@ -393,6 +412,9 @@ class ToolOptions(TypedDict, total=False):
     subject: Subject | None
     always_allow_rule: AlwaysAllowRule | None
     headline: Headline | None
+    eager_input_streaming: bool
+    defer_loading: bool
+    allowed_callers: Sequence[str]
 
 
 @overload
@@ -435,6 +457,11 @@ def tool(
     card's "Always allow" rule is made (a function of the arguments and the workspace root,
     or a template such as ``"deploy({target})"``), ``headline=`` what the card shows as the
     call's headline (see :mod:`nb_tools.tool._subject`).
+    Claude's tool options, sent in the tool's definition (other providers ignore them):
+    ``eager_input_streaming=True`` streams the arguments as the model writes them;
+    ``defer_loading=True`` keeps the tool out of the prompt until tool search finds it;
+    ``allowed_callers=("code_execution_20260120",)`` lets the model's code call it
+    (programmatic tool calling; add "direct" to keep direct calls too).
     """
 
     unknown = sorted(options.keys() - ToolOptions.__annotations__.keys())
