@@ -51,6 +51,7 @@ class ReviewList:
         )
         self.restore_all = widgets.Button(
             description="Restore everything",
+            layout=widgets.Layout(width="auto"),
             icon="undo",
             button_style="warning",
             tooltip="Put back every file and cell this run changed, newest first",
@@ -76,15 +77,25 @@ class ReviewList:
             self.rows[i] = row
             return row
         diff = widgets.HTML("", layout=widgets.Layout(display="none"))
-        show = widgets.Button(description="Diff", icon="eye", tooltip="Show the change")
-        keep = widgets.Button(description="Keep", icon="check", tooltip="Keep this change")
+        small = widgets.Layout(width="auto")
+        show = widgets.Button(
+            description="Diff", icon="eye", tooltip="Show the change", layout=small
+        )
+        keep = widgets.Button(
+            description="Keep", icon="check", tooltip="Keep this change", layout=small
+        )
         revert = widgets.Button(
-            description="Revert", icon="undo", tooltip="Put this file or cell back as it was"
+            description="Revert",
+            icon="undo",
+            tooltip="Put this file or cell back as it was",
+            layout=small,
         )
 
         def toggle(_b: Any) -> None:
             if diff.layout.display == "none":
-                diff.value = f"<pre class='nbtools-diff'>{escape(change.undo.diff())}</pre>"  # type: ignore[union-attr]
+                from nb_tools.jupyter._diff import diff_html
+
+                diff.value = diff_html(change.undo.diff())  # type: ignore[union-attr]
                 diff.layout.display = ""
             else:
                 diff.layout.display = "none"

@@ -103,6 +103,30 @@ def test_fix_with_agent_is_one_click_and_one_approve(
         arg=BROKEN,
         timeout=SLOW,
     )
+    page.keyboard.press("Shift+z")  # redo: the fix is back
+    page.wait_for_function(
+        "s => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells[1]"
+        ".getSource() === s",
+        arg=FIXED,
+        timeout=SLOW,
+    )
+    # the review list under the run: the cell's change, and Restore everything
+    review = cell(page, 2).locator(f"{OUTPUTS} .nbtools-review")
+    expect(review).to_contain_text("This run changed 1 thing")
+    expect(review).to_contain_text("replace cell")
+    review.get_by_role("button", name="Diff").click()
+    expect(review.locator("pre.nbtools-diff")).to_contain_text("+mean = total / count if count")
+    review.scroll_into_view_if_needed()
+    shot(page, f"{kind}-review-list")
+    review.get_by_role("button", name="Restore everything").click()
+    page.wait_for_function(
+        "s => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells[1]"
+        ".getSource() === s",
+        arg=BROKEN,
+        timeout=SLOW,
+    )
+    expect(review).to_contain_text("reverted")
+    shot(page, f"{kind}-review-restored")
     assert script.remaining == 0
     assert page.console.unexpected() == []
 
