@@ -24,7 +24,7 @@ import type { Diff, Item, StopReason, ToolItem, ToolStatus, Transcript } from '.
 export const MIME_TYPE = 'application/vnd.nbtools.transcript+json';
 const CLASS = 'jp-nbtools-Transcript';
 const STATUSES: ToolStatus[] = ['ok', 'error', 'denied', 'stopped', 'cut_off', 'running_in_background', 'pending'];
-/** A status as a badge says it (Python: STATUS_LABELS in nb_tools/agent/_transcript.py). */
+/** A status as a badge says it (Python: STATUS_LABELS in nb_tools/transcript/_recorder.py). */
 const STATUS_LABELS: { [status: string]: string } = {
   cut_off: 'cut off',
   running_in_background: 'still running in the background'
@@ -251,7 +251,7 @@ function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
   return card;
 }
 
-/** The same line the live view's footer shows (nb_tools/jupyter/_display.py). */
+/** The same line the live view's footer shows (nb_tools/transcript/_html.py). */
 function renderFooter(t: Transcript): HTMLElement {
   const u = t.usage ?? {};
   const bits = [

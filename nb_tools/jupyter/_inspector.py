@@ -9,10 +9,10 @@ import json
 from html import escape
 from typing import Any
 
-from nb_tools.jupyter._diff import PRE_STYLE
 from nb_tools.jupyter._session import Session, get_session
-from nb_tools.jupyter._visible import visible_html
 from nb_tools.tool._types import FromMCPServer
+from nb_tools.transcript._diff import PRE_STYLE
+from nb_tools.transcript._visible import visible_html
 
 _APPROVAL_CHOICES = (
     ("approval: the tool's own", "default"),

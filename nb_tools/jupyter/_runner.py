@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._approval import check_policy
 from nb_tools.agent._context import attachment_parts
-from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.agent._turns import configure_request
 from nb_tools.jupyter._session import DEMO_MODEL, Session, get_session, has_credentials
 from nb_tools.model import Provider, provider_name
 from nb_tools.tool import Registry
 from nb_tools.tool._tasks import wait_waking
+from nb_tools.transcript._recorder import TranscriptRecorder
 
 if TYPE_CHECKING:
     from nb_tools.agent import Agent, RunResult

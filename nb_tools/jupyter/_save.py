@@ -7,9 +7,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from nb_tools.agent._transcript import usage_line
-from nb_tools.jupyter._display import transcript_bundle
 from nb_tools.jupyter._session import get_session
+from nb_tools.transcript._html import transcript_bundle
+from nb_tools.transcript._recorder import usage_line
 
 
 def transcript_notebook(runs: Iterable[Mapping[str, Any]], *, title: str | None = None) -> Any:

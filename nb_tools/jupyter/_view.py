@@ -37,18 +37,18 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
-from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.jupyter._approval_card import ApprovalCard
-from nb_tools.jupyter._display import (
+from nb_tools.jupyter._rich import card_display
+from nb_tools.jupyter._throttle import Throttle
+from nb_tools.tool._tasks import wait_waking
+from nb_tools.transcript._html import (
     footer_html,
     text_html,
     tool_item_html,
     transcript_bundle,
 )
-from nb_tools.jupyter._markdown import safe_split
-from nb_tools.jupyter._rich import card_display
-from nb_tools.jupyter._throttle import Throttle
-from nb_tools.tool._tasks import wait_waking
+from nb_tools.transcript._markdown import safe_split
+from nb_tools.transcript._recorder import TranscriptRecorder
 
 PROGRESS_INTERVAL = 0.25
 LIVE_MIME = "application/vnd.nbtools.live+json"

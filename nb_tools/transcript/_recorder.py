@@ -33,9 +33,9 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
-from nb_tools.agent._transcript_blocks import item_text_lines, messages_item
-from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind, StopReason
 from nb_tools.model import Part, Usage
+from nb_tools.transcript._blocks import item_text_lines, messages_item
+from nb_tools.transcript._types import ITEM_KINDS, ItemKind, StopReason
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
 

@@ -9,7 +9,10 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, assert_never, cast
 
-from nb_tools.agent._transcript import (
+from nb_tools.transcript._diff import PRE_STYLE, diff_html
+from nb_tools.transcript._html_blocks import citations_html, note_html, server_tool_html
+from nb_tools.transcript._markdown import TOKEN_CSS, code_block_html, markdown_html
+from nb_tools.transcript._recorder import (
     TRANSCRIPT_MIME,
     ending_text,
     format_duration,
@@ -19,12 +22,9 @@ from nb_tools.agent._transcript import (
     usage_line,
     who_text,
 )
-from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind
-from nb_tools.jupyter._diff import PRE_STYLE, diff_html
-from nb_tools.jupyter._display_blocks import citations_html, note_html, server_tool_html
-from nb_tools.jupyter._markdown import TOKEN_CSS, code_block_html, markdown_html
-from nb_tools.jupyter._safe_html import safe_html
-from nb_tools.jupyter._visible import count_in_arguments, transcript_warning, visible_html
+from nb_tools.transcript._safe_html import safe_html
+from nb_tools.transcript._types import ITEM_KINDS, ItemKind
+from nb_tools.transcript._visible import count_in_arguments, transcript_warning, visible_html
 
 RESULT_PREVIEW_CHARS = 1_500
 FULL_RESULT_CHARS = 20_000
