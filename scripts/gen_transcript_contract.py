@@ -4,7 +4,8 @@
     python scripts/gen_transcript_contract.py --check  # exit 1 if either is stale
 
 writes ``nb_tools/transcript/transcript.schema.json`` (from ``nb_tools.transcript._types``)
-and ``labextension/src/transcript.generated.ts`` (from that schema). Tests run the check.
+and ``labextension/src/transcript.generated.ts`` (the types from that schema, then the tables
+both renderers show: status labels, run endings). Tests run the check.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ HEADER = """\
 // (itself generated from nb_tools/transcript/_types.py). Do not edit: change the
 // Python types and run the script.
 """
+
+TABLES_HEADER = """\
+// Tables both renderers show, from nb_tools/transcript/_recorder.py and _types.py."""
 
 
 def _literal(value: Any) -> str:
@@ -88,12 +92,31 @@ def typescript(schema: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _const(name: str, type_: str, value: Any) -> str:
+    return f"export const {name}: {type_} = {json.dumps(value, indent=2, ensure_ascii=False)};"
+
+
+def tables() -> str:
+    """The Python tables the TypeScript renderer shows the same way, as TypeScript constants."""
+    from nb_tools.transcript._recorder import CONTINUABLE, CONTINUE_HINT, ENDINGS, STATUS_LABELS
+    from nb_tools.transcript._types import TOOL_STATUSES
+
+    consts = [
+        ("TOOL_STATUSES", "readonly ToolStatus[]", list(TOOL_STATUSES)),
+        ("STATUS_LABELS", "{ readonly [status: string]: string }", STATUS_LABELS),
+        ("ENDINGS", "{ readonly [reason in StopReason]?: string }", ENDINGS),
+        ("CONTINUABLE", "readonly StopReason[]", list(CONTINUABLE)),
+        ("CONTINUE_HINT", "string", CONTINUE_HINT),
+    ]
+    return "\n\n".join([TABLES_HEADER, *(_const(*c) for c in consts)]) + "\n"
+
+
 def outputs() -> dict[Path, str]:
     sys.path.insert(0, str(REPO))
     from nb_tools.transcript._schema import SCHEMA_PATH, schema_text
 
     text = schema_text()
-    return {SCHEMA_PATH: text, TS_PATH: typescript(json.loads(text))}
+    return {SCHEMA_PATH: text, TS_PATH: typescript(json.loads(text)) + "\n" + tables()}
 
 
 def main(argv: list[str]) -> int:

@@ -187,3 +187,35 @@ export interface UserItem {
   kind: 'user';
   text: string;
 }
+
+// Tables both renderers show, from nb_tools/transcript/_recorder.py and _types.py.
+
+export const TOOL_STATUSES: readonly ToolStatus[] = [
+  "ok",
+  "error",
+  "denied",
+  "stopped",
+  "cut_off",
+  "running_in_background",
+  "pending"
+];
+
+export const STATUS_LABELS: { readonly [status: string]: string } = {
+  "cut_off": "cut off",
+  "running_in_background": "still running in the background"
+};
+
+export const ENDINGS: { readonly [reason in StopReason]?: string } = {
+  "max_turns": "Paused at the turn limit ({turns} turns).",
+  "budget": "Paused: the next turn would pass this run's budget.",
+  "stopped": "Stopped.",
+  "stopped_after_turn": "Stopped after turn {turns}, as asked."
+};
+
+export const CONTINUABLE: readonly StopReason[] = [
+  "max_turns",
+  "budget",
+  "stopped_after_turn"
+];
+
+export const CONTINUE_HINT: string = "Run `%%agent --continue` to go on.";
