@@ -102,10 +102,16 @@ export interface Part {
 
 export type PartKind = 'image' | 'document';
 
-/** The whole conversation after the run, as the next request would send it (``Agent.from_notebook`` rebuilds the agent from it); renderers ignore it. */
+/** The conversation after the run, stored once across the notebook: the messages this run added, after those of the run it continued (``previous``); ``Agent.from_notebook`` rebuilds the whole of it by following ``previous``. Renderers ignore it. */
 export interface SavedConversation {
   system: string | null;
-  /** each message as {"$type": "Message", ...}, see nb_tools.agent._persist */
+  /** this run's conversation (a hash of previous and messages) */
+  id?: string;
+  /** the id of the run this one continued; null or absent: messages is the whole conversation */
+  previous?: string | null;
+  /** how many messages came before these (0 without previous) */
+  start?: number;
+  /** the messages from "start" on, each as {"$type": "Message", ...}, see nb_tools.agent._persist */
   messages: unknown[];
 }
 

@@ -17,6 +17,7 @@ from nb_tools.jupyter._session import DEMO_MODEL, Session, get_session, has_cred
 from nb_tools.model import Provider, provider_name
 from nb_tools.tool import Registry
 from nb_tools.tool._tasks import wait_waking
+from nb_tools.transcript._chain import shown_in
 from nb_tools.transcript._recorder import TranscriptRecorder
 
 if TYPE_CHECKING:
@@ -155,6 +156,24 @@ def in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
+def current_cell() -> str | None:
+    """The id of the notebook cell running now, when the front end sent it (JupyterLab,
+    Notebook 7, VS Code and nbclient do)."""
+    ip = sys.modules.get("IPython")
+    shell = ip.get_ipython() if ip is not None else None
+    header = getattr(shell, "parent_header", None) or {}
+    cell = header.get("metadata", {}).get("cellId") if isinstance(header, dict) else None
+    return cell if isinstance(cell, str) and cell else None
+
+
+def keep(session: Session, recorder: TranscriptRecorder, transcript: dict[str, Any]) -> None:
+    """The session keeps the run's transcript (its conversation: only what the run added)
+    and the conversation as the run left it, for the next run to continue."""
+    session.transcripts.append(transcript)
+    if recorder.ref is not None:
+        session.conversation = recorder.ref
+
+
 async def run_agent(
     prompt: str,
     *,
@@ -239,8 +258,14 @@ async def run_agent(
         raise ValueError("%%agent: --continue and --new cannot go together")
     if continue_run:
         prompt = ""  # an empty request continues the conversation as it is
+    cell = current_cell()
+    before = session.conversation
     recorder = TranscriptRecorder(
-        prompt or None, model=agent.provider.model, provider=provider_name(agent.provider)
+        prompt or None,
+        model=agent.provider.model,
+        provider=provider_name(agent.provider),
+        previous=None if shown_in(before, cell) else before,  # that transcript is replaced
+        cell=cell,
     )
     session.running = recorder
     try:
@@ -265,7 +290,7 @@ async def _run_quiet(
     try:
         return await agent.run(prompt, on_event=handler, attachments=attachments)
     finally:
-        session.transcripts.append(recorder.to_dict())
+        keep(session, recorder, recorder.to_dict())
 
 
 async def _run_shown(
@@ -332,7 +357,7 @@ async def _run_shown(
     finally:
         agent.approver = previous_approver
         transcript = recorder.to_dict()
-        session.transcripts.append(transcript)
+        keep(session, recorder, transcript)
         view.finish(transcript)
     if failure is not None:
         raise failure

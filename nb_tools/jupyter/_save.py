@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.jupyter._session import get_session
+from nb_tools.transcript._chain import self_contained
 from nb_tools.transcript._html import transcript_bundle
 from nb_tools.transcript._recorder import usage_line
 
@@ -58,8 +59,10 @@ def save_transcript(
         raise FileExistsError(
             f"save_transcript: {target} already exists; choose a new name or delete it first"
         )
-    chosen = list(runs) if runs is not None else get_session().transcripts
+    every = get_session().transcripts
+    chosen = list(runs) if runs is not None else every
     if not chosen:
         raise ValueError("save_transcript: there are no runs to save yet; run %%agent first")
+    chosen = self_contained(chosen, every)  # a run whose earlier runs are left out
     nbformat.write(transcript_notebook(chosen, title=title), str(target))
     return target

@@ -14,6 +14,7 @@ from nb_tools.tool import Info, Registry, Tool, default_registry
 if TYPE_CHECKING:
     from nb_tools.agent._events import Event
     from nb_tools.permissions import PermissionRules
+    from nb_tools.transcript._chain import ConversationRef
 
 DEMO_MODEL = "demo"
 """``--model demo`` / ``use_model("demo")``: the offline demo model."""
@@ -56,6 +57,7 @@ class Session:
         self.stats: dict[str, ToolStats] = {}
         self.approval: dict[str, bool] = {}  # tool name -> requires approval (session choice)
         self.transcripts: list[dict[str, Any]] = []
+        self.conversation: ConversationRef | None = None  # as the last run left it
         self.run_tools = Registry()
         self.builtins: dict[str, Registry] = {}  # root folder -> the built-in tools on it
         self.running: Any = None  # the transcript recorder of the run in progress

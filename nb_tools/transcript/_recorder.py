@@ -35,6 +35,7 @@ from nb_tools.agent._notices import (
 )
 from nb_tools.model import Part, Usage
 from nb_tools.transcript._blocks import item_text_lines, messages_item
+from nb_tools.transcript._chain import ConversationRef, continues, conversation_id
 from nb_tools.transcript._types import ITEM_KINDS, ItemKind, StopReason
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
@@ -86,7 +87,15 @@ class TranscriptRecorder:
     (it is an ``on_event`` callback); :meth:`to_dict` at any time gives the transcript so
     far (tool calls still running show ``"status": "pending"``)."""
 
-    def __init__(self, prompt: str | None = None, *, model: str = "", provider: str = "") -> None:
+    def __init__(
+        self,
+        prompt: str | None = None,
+        *,
+        model: str = "",
+        provider: str = "",
+        previous: ConversationRef | None = None,
+        cell: str | None = None,
+    ) -> None:
         self.model = model
         self.provider = provider
         self.items: list[dict[str, Any]] = []
@@ -97,6 +106,9 @@ class TranscriptRecorder:
         self._tools: dict[str, dict[str, Any]] = {}
         self._text_open = False
         self.conversation: dict[str, Any] | None = None
+        self.previous = previous  # the run this one continues (its transcript holds the rest)
+        self.cell = cell  # the notebook cell that shows this run, when known
+        self.ref: ConversationRef | None = None  # the conversation as this run left it
         self._base_usage: Usage = Usage()  # earlier runs of this cell (Continue)
         self._base_turns = 0
         if prompt:
@@ -179,16 +191,32 @@ class TranscriptRecorder:
                 self.error = str(error)
             messages = getattr(result, "messages", None)
             if messages is not None:  # what Agent.from_notebook rebuilds the agent from
-                from nb_tools.agent._persist import encode_messages
-
-                self.conversation = {
-                    "system": getattr(result, "system", None),
-                    "messages": encode_messages(messages),
-                }
+                self._keep_conversation(tuple(messages), getattr(result, "system", None))
         elif isinstance(event, ApprovalRequested | ModelRetrying):
             pass  # the live view shows these; the transcript keeps the decision
         else:
             assert_never(event)
+
+    def _keep_conversation(self, messages: tuple[Any, ...], system: str | None) -> None:
+        """Store what this run added to the conversation, after the run it continues."""
+        from nb_tools.agent._persist import encode_messages
+
+        previous = self.previous if continues(self.previous, messages) else None
+        start = len(previous.messages) if previous is not None else 0
+        added = encode_messages(messages[start:])
+        before = previous.id if previous is not None else None
+        cid = conversation_id(before, system, added)
+        self.conversation = {
+            "system": system,
+            "id": cid,
+            "previous": before,
+            "start": start,
+            "messages": added,
+        }
+        cells = previous.cells if previous is not None else ()
+        if self.cell is not None and self.cell not in cells:
+            cells = (*cells, self.cell)
+        self.ref = ConversationRef(id=cid, messages=messages, cells=cells)
 
     def _tool_item(self, call_id: str, name: str, arguments: str) -> dict[str, Any]:
         item = self._tools.get(call_id)

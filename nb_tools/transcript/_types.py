@@ -240,12 +240,24 @@ class TranscriptUsage(TypedDict):
 
 
 class SavedConversation(TypedDict):
-    """The whole conversation after the run, as the next request would send it
-    (``Agent.from_notebook`` rebuilds the agent from it); renderers ignore it."""
+    """The conversation after the run, stored once across the notebook: the messages this
+    run added, after those of the run it continued (``previous``); ``Agent.from_notebook``
+    rebuilds the whole of it by following ``previous``. Renderers ignore it."""
 
     system: str | None
+    id: NotRequired[Annotated[str, "this run's conversation (a hash of previous and messages)"]]
+    previous: NotRequired[
+        Annotated[
+            str | None,
+            "the id of the run this one continued; null or absent: messages is the whole "
+            "conversation",
+        ]
+    ]
+    start: NotRequired[Annotated[int, "how many messages came before these (0 without previous)"]]
     messages: Annotated[
-        list[Any], 'each message as {"$type": "Message", ...}, see nb_tools.agent._persist'
+        list[Any],
+        'the messages from "start" on, each as {"$type": "Message", ...}, see '
+        "nb_tools.agent._persist",
     ]
 
 
