@@ -103,7 +103,7 @@ def kernel_tools(*, python: bool = True) -> list[Any]:
 
 def transcripts() -> list[dict[str, Any]]:
     """The transcripts of this session's runs, oldest first."""
-    return list(get_session().transcripts)
+    return get_session().transcripts
 
 
 __all__ = [

@@ -167,11 +167,15 @@ def current_cell() -> str | None:
 
 
 def keep(session: Session, recorder: TranscriptRecorder, transcript: dict[str, Any]) -> None:
-    """The session keeps the run's transcript (its conversation: only what the run added)
-    and the conversation as the run left it, for the next run to continue."""
-    session.transcripts.append(transcript)
-    if recorder.ref is not None:
-        session.conversation = recorder.ref
+    """The session keeps the run's transcript (its conversation: references to the message
+    objects the run added, not a copy) and the conversation as the run left it, for the next
+    run to continue."""
+    conv = transcript.get("conversation")
+    ref = recorder.ref
+    added = ref.messages[conv["start"] :] if ref is not None and conv is not None else None
+    session.keep_run(transcript, added)
+    if ref is not None:
+        session.conversation = ref
 
 
 async def run_agent(

@@ -56,12 +56,35 @@ class Session:
         self.model: Provider | str | None = None  # set by use_model()
         self.stats: dict[str, ToolStats] = {}
         self.approval: dict[str, bool] = {}  # tool name -> requires approval (session choice)
-        self.transcripts: list[dict[str, Any]] = []
+        self._runs: list[tuple[dict[str, Any], tuple[Any, ...] | None]] = []
         self.conversation: ConversationRef | None = None  # as the last run left it
         self.run_tools = Registry()
         self.builtins: dict[str, Registry] = {}  # root folder -> the built-in tools on it
         self.running: Any = None  # the transcript recorder of the run in progress
         self._rules: PermissionRules | None = None
+
+    # -- transcripts ---------------------------------------------------------------------
+
+    def keep_run(self, transcript: dict[str, Any], added: tuple[Any, ...] | None) -> None:
+        """Keep a run's transcript. ``added``: the messages the run added (the agent's own
+        objects), kept instead of their encoded copy in ``conversation.messages``."""
+        if added is not None:
+            conv = {k: v for k, v in transcript["conversation"].items() if k != "messages"}
+            transcript = {**transcript, "conversation": conv}
+        self._runs.append((transcript, added))
+
+    @property
+    def transcripts(self) -> list[dict[str, Any]]:
+        """The session's transcripts, oldest first, each as it was displayed."""
+        from nb_tools.agent._persist import encode_messages
+
+        out = []
+        for transcript, added in self._runs:
+            if added is not None:
+                conv = {**transcript["conversation"], "messages": encode_messages(added)}
+                transcript = {**transcript, "conversation": conv}
+            out.append(transcript)
+        return out
 
     # -- permission rules ----------------------------------------------------------------
 
