@@ -240,7 +240,10 @@ async def run_agent(
     from nb_tools.jupyter._kernel_tools import agent_tools
 
     names, extra = agent_tools(
-        tools, builtin_registry(session) if builtins else None, python=python
+        tools,
+        builtin_registry(session) if builtins else None,
+        python=python,
+        hidden=session.hidden_kernel_tools(),
     )
     session.refresh_tools(names, extra)
     if new:

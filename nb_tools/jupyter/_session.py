@@ -61,6 +61,7 @@ class Session:
         self.run_tools = Registry()
         self.builtins: dict[str, Registry] = {}  # root folder -> the built-in tools on it
         self.running: Any = None  # the transcript recorder of the run in progress
+        self._kernel_tools: Registry | None = None
         self._rules: PermissionRules | None = None
 
     # -- transcripts ---------------------------------------------------------------------
@@ -128,6 +129,22 @@ class Session:
     def registry(self) -> Registry:
         """The registry ``@tool`` registers into (the session's registry)."""
         return default_registry()
+
+    @property
+    def kernel_registry(self) -> Registry:
+        """The kernel's own tools as ``%tools`` lists them (``python``, ``list_variables``,
+        ``describe``, ``notebook_read``, ``notebook_edit``; none outside IPython). Hiding one
+        here hides it from the model in the next runs."""
+        if self._kernel_tools is None:
+            from nb_tools.jupyter._kernel_tools import listed_kernel_tools
+
+            self._kernel_tools = Registry(*listed_kernel_tools())
+        return self._kernel_tools
+
+    def hidden_kernel_tools(self) -> frozenset[str]:
+        """The kernel tools hidden from the model with ``%tools``."""
+        reg = self._kernel_tools
+        return frozenset(n for n in reg.names() if reg.is_hidden(n)) if reg else frozenset()
 
     def refresh_tools(
         self, names: list[str] | None = None, extra: Registry | None = None
