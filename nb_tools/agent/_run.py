@@ -73,6 +73,7 @@ if TYPE_CHECKING:
 EventHandler: TypeAlias = Callable[[Event], "Awaitable[None] | None"]
 
 STOPPED_TEXT = "stopped by the user before this call finished"
+PROMPT_NOT_KEPT = " (the prompt was not kept: run the cell again to send it)"
 CUT_OFF_TEXT = (
     "cut off: the user stopped the run while this call was running; it may have partially "
     "run (check its effects before calling it again)"
@@ -137,6 +138,7 @@ class Run:
         self.stop_asked = False
         self.finishing = False  # the turns are over: a stop now changes nothing
         self.ended: RunResult | None = None  # how the run ended, once it has
+        self.before_prompt: tuple[Any, ...] | None = None  # until the first reply is kept
 
     # -- stopping, from any thread -----------------------------------------------------------
 
@@ -197,6 +199,7 @@ class Run:
     def start(self, prompt: str, attachments: Sequence[Any] = ()) -> None:
         """Add the prompt and get the tools, the provider and the request builder."""
         last = self.agent.last_result
+        self.before_prompt = self.conversation.mark()
         self.conversation.add_prompt(
             prompt, attachments, last_stop_reason=last.stop_reason if last else None
         )
@@ -263,6 +266,7 @@ class Run:
         self.partial = []
         message = response.message
         verdict, notes = self.driver.judge(response, request)
+        self.before_prompt = None  # the model answered: the prompt is part of the conversation
         if verdict.keep and sendable(message):
             message = self.conversation.add_reply(message)  # with unique call ids
             if message.text:
@@ -301,6 +305,9 @@ class Run:
 
     async def _failed(self, message: str, status: int | None) -> Finished:
         self.partial = []
+        mark, self.before_prompt = self.before_prompt, None
+        if mark is not None and self.conversation.take_back(mark):
+            message += PROMPT_NOT_KEPT
         await self.emit(ModelFailed(message=message, status=status))
         return Finished("error", message)
 
