@@ -245,7 +245,7 @@ function renderFooter(t: Transcript): HTMLElement {
     typeof t.turns === 'number' ? `${t.turns} turn${t.turns === 1 ? '' : 's'}` : '',
     `${formatCount(u.input_tokens)} in / ${formatCount(u.output_tokens)} out tokens`,
     `${formatCount(u.cache_read_input_tokens)} cached`,
-    `$${(u.cost_usd ?? 0).toFixed(4)}`,
+    `$${(u.cost_usd ?? 0).toFixed(4)}${u.estimated ? ' (estimated)' : ''}`,
     t.stop_reason ?? ''
   ];
   return el('div', 'jp-nbtools-footer', bits.filter(Boolean).join(' · '), 'footer');

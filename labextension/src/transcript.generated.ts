@@ -87,7 +87,7 @@ export interface NoticeItem {
   text: string;
 }
 
-export type NoticeKind = 'retry_max_tokens' | 'pause_turn' | 'server_tool_skipped' | 'image_resized' | 'image_dropped';
+export type NoticeKind = 'retry_max_tokens' | 'pause_turn' | 'server_tool_skipped' | 'image_resized' | 'image_dropped' | 'budget';
 
 /** An image or document a tool returned (what the model got). */
 export interface Part {
@@ -187,6 +187,8 @@ export interface TranscriptUsage {
   thinking_tokens?: number;
   web_search_requests?: number;
   web_fetch_requests?: number;
+  /** true when part of it was estimated (a reply cut off by a stop) */
+  estimated?: boolean;
 }
 
 export interface UserItem {
@@ -213,7 +215,7 @@ export const STATUS_LABELS: { readonly [status: string]: string } = {
 
 export const ENDINGS: { readonly [reason in StopReason]?: string } = {
   "max_turns": "Paused at the turn limit ({turns} turns).",
-  "budget": "Paused: the next turn would pass this run's budget.",
+  "budget": "Paused at this run's budget (the notice above says what was spent).",
   "stopped": "Stopped.",
   "stopped_after_turn": "Stopped after turn {turns}, as asked."
 };

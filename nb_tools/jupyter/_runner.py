@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._approval import check_policy
+from nb_tools.agent._budget import money
 from nb_tools.agent._context import attachment_parts
 from nb_tools.agent._turns import configure_request
 from nb_tools.jupyter._session import DEMO_MODEL, Session, get_session, has_credentials
@@ -63,13 +64,12 @@ def default_budget() -> float | None:
 
 
 def pause_text(agent: Agent, recorder: TranscriptRecorder, reason: str | None) -> str:
-    """What the Continue prompt says."""
+    """What the Continue prompt says (at a budget: the run's notice of what was spent
+    against what was allowed)."""
     if reason == "budget":
-        return (
-            f"Paused: the next turn would take this run past its budget of "
-            f"${agent.budget_usd or 0:.2f} (spent so far in this cell: "
-            f"${recorder.usage.cost_usd:.4f}). Continue for another ${agent.budget_usd or 0:.2f}?"
-        )
+        notes = [i["text"] for i in recorder.items if i.get("notice") == "budget"]
+        why = notes[-1] if notes else "Paused at this run's budget."
+        return f"{why} Continue for another {money(agent.budget_usd or 0)}?"
     return f"Paused at the turn limit ({agent.max_turns} turns). Continue for as many more?"
 
 

@@ -196,6 +196,7 @@ class Usage:
     thinking_tokens: int = 0  # part of output_tokens (the API bills them as output)
     web_search_requests: int = 0
     web_fetch_requests: int = 0
+    estimated: bool = False  # some of it was estimated (a reply cut off by a stop)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -208,4 +209,5 @@ class Usage:
             thinking_tokens=self.thinking_tokens + other.thinking_tokens,
             web_search_requests=self.web_search_requests + other.web_search_requests,
             web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
+            estimated=self.estimated or other.estimated,
         )

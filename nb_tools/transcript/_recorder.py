@@ -49,6 +49,7 @@ PART_MAX_BYTES = 4_000_000
 
 def usage_dict(usage: Usage | None) -> dict[str, Any]:
     u = usage or Usage()
+    estimated = {"estimated": True} if u.estimated else {}
     return {
         "input_tokens": u.input_tokens,
         "output_tokens": u.output_tokens,
@@ -58,7 +59,7 @@ def usage_dict(usage: Usage | None) -> dict[str, Any]:
         "thinking_tokens": u.thinking_tokens,
         "web_search_requests": u.web_search_requests,
         "web_fetch_requests": u.web_fetch_requests,
-    }
+    } | estimated
 
 
 def part_dict(part: Part) -> dict[str, Any]:
@@ -300,7 +301,8 @@ def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:
     )
     cached = usage.get("cache_read_input_tokens", 0)
     bits.append(f"{cached:,} cached")
-    bits.append(f"${usage.get('cost_usd', 0.0):.4f}")
+    estimated = " (estimated)" if usage.get("estimated") else ""
+    bits.append(f"${usage.get('cost_usd', 0.0):.4f}{estimated}")
     return " · ".join(bits)
 
 
@@ -341,7 +343,7 @@ def who_text(by: object) -> str:
 
 ENDINGS: dict[StopReason, str] = {
     "max_turns": "Paused at the turn limit ({turns} turns).",
-    "budget": "Paused: the next turn would pass this run's budget.",
+    "budget": "Paused at this run's budget (the notice above says what was spent).",
     "stopped": "Stopped.",
     "stopped_after_turn": "Stopped after turn {turns}, as asked.",
 }

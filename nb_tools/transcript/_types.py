@@ -237,6 +237,9 @@ class TranscriptUsage(TypedDict):
     thinking_tokens: NotRequired[Annotated[int, "part of output_tokens"]]
     web_search_requests: NotRequired[int]
     web_fetch_requests: NotRequired[int]
+    estimated: NotRequired[
+        Annotated[bool, "true when part of it was estimated (a reply cut off by a stop)"]
+    ]
 
 
 class SavedConversation(TypedDict):
