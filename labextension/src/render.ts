@@ -118,7 +118,7 @@ function diffLineClass(line: string): string {
 
 function renderDiff(diff: Partial<Diff>): HTMLElement {
   const box = el('div', 'jp-nbtools-diff');
-  box.appendChild(appendVisible(el('div', 'jp-nbtools-diff-path', undefined, 'diff-path'), `${diff.kind} ${diff.path}`));
+  box.appendChild(appendVisible(el('div', 'jp-nbtools-diff-path', undefined, 'diff-path'), diff.label || `${diff.kind} ${diff.path}`));
   const pre = el('pre', 'jp-nbtools-diff-body', undefined, 'diff');
   pre.dataset.nbtLines = '';
   const lines = splitLines(diff.diff ?? '');

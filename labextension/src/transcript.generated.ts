@@ -66,8 +66,10 @@ export interface CompactionItem {
 export interface Diff {
   path: string;
   kind: DiffKind;
-  /** unified format, a/ and b/ prefixes, /dev/null for a created file */
+  /** unified format, a/ and b/ prefixes, /dev/null for a created file (no file headers with a label) */
   diff: string;
+  /** what the change is when it is not a file's (insert code cell ...); shown instead of kind and path */
+  label?: string;
 }
 
 export type DiffKind = 'create' | 'update' | 'delete';

@@ -475,9 +475,10 @@ class LiveNotebookEdit:
                 "cell": {"id": new_id, "cell_type": kind, "source": source},
             }
             where = f"after cell {after}" if after else "at the top"
+            label = f"insert {kind} cell {new_id} {where}"
             return (
                 edit,
-                Change(path=f"{path}#{new_id}", before=None, after=source),
+                Change(path=f"{path}#{new_id}", before=None, after=source, label=label),
                 (f"Inserted {kind} cell {new_id} {where} in the open notebook"),
             )
         if cell_id is None:
@@ -486,15 +487,17 @@ class LiveNotebookEdit:
         before = _text(cells[i].get("source"))
         if mode == "delete":
             edit = {"action": "delete", "cell_id": cell_id, "expect": before}
-            change = Change(path=f"{path}#{cell_id}", before=before, after=None)
+            label = f"delete cell {cell_id}"
+            change = Change(path=f"{path}#{cell_id}", before=before, after=None, label=label)
             return edit, change, f"Deleted cell {cell_id} from the open notebook"
         if mode == "move":
             after = parsed.get("after_cell_id")
             if after is not None:
                 index_of(after)
             edit = {"action": "move", "cell_id": cell_id, "after": after}
-            change = Change(path=f"{path}#{cell_id}", before=before, after=before)
             where = f"after cell {after}" if after else "to the top"
+            label = f"move cell {cell_id} {where}"
+            change = Change(path=f"{path}#{cell_id}", before=before, after=before, label=label)
             return edit, change, f"Moved cell {cell_id} {where}"
         edit = {
             "action": "replace",
@@ -539,7 +542,7 @@ class LiveNotebookEdit:
         shown = self._shown.pop(_key(args), None)
         if shown is not None and "expect" in edit:
             edit["expect"] = shown  # what the card showed, not a newer snapshot's text
-            change = Change(path=change.path, before=shown, after=change.after)
+            change = Change(path=change.path, before=shown, after=change.after, label=change.label)
         meta: dict[str, Any] = {"live": True, "edit": edit}
         run = bool(parsed.get("run"))
         cell = edit.get("cell") or {}

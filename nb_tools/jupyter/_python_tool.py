@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.model import Part
-from nb_tools.tool import Change, Info, Result, Schema
+from nb_tools.tool import Info, Result, Schema
 
 __all__ = ["MAX_MODEL_CHARS", "PythonTool", "run_code"]
 
@@ -347,10 +347,6 @@ class PythonTool:
         if not isinstance(code, str):
             raise ValueError("python: 'code' (a string of Python) is required")
         return code
-
-    def preview(self, args: str | bytes) -> Change:
-        """The code, in full, as the card shows it (a new "file" of Python)."""
-        return Change(path="python.py", before=None, after=self._code(args))
 
     async def call(self, args: str | bytes) -> Result:
         code = self._code(args)

@@ -48,7 +48,7 @@ from nb_tools.transcript._html import (
     transcript_bundle,
 )
 from nb_tools.transcript._markdown import safe_split
-from nb_tools.transcript._recorder import TranscriptRecorder
+from nb_tools.transcript._recorder import TranscriptRecorder, diff_dict
 
 PROGRESS_INTERVAL = 0.25
 LIVE_MIME = "application/vnd.nbtools.live+json"
@@ -481,7 +481,7 @@ class ContinuePrompt:
 
 def _own_item(call: Any, preview: Any) -> dict[str, Any]:
     """A card item for ``call`` alone (the recorder's shape), its ``preview`` as diffs."""
-    diffs = [{"path": c.path, "kind": c.kind, "diff": c.diff()} for c in preview or ()]
+    diffs = [diff_dict(c) for c in preview or ()]
     return {
         "kind": "tool",
         "id": call.id,

@@ -248,10 +248,9 @@ def tool_item_html(
         approval_html(item.get("approval")),
     ]
     for diff in item.get("diffs") or []:
-        pieces.append(
-            f'<div data-nbt="diff-path" style="{_MUTED}">{escape(str(diff.get("kind")))} '
-            f"{visible_html(str(diff.get('path')))}</div>"
-        )
+        label = diff.get("label")
+        what = f"{diff.get('kind')} {diff.get('path')}" if not label else str(label)
+        pieces.append(f'<div data-nbt="diff-path" style="{_MUTED}">{visible_html(what)}</div>')
         pieces.append(diff_html(str(diff.get("diff", "")), field=True))
     shown_progress = progress if progress is not None else item.get("progress")
     if shown_progress:  # kept beside the result: a long tool's log is part of the record

@@ -34,6 +34,7 @@ from nb_tools.agent._notices import (
     ThinkingDelta,
 )
 from nb_tools.model import Part, Usage
+from nb_tools.tool import Change
 from nb_tools.transcript._blocks import item_text_lines, messages_item
 from nb_tools.transcript._chain import ConversationRef, continues, conversation_id
 from nb_tools.transcript._types import ITEM_KINDS, ItemKind, StopReason
@@ -60,6 +61,12 @@ def usage_dict(usage: Usage | None) -> dict[str, Any]:
         "web_search_requests": u.web_search_requests,
         "web_fetch_requests": u.web_fetch_requests,
     } | estimated
+
+
+def diff_dict(change: Change) -> dict[str, Any]:
+    """A writer's preview as the transcript stores it."""
+    out = {"path": change.path, "kind": change.kind, "diff": change.diff()}
+    return out | ({"label": change.label} if change.label else {})
 
 
 def part_dict(part: Part) -> dict[str, Any]:
@@ -131,9 +138,7 @@ class TranscriptRecorder:
             self._text_open = False
             self._tool_item(event.call.id, event.call.name, event.call.arguments)
             if event.preview:
-                self._tools[event.call.id]["diffs"] = [
-                    {"path": c.path, "kind": c.kind, "diff": c.diff()} for c in event.preview
-                ]
+                self._tools[event.call.id]["diffs"] = [diff_dict(c) for c in event.preview]
         elif isinstance(event, ToolProgress):
             item = self._tools.get(event.call_id)
             if item is not None and event.progress.text:

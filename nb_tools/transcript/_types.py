@@ -99,7 +99,18 @@ class Diff(TypedDict):
 
     path: str
     kind: DiffKind
-    diff: Annotated[str, "unified format, a/ and b/ prefixes, /dev/null for a created file"]
+    diff: Annotated[
+        str,
+        "unified format, a/ and b/ prefixes, /dev/null for a created file (no file "
+        "headers with a label)",
+    ]
+    label: NotRequired[
+        Annotated[
+            str,
+            "what the change is when it is not a file's (insert code cell ...); shown "
+            "instead of kind and path",
+        ]
+    ]
 
 
 class Approval(TypedDict):
