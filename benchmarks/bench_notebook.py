@@ -19,6 +19,11 @@
    (target <= 1.3x both); next to the size every transcript holding the whole conversation
    (before it was chained) would take. ``--only-stored-once`` runs just this.
 
+7. ``first_token_section``: the first ``%%agent`` of a fresh kernel (``%load_ext``, then a
+   few seconds while a person types) against a warm kernel's, from the cell's start to its
+   first token on iopub, Claude served by the fake Messages API on loopback (target: within
+   0.3 s of warm); also with no pause after ``%load_ext``. ``--only-first-token``.
+
 ``python benchmarks/bench_notebook.py [--tokens 2000] [--delay 0.001]``; ``--delay`` is the
 pause between tokens (0.001: a fast stream; 0.01: Claude-like, ~100 tokens/s).
 """
@@ -94,12 +99,13 @@ w.close()
 
 
 class Kernel:
-    def __init__(self) -> None:
+    def __init__(self, **extra_env: str) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-        for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "NB_TOOLS_MODEL"):
             env.pop(key, None)
         env["NB_TOOLS_APPROVAL"] = "auto"
+        env.update(extra_env)
         self.km = jupyter_client.KernelManager(kernel_name="python3")
         self.km.start_kernel(env=env)
         self.kc = self.km.client()
@@ -304,6 +310,70 @@ def stored_once_section(k: Kernel, turns: int = 200, tokens: int = 400) -> dict[
     return {"disk": disk / disk_once, "kernel": held / once}
 
 
+def until_token(k: Kernel, code: str, token: str, timeout: float = 120) -> float:
+    """Seconds from sending ``code`` to the first iopub message carrying ``token``."""
+    started = time.perf_counter()
+    msg_id = k.kc.execute(code)
+    seen = None
+    while time.perf_counter() - started < timeout:
+        try:
+            msg = k.kc.get_iopub_msg(timeout=0.5)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if seen is None and token in json.dumps(msg["content"]):
+            seen = time.perf_counter() - started
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    k.kc.get_shell_msg(timeout=10)
+    if seen is None:
+        raise RuntimeError(f"no {token!r} on iopub")
+    return seen
+
+
+def first_token_section(pause: float = 3.0) -> dict[str, float]:
+    """The first %%agent's first token: a fresh kernel once the background warm-up after
+    %load_ext is done (how long it took is printed: a person types meanwhile), and right
+    after %load_ext, each against the same kernel's second run (warm)."""
+    from nb_tools.testing import FakeMessagesServer, reply
+
+    figures = {}
+    with FakeMessagesServer() as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "bench"}
+        for wait in (pause, 0.0):
+            k = Kernel(**env, NB_TOOLS_BLOCK_REAL_MODELS="1")
+            try:
+                started = time.perf_counter()
+                k.run("%load_ext nb_tools")
+                warmed = ""
+                if wait:
+                    time.sleep(wait)
+                    k.run(WAIT_FOR_WARM_UP)
+                    warmed = f", warm-up done {time.perf_counter() - started:.1f} s after it"
+                server.push(reply("Firsttoken and the rest."), reply("Warmtoken again."))
+                fresh = until_token(k, "%%agent\nhello", "Firsttoken")
+                warm = until_token(k, "%%agent\nhello again", "Warmtoken")
+            finally:
+                k.close()
+            figures[f"fresh_{wait:g}"], figures["warm"] = fresh, warm
+            when = f"{wait:g} s after %load_ext{warmed}" if wait else "right after %load_ext"
+            print(
+                f"first token, fresh kernel ({when}): {fresh * 1000:.0f} ms vs warm "
+                f"{warm * 1000:.0f} ms -> {(fresh - warm) * 1000:+.0f} ms"
+                + (" (target: within 300 ms)" if wait else "")
+            )
+    return figures
+
+
+WAIT_FOR_WARM_UP = (
+    "import threading\n"
+    "for _t in threading.enumerate():\n"
+    "    if _t.name == 'nb_tools-warm-sdk':\n"
+    "        _t.join(120)\n"
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=2000)
@@ -315,12 +385,16 @@ def main(argv: list[str] | None = None) -> int:
         "--only-streaming", action="store_true", help="run only the live streaming section"
     )
     parser.add_argument("--only-stored-once", action="store_true", help="only section 6")
+    parser.add_argument("--only-first-token", action="store_true", help="only section 7")
     parser.add_argument("--turns", type=int, default=200, help="runs for section 6")
     args = parser.parse_args(argv)
     if args.snapshot_only:
         bench_snapshot()
         return 0
 
+    if args.only_first_token:
+        first_token_section()
+        return 0
     k = Kernel()
     if args.only_stored_once:
         try:
@@ -374,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         stored_once_section(k, args.turns)
     finally:
         k.close()
+    first_token_section()
     if not args.no_browser:
         bench_snapshot()
     return 0
