@@ -595,11 +595,14 @@ def _cell_type(snap: Mapping[str, Any] | None, cell_id: Any) -> str | None:
 
 
 def _count_as_cell(ip: Any) -> int:
-    """The execution count a cell the agent runs gets: that of the ``%%agent`` cell running
-    it (IPython already holds the next count while a cell runs, and ipykernel answers the
-    cell with ``execution_count - 1``, so the counter is left alone: bumping it would
-    renumber the agent's own cell)."""
-    return max(int(ip.execution_count) - 1, 1)
+    """The execution count of a cell the agent runs: a number of its own. While a cell
+    runs, IPython already holds the next count and ipykernel answers the cell with
+    ``execution_count - 1`` when it ends; the agent's cell takes that number and the
+    counter moves on, so the ``%%agent`` cell ends with the next one (it finishes last) and
+    the cell after it with the one after."""
+    count = max(int(ip.execution_count) - 1, 1)
+    ip.execution_count = count + 2
+    return count
 
 
 def _for_notebook(outputs: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
