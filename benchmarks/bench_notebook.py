@@ -14,6 +14,16 @@
    ``nb_tools.notebook`` comm from JupyterLab in Chromium (target < 200 ms), when Chromium
    and the built extension are there (``--no-browser`` skips it).
 
+6. ``stored_once_section``: 200 ``%%agent`` runs of one conversation; the saved notebook's
+   size and what the kernel holds, each against the same with the conversation stored once
+   (target <= 1.3x both); next to the size every transcript holding the whole conversation
+   (before it was chained) would take. ``--only-stored-once`` runs just this.
+
+7. ``first_token_section``: the first ``%%agent`` of a fresh kernel (``%load_ext``, then a
+   few seconds while a person types) against a warm kernel's, from the cell's start to its
+   first token on iopub, Claude served by the fake Messages API on loopback (target: within
+   0.3 s of warm); also with no pause after ``%load_ext``. ``--only-first-token``.
+
 ``python benchmarks/bench_notebook.py [--tokens 2000] [--delay 0.001]``; ``--delay`` is the
 pause between tokens (0.001: a fast stream; 0.01: Claude-like, ~100 tokens/s).
 """
@@ -31,6 +41,7 @@ from pathlib import Path
 import jupyter_client
 
 ROOT = Path(__file__).resolve().parents[1]
+TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
 COUNTED = {
     "display_data",
     "update_display_data",
@@ -90,12 +101,13 @@ w.close()
 
 
 class Kernel:
-    def __init__(self) -> None:
+    def __init__(self, **extra_env: str) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-        for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "NB_TOOLS_MODEL"):
             env.pop(key, None)
         env["NB_TOOLS_APPROVAL"] = "auto"
+        env.update(extra_env)
         self.km = jupyter_client.KernelManager(kernel_name="python3")
         self.km.start_kernel(env=env)
         self.kc = self.km.client()
@@ -214,6 +226,156 @@ def streaming_section(k: Kernel, tokens: int = 2000, delay: float = 0.01) -> dic
     return {"slowest_per_s": slowest, "kb": size / 1000, "fixed": fixed}
 
 
+KERNEL_SIZES = """
+import gc, json, sys, dataclasses
+from nb_tools.jupyter._session import get_session
+
+def _deep(roots):
+    seen, total, stack = set(), 0, list(roots)
+    while stack:
+        o = stack.pop()
+        if id(o) in seen or isinstance(o, type):
+            continue
+        seen.add(id(o))
+        total += sys.getsizeof(o)
+        if isinstance(o, dict):
+            stack.extend(o.keys()); stack.extend(o.values())
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            stack.extend(o)
+        elif dataclasses.is_dataclass(o):
+            stack.extend(getattr(o, f.name) for f in dataclasses.fields(o))
+        elif type(o).__module__.startswith("nb_tools") and hasattr(o, "__dict__"):
+            stack.extend(vars(o).values())
+    return total
+
+gc.collect()
+_s = get_session()
+_held = _deep([_s.agent.conversation, _s._runs, _s.conversation])
+_bare = [{k: v for k, v in t.items() if k != "conversation"} for t, _ in _s._runs]
+_once = _deep([_s.agent.conversation, _bare])
+_rss = int(open("/proc/self/statm").read().split()[1]) * 4096
+print(json.dumps([_held, _once, _rss]))
+"""
+
+
+def stored_once_section(k: Kernel, turns: int = 200, tokens: int = 400) -> dict[str, float]:
+    """200 runs of one conversation, one turn each: the notebook on disk and the kernel's
+    objects, against the same with the conversation stored once."""
+    import nbformat
+
+    from nb_tools.agent._persist import by_id, full_messages
+
+    k.run(STREAMER + f"\nfrom nb_tools.jupyter import use_model\nuse_model(Streamer({tokens}, 0))")
+    rss0 = int(k.value("print(int(open('/proc/self/statm').read().split()[1]) * 4096)"))
+    bundles = []
+    started = time.perf_counter()
+    for i in range(turns):
+        msgs = k.run(f"%%agent\nturn {i}: tell me more")
+        kinds = ("display_data", "update_display_data")
+        data = [m["content"]["data"] for m in msgs if m["msg_type"] in kinds]
+        bundles.append(next(d for d in reversed(data) if TRANSCRIPT_MIME in d))
+    took = time.perf_counter() - started
+    held, once, rss1 = json.loads(k.value(KERNEL_SIZES))
+
+    def size(bs: list[dict]) -> int:
+        nb = nbformat.v4.new_notebook()
+        out = nbformat.v4.new_output
+        nb.cells = [
+            nbformat.v4.new_code_cell("%%agent", outputs=[out("display_data", d)]) for d in bs
+        ]
+        return len(nbformat.writes(nb).encode())
+
+    runs = [b[TRANSCRIPT_MIME] for b in bundles]
+    known = by_id(runs)
+    _, whole = full_messages(runs[-1], known)
+    conversation = len(json.dumps(whole).encode())
+    bare = [{**b, TRANSCRIPT_MIME: {**b[TRANSCRIPT_MIME]}} for b in bundles]
+    for b in bare:
+        b[TRANSCRIPT_MIME].pop("conversation", None)
+    disk = size(bundles)
+    disk_once = size(bare) + conversation
+    before = size(bare) + sum(len(json.dumps(full_messages(r, known)[1]).encode()) for r in runs)
+    print(
+        f"{turns} %%agent runs of one conversation ({took:.0f} s; the conversation stored once: "
+        f"{conversation / 1e6:.2f} MB):"
+    )
+    print(
+        f"  notebook {disk / 1e6:.2f} MB vs {disk_once / 1e6:.2f} MB with the conversation "
+        f"stored once -> {disk / disk_once:.2f}x (target <= 1.3x); every transcript holding "
+        f"the whole conversation: {before / 1e6:.1f} MB -> {before / disk_once:.1f}x"
+    )
+    print(
+        f"  kernel objects {held / 1e6:.2f} MB vs {once / 1e6:.2f} MB with the conversation "
+        f"stored once -> {held / once:.2f}x (target <= 1.3x); resident memory grew "
+        f"{(rss1 - rss0) / 1e6:.1f} MB"
+    )
+    return {"disk": disk / disk_once, "kernel": held / once}
+
+
+def until_token(k: Kernel, code: str, token: str, timeout: float = 120) -> float:
+    """Seconds from sending ``code`` to the first iopub message carrying ``token``."""
+    started = time.perf_counter()
+    msg_id = k.kc.execute(code)
+    seen = None
+    while time.perf_counter() - started < timeout:
+        try:
+            msg = k.kc.get_iopub_msg(timeout=0.5)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if seen is None and token in json.dumps(msg["content"]):
+            seen = time.perf_counter() - started
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    k.kc.get_shell_msg(timeout=10)
+    if seen is None:
+        raise RuntimeError(f"no {token!r} on iopub")
+    return seen
+
+
+def first_token_section(pause: float = 3.0) -> dict[str, float]:
+    """The first %%agent's first token: a fresh kernel once the background warm-up after
+    %load_ext is done (how long it took is printed: a person types meanwhile), and right
+    after %load_ext, each against the same kernel's second run (warm)."""
+    from nb_tools.testing import FakeMessagesServer, reply
+
+    figures = {}
+    with FakeMessagesServer() as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "bench"}
+        for wait in (pause, 0.0):
+            k = Kernel(**env, NB_TOOLS_BLOCK_REAL_MODELS="1")
+            try:
+                started = time.perf_counter()
+                k.run("%load_ext nb_tools")
+                warmed = ""
+                if wait:
+                    time.sleep(wait)
+                    k.run(WAIT_FOR_WARM_UP)
+                    warmed = f", warm-up done {time.perf_counter() - started:.1f} s after it"
+                server.push(reply("Firsttoken and the rest."), reply("Warmtoken again."))
+                fresh = until_token(k, "%%agent\nhello", "Firsttoken")
+                warm = until_token(k, "%%agent\nhello again", "Warmtoken")
+            finally:
+                k.close()
+            figures[f"fresh_{wait:g}"], figures["warm"] = fresh, warm
+            when = f"{wait:g} s after %load_ext{warmed}" if wait else "right after %load_ext"
+            print(
+                f"first token, fresh kernel ({when}): {fresh * 1000:.0f} ms vs warm "
+                f"{warm * 1000:.0f} ms -> {(fresh - warm) * 1000:+.0f} ms"
+                + (" (target: within 300 ms)" if wait else "")
+            )
+    return figures
+
+
+WAIT_FOR_WARM_UP = (
+    "import threading\n"
+    "for _t in threading.enumerate():\n"
+    "    if _t.name == 'nb_tools-warm-sdk':\n"
+    "        _t.join(120)\n"
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=2000)
@@ -224,12 +386,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only-streaming", action="store_true", help="run only the live streaming section"
     )
+    parser.add_argument("--only-stored-once", action="store_true", help="only section 6")
+    parser.add_argument("--only-first-token", action="store_true", help="only section 7")
+    parser.add_argument("--turns", type=int, default=200, help="runs for section 6")
     args = parser.parse_args(argv)
     if args.snapshot_only:
         bench_snapshot()
         return 0
 
+    if args.only_first_token:
+        first_token_section()
+        return 0
     k = Kernel()
+    if args.only_stored_once:
+        try:
+            k.run("%load_ext nb_tools")
+            stored_once_section(k, args.turns)
+        finally:
+            k.close()
+        return 0
     if args.only_streaming:
         try:
             k.run("%load_ext nb_tools")
@@ -272,8 +447,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         bench_list_variables(k)
         streaming_section(k, args.tokens, args.stream_delay)
+        stored_once_section(k, args.turns)
     finally:
         k.close()
+    first_token_section()
     if not args.no_browser:
         bench_snapshot()
     return 0

@@ -21,9 +21,9 @@ from nb_tools.testing._guard import block_real_models  # noqa: F401  (autouse fi
 @pytest.fixture(autouse=True)
 def transcripts_follow_the_schema(monkeypatch: pytest.MonkeyPatch):
     """Every transcript a recorder builds in this process validates against the shipped
-    schema (nb_tools/agent/transcript.schema.json): the contract holds in every scenario
+    schema (nb_tools/transcript/transcript.schema.json): the contract holds in every scenario
     the suite runs, not only in the schema's own tests."""
-    from nb_tools.agent._transcript import TranscriptRecorder
+    from nb_tools.transcript._recorder import TranscriptRecorder
 
     validator = _transcript_validator()
     to_dict = TranscriptRecorder.to_dict
@@ -55,6 +55,6 @@ def transcripts_follow_the_schema(monkeypatch: pytest.MonkeyPatch):
 def _transcript_validator():
     import jsonschema
 
-    from nb_tools.agent._transcript_schema import load_schema
+    from nb_tools.transcript._schema import load_schema
 
     return jsonschema.Draft202012Validator(load_schema())

@@ -20,7 +20,10 @@ INTERNAL = {
     "nb_tools.tool._progress": "capturing a tool's progress (MCP notifications)",
     "nb_tools.model._limits": "model limits and beta flags, for the request the loop builds",
     "nb_tools.model._anthropic_features": "the newer Claude features' shapes (cache TTL, betas)",
-    "nb_tools.agent._transcript": "the transcript recorder and its texts, for the notebook views",
+    "nb_tools.agent._events": "the run's events and their status types, which transcripts record",
+    "nb_tools.agent._notices": "the Messages API's events and notice kinds, which transcripts record",
+    "nb_tools.agent._persist": "the conversation's JSON encoding, one for saved runs and transcripts",
+    "nb_tools.agent._budget": "how money is written, the same in the pause text and the footer",
 }  # fmt: skip
 
 ALLOWED = {
@@ -33,7 +36,6 @@ ALLOWED = {
     ("nb_tools.agent._output", "nb_tools.tool._typemap"),
     ("nb_tools.builtin._bash_readonly", "nb_tools.permissions._shell"),
     ("nb_tools.builtin._web", "nb_tools.permissions._hosts"),
-    ("nb_tools.jupyter._display", "nb_tools.agent._transcript_types"),
     ("nb_tools.jupyter._runner", "nb_tools.agent._approval"),
     ("nb_tools.jupyter._runner", "nb_tools.agent._context"),
     ("nb_tools.jupyter._runner", "nb_tools.agent._turns"),

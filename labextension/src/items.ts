@@ -1,7 +1,7 @@
 /**
  * The pieces of a transcript that need no Markdown: small DOM helpers, the tool card's
  * arguments and images, and the Messages API items (server tools, citations, compaction,
- * notices). The Python fallback (nb_tools/jupyter/_display*.py) shows the same; the
+ * notices). The Python fallback (nb_tools/transcript/_html*.py) shows the same; the
  * golden tests (tests/fixtures/transcripts/) check it. `data-nbt` attributes mark what
  * the goldens compare.
  */

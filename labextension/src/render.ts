@@ -19,25 +19,11 @@ import {
 } from './items';
 import { safeFragment } from './safehtml';
 import { appendVisible } from './visible';
-import type { Diff, Item, StopReason, ToolItem, ToolStatus, Transcript } from './transcript.generated';
+import { CONTINUABLE, CONTINUE_HINT, ENDINGS, STATUS_LABELS, TOOL_STATUSES } from './transcript.generated';
+import type { Diff, Item, ToolItem, Transcript } from './transcript.generated';
 
 export const MIME_TYPE = 'application/vnd.nbtools.transcript+json';
 const CLASS = 'jp-nbtools-Transcript';
-const STATUSES: ToolStatus[] = ['ok', 'error', 'denied', 'stopped', 'cut_off', 'running_in_background', 'pending'];
-/** A status as a badge says it (Python: STATUS_LABELS in nb_tools/agent/_transcript.py). */
-const STATUS_LABELS: { [status: string]: string } = {
-  cut_off: 'cut off',
-  running_in_background: 'still running in the background'
-};
-/** What a run's end means and what to do next (Python: ENDINGS, CONTINUABLE). */
-const ENDINGS: { [reason in StopReason]?: string } = {
-  max_turns: 'Paused at the turn limit ({turns} turns).',
-  budget: "Paused: the next turn would pass this run's budget.",
-  stopped: 'Stopped.',
-  stopped_after_turn: 'Stopped after turn {turns}, as asked.'
-};
-const CONTINUABLE: StopReason[] = ['max_turns', 'budget', 'stopped_after_turn'];
-const CONTINUE_HINT = 'Run `%%agent --continue` to go on.';
 /** Result text: a preview, then the rest (up to FULL_RESULT_CHARS) behind "show all". */
 const RESULT_PREVIEW_CHARS = 1500;
 const FULL_RESULT_CHARS = 20000;
@@ -132,7 +118,7 @@ function diffLineClass(line: string): string {
 
 function renderDiff(diff: Partial<Diff>): HTMLElement {
   const box = el('div', 'jp-nbtools-diff');
-  box.appendChild(appendVisible(el('div', 'jp-nbtools-diff-path', undefined, 'diff-path'), `${diff.kind} ${diff.path}`));
+  box.appendChild(appendVisible(el('div', 'jp-nbtools-diff-path', undefined, 'diff-path'), diff.label || `${diff.kind} ${diff.path}`));
   const pre = el('pre', 'jp-nbtools-diff-body', undefined, 'diff');
   pre.dataset.nbtLines = '';
   const lines = splitLines(diff.diff ?? '');
@@ -186,7 +172,7 @@ function renderDisplay(shown: { [mime: string]: string }, tools: IRenderTools | 
 
 function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
   const status = typeof item.status === 'string' && item.status ? item.status : 'pending';
-  const known = STATUSES.includes(status) ? status : 'pending';
+  const known = TOOL_STATUSES.includes(status) ? status : 'pending';
   const card = el('details', `jp-nbtools-tool jp-nbtools-status-${known}`);
   card.dataset.nbtItem = 'tool';
   card.dataset.status = status;
@@ -251,7 +237,7 @@ function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
   return card;
 }
 
-/** The same line the live view's footer shows (nb_tools/jupyter/_display.py). */
+/** The same line the live view's footer shows (nb_tools/transcript/_html.py). */
 function renderFooter(t: Transcript): HTMLElement {
   const u = t.usage ?? {};
   const bits = [
@@ -259,7 +245,7 @@ function renderFooter(t: Transcript): HTMLElement {
     typeof t.turns === 'number' ? `${t.turns} turn${t.turns === 1 ? '' : 's'}` : '',
     `${formatCount(u.input_tokens)} in / ${formatCount(u.output_tokens)} out tokens`,
     `${formatCount(u.cache_read_input_tokens)} cached`,
-    `$${(u.cost_usd ?? 0).toFixed(4)}`,
+    `$${(u.cost_usd ?? 0).toFixed(4)}${u.estimated ? ' (estimated)' : ''}`,
     t.stop_reason ?? ''
   ];
   return el('div', 'jp-nbtools-footer', bits.filter(Boolean).join(' · '), 'footer');

@@ -1,7 +1,7 @@
 /**
  * A tool's own HTML (a DataFrame's table, a Styler, any _repr_html_) rebuilt from a
  * whitelist after the page's sanitizer: its tables and text, nothing that runs, fetches
- * or styles (Python: nb_tools/jupyter/_safe_html.py, the same lists). JupyterLab's
+ * or styles (Python: nb_tools/transcript/_safe_html.py, the same lists). JupyterLab's
  * sanitizer keeps `<img src="https://...">` and inline styles: a value holding the
  * model's text could otherwise send what the model read to a server when the transcript
  * is shown, or lay itself over the page.

@@ -2,7 +2,7 @@
  * Characters that change how text looks but not what it does (Trojan Source,
  * CVE-2021-42574; ASCII smuggling), shown as `⟨U+202E⟩` markers: bidi controls, zero-width
  * and other format characters, Unicode tag characters, controls (but \n, \t and a CRLF's CR).
- * The same rules as nb_tools/jupyter/_visible.py (the goldens check both show the same).
+ * The same rules as nb_tools/transcript/_visible.py (the goldens check both show the same).
  */
 
 type HiddenKind = 'direction' | 'invisible' | 'tag' | 'control';

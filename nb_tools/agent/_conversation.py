@@ -60,7 +60,7 @@ class Conversation:
         self, text: str, parts: Sequence[Any] = (), *, last_stop_reason: str | None = None
     ) -> None:
         """Add a prompt (its attachments, then its text), keeping roles alternating: after a
-        user message (tool results, or a prompt whose request failed) the prompt joins that
+        user message (tool results, or a stopped run's prompt) the prompt joins that
         message. An empty prompt continues: after tool results nothing is added, after a
         reply cut at ``max_tokens`` the model is asked to go on; else it is an error."""
         if not text.strip() and not parts:
@@ -93,6 +93,27 @@ class Conversation:
             self._messages[-1] = Message(role="user", content=kept)
         else:
             self._messages.pop()
+
+    def mark(self) -> tuple[Message, ...]:
+        """The messages as they are now, for :meth:`take_back` (references, not copies)."""
+        return tuple(self._messages)
+
+    def take_back(self, mark: tuple[Message, ...]) -> bool:
+        """Put the messages back as they were at ``mark`` when only a prompt was added since
+        (a message of its own, or joined to the last user message): a request that failed
+        before any reply leaves no prompt behind to join the next one. False (and nothing
+        changed) when more than that changed."""
+        now, n = self._messages, len(mark)
+        if not now or now[-1].role != "user":
+            return False
+        if len(now) == n + 1 and all(a is b for a, b in zip(mark, now, strict=False)):
+            now.pop()
+            return True
+        same = all(a is b for a, b in zip(mark[:-1], now, strict=False))
+        if len(now) == n and n and same and now[-1] is not mark[-1]:
+            now[-1] = mark[-1]
+            return True
+        return False
 
     def _add_user(self, blocks: tuple[Any, ...]) -> None:
         if self._last_role() == "user":

@@ -17,6 +17,7 @@ NoticeKind: TypeAlias = Literal[
     "instructions",
     "context",
     "output_retry",
+    "budget",
 ]
 
 

@@ -16,7 +16,7 @@ import dataclasses
 import json
 import os
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -290,6 +290,70 @@ def load(
     return agent
 
 
+# -- conversations stored once across transcripts (format: docs/transcript.md) ----------
+
+
+class ChainBroken(ValueError):
+    """A transcript continues a run whose transcript is not there."""
+
+
+def _conversation(run: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    conv = run.get("conversation")
+    return conv if isinstance(conv, Mapping) else None
+
+
+def by_id(runs: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The transcripts that carry a conversation id, by that id."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for run in runs:
+        conv = _conversation(run)
+        if conv is not None and isinstance(conv.get("id"), str):
+            found[conv["id"]] = run
+    return found
+
+
+def full_messages(
+    run: Mapping[str, Any], runs: Mapping[str, Mapping[str, Any]]
+) -> tuple[str | None, list[Any]]:
+    """``(system, messages)``: the whole conversation after ``run``, its stored messages
+    put after those of the runs it continues (``runs``: transcripts by id)."""
+    conv = _conversation(run)
+    if conv is None:
+        raise ChainBroken("the transcript has no conversation")
+    chain: list[Mapping[str, Any]] = [conv]
+    seen: set[str] = set()
+    while isinstance(chain[-1].get("previous"), str):
+        wanted = chain[-1]["previous"]
+        if wanted in seen:
+            raise ChainBroken(f"the transcripts refer to each other in a loop (run {wanted})")
+        seen.add(wanted)
+        found = runs.get(wanted)
+        earlier = _conversation(found) if found is not None else None
+        if earlier is None:
+            raise ChainBroken(
+                f"the run it continues (conversation {wanted}) is not there: its cell was "
+                "deleted, re-run or not saved"
+            )
+        chain.append(earlier)
+    messages: list[Any] = []
+    for part in reversed(chain):
+        start = part.get("start", 0)
+        if not isinstance(start, int) or start > len(messages):
+            raise ChainBroken(
+                f"conversation {part.get('id')} starts at message {start}, but the runs "
+                f"before it hold {len(messages)}"
+            )
+        del messages[start:]
+        messages.extend(part.get("messages", []))
+    return conv.get("system"), messages
+
+
+def _transcripts(cell: Mapping[str, Any]) -> list[dict[str, Any]]:
+    outputs = cell.get("outputs", [])
+    data = [out.get("data", {}).get(TRANSCRIPT_MIME) for out in outputs]
+    return [t for t in data if isinstance(t, dict)]
+
+
 def from_notebook(
     cls: type[Agent],
     path: str | os.PathLike[str],
@@ -306,10 +370,7 @@ def from_notebook(
     for i, c in enumerate(cells):
         if cell is not None and cell not in (i, c.get("id")):
             continue
-        for out in c.get("outputs", []):
-            transcript = out.get("data", {}).get(TRANSCRIPT_MIME)
-            if isinstance(transcript, dict):
-                found.append((i, transcript))
+        found.extend((i, t) for t in _transcripts(c))
     where = "any cell" if cell is None else f"cell {cell!r}"
     if not found:
         raise ValueError(
@@ -317,16 +378,23 @@ def from_notebook(
             "a %%agent run (cells are counted from 0, or given by their id)"
         )
     index, transcript = found[-1]
-    conversation = transcript.get("conversation")
-    if conversation is None:
+    if transcript.get("conversation") is None:
         raise ValueError(
             f"Agent.from_notebook: {path}: the transcript in cell {index} has no "
             '"conversation" (it was written by an older nb_tools); run the cell again and save'
         )
+    every = [t for c in cells for t in _transcripts(c)]
+    try:
+        system, messages = full_messages(transcript, by_id(every))
+    except ChainBroken as exc:
+        raise ValueError(
+            f"Agent.from_notebook: {path}: the transcript in cell {index} cannot be rebuilt: "
+            f"{exc}; run the conversation again and save"
+        ) from None
     kwargs: dict[str, Any] = {
         "model": transcript.get("model") or None,
-        "system": conversation.get("system"),
-        "messages": decode_messages(conversation.get("messages", [])),
+        "system": system,
+        "messages": decode_messages(messages),
     }
     kwargs.update(overrides)
     return cls(**kwargs)

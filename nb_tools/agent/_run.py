@@ -25,7 +25,7 @@ from nb_tools.agent._approval import (
     denial_text,
     source_label,
 )
-from nb_tools.agent._budget import over_budget
+from nb_tools.agent._budget import estimated_usage, over_budget
 from nb_tools.agent._context import upload_attachments
 from nb_tools.agent._deciders import (
     ask_person,
@@ -74,6 +74,7 @@ from nb_tools.model import (
     ServerToolEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    ToolArgumentsDeltaEvent,
     ToolResult,
     Usage,
 )
@@ -87,6 +88,7 @@ if TYPE_CHECKING:
 EventHandler: TypeAlias = Callable[[Event], "Awaitable[None] | None"]
 
 STOPPED_TEXT = "stopped by the user before this call finished"
+PROMPT_NOT_KEPT = " (the prompt was not kept: run the cell again to send it)"
 CUT_OFF_TEXT = (
     "cut off: the user stopped the run while this call was running; it may have partially "
     "run (check its effects before calling it again)"
@@ -154,6 +156,9 @@ class Run:
         self.finishing = False  # the turns are over: a stop now changes nothing
         self.ended: RunResult | None = None  # how the run ended, once it has
         self.output: OutputState | None = None  # with run(output=T)
+        self.before_prompt: tuple[Any, ...] | None = None  # until the first reply is kept
+        self.in_flight: ModelRequest | None = None  # sent, its reply not complete yet
+        self.received = 0  # characters of the reply in flight received so far
 
     # -- stopping, from any thread -----------------------------------------------------------
 
@@ -281,6 +286,7 @@ class Run:
                 for p in attachments
             ]
         last = self.agent.last_result
+        self.before_prompt = self.conversation.mark()
         self.conversation.add_prompt(
             prompt, attachments, last_stop_reason=last.stop_reason if last else None
         )
@@ -335,14 +341,16 @@ class Run:
         except ModelError as exc:
             return await self._failed(str(exc), exc.status)
         budget = self.agent.budget_usd
-        if budget is not None and over_budget(
-            budget, self.usage, self.provider.model, request, self.last_usage
-        ):
-            return Finished("budget")
+        if budget is not None:
+            why = over_budget(budget, self.usage, self.provider.model, request, self.last_usage)
+            if why is not None:
+                await self.emit(RunNotice(kind="budget", message=why))
+                return Finished("budget")
         self.turns += 1
         await self.emit(TurnStarted(turn=self.turns))
         for note in notes:
             await self.emit(note)
+        self.in_flight, self.received = request, 0
         try:
             response = await self._stream(request)
         except ModelError as exc:
@@ -352,8 +360,10 @@ class Run:
         # No await from here until the calls are pending: a stop must find every tool_use
         # of the added reply in ``pending``.
         self.partial = []
+        self.in_flight = None
         message = response.message
         verdict, notes = self.driver.judge(response, request)
+        self.before_prompt = None  # the model answered: the prompt is part of the conversation
         if verdict.keep and sendable(message):
             message = self.conversation.add_reply(message)  # with unique call ids
             if message.text:
@@ -441,6 +451,10 @@ class Run:
 
     async def _failed(self, message: str, status: int | None) -> Finished:
         self.partial = []
+        self.in_flight = None
+        mark, self.before_prompt = self.before_prompt, None
+        if mark is not None and self.conversation.take_back(mark):
+            message += PROMPT_NOT_KEPT
         await self.emit(ModelFailed(message=message, status=status))
         return Finished("error", message)
 
@@ -468,9 +482,13 @@ class Run:
             async for event in stream:
                 if isinstance(event, TextDeltaEvent):
                     self.partial.append(event.text)
+                    self.received += len(event.text)
                     await self.emit(TextDelta(text=event.text))
                 elif isinstance(event, ThinkingDeltaEvent):
+                    self.received += len(event.text)
                     await self.emit(ThinkingDelta(text=event.text))
+                elif isinstance(event, ToolArgumentsDeltaEvent):
+                    self.received += len(event.partial_json)
                 elif isinstance(event, ServerToolEvent):
                     await self.emit(server_tool_used(event.use, event.result))
                 elif isinstance(event, ResponseEvent):
@@ -595,8 +613,16 @@ class Run:
             self.conversation.add_partial_reply(partial)
             self.text = partial
         self.partial = []
+        events: list[Event] = []
+        if self.in_flight is not None:  # sent and partly answered: it is billed all the same
+            cut = estimated_usage(self.provider.model, self.in_flight, self.received)
+            self.in_flight = None
+            self.usage = self.usage + cut
+            self.last_usage = cut
+            self.conversation.count(cut)
+            events.append(UsageUpdated(turn=self.turns, usage=cut, total=self.usage))
         now = time.perf_counter()
-        events: list[Event] = [
+        events += [
             ToolCallFinished(
                 call=p.call,
                 result=result,

@@ -27,6 +27,7 @@ import signal
 import time
 import warnings
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._bash_readonly import is_read_only
@@ -335,7 +336,9 @@ class BashTool:
             return Result.error(f"bash: could not start bash: {what}")
         except asyncio.CancelledError:  # asyncio killed the half-started process
             return _with_sandbox(
-                _result(_Output(), None, timeout, timed_out=False, cancelled=True), policy.mode
+                _result(_Output(), None, timeout, timed_out=False, cancelled=True),
+                policy,
+                self.workspace.root,
             )
         sink = _Sink()
         reader = asyncio.ensure_future(_pump(proc, sink))
@@ -388,7 +391,7 @@ class BashTool:
                 is_error=True,
                 metadata={**result.metadata, "removed": planted},
             )
-        return _with_sandbox(result, policy.mode)
+        return _with_sandbox(result, policy, self.workspace.root)
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> None:
         """SIGTERM the group, give it ``kill_grace`` seconds, then SIGKILL what is left."""
@@ -450,7 +453,24 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _with_sandbox(result: Result, mode: str) -> Result:
+def limits_note(policy: SandboxPolicy, root: Path) -> str:
+    """What the sandbox did not let a command keep, for the model and the card: an exit
+    code 0 does not say that a file written outside the workspace is gone."""
+    network = "" if policy.network else "; no network"
+    if policy.mode == "read-only":
+        return (
+            "[read-only sandbox: nothing written is kept (/tmp is discarded when the command "
+            f"ends, elsewhere writing fails){network}]"
+        )
+    folders = ", ".join(str(p) for p in (policy.workspace or root, *policy.writable_roots))
+    return (
+        f"[sandbox: only files written under {folders} are kept; elsewhere (/tmp, the home "
+        f"folder) they are discarded when the command ends{network}]"
+    )
+
+
+def _with_sandbox(result: Result, policy: SandboxPolicy, root: Path) -> Result:
+    mode = policy.mode
     meta = {**result.metadata, "sandbox": mode}
     content = result.content
     if mode == "read-only" and "Read-only file system" in content:
@@ -459,6 +479,9 @@ def _with_sandbox(result: Result, mode: str) -> Result:
             "write files (outside /tmp) or reach the network; a command that must write runs "
             "once the user approves it]"
         )
+    elif mode != "off":
+        meta["sandbox_limits"] = note = limits_note(policy, root)
+        content += "\n" + note
     return Result(content=content, parts=result.parts, is_error=result.is_error, metadata=meta)
 
 

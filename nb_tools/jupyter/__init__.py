@@ -1,6 +1,7 @@
 """The notebook layer: ``%load_ext nb_tools``, ``%%agent``, the live widgets, ``%tools`` and
-transcripts. The only package that imports IPython and ipywidgets (the widgets only when a
-run first shows them, so loading the extension stays instant)."""
+transcripts. The only package that imports IPython and ipywidgets (the widgets, the
+provider's SDK and the run's modules in a background thread after ``%load_ext``, so loading
+the extension stays instant and the first run starts fast)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def load_ipython_extension(ipython: Any) -> None:
     if agent_cell_transformer not in cleanup:
         cleanup.append(agent_cell_transformer)
     get_session()
+    from nb_tools.jupyter._warm import warm
+
+    warm()  # the provider's SDK, in the background: the first run's first token comes fast
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -116,7 +120,7 @@ def kernel_tools(*, python: bool = True) -> list[Any]:
 
 def transcripts() -> list[dict[str, Any]]:
     """The transcripts of this session's runs, oldest first."""
-    return list(get_session().transcripts)
+    return get_session().transcripts
 
 
 __all__ = [

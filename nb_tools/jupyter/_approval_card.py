@@ -18,7 +18,12 @@ import ipywidgets as widgets
 
 from nb_tools.agent import ApprovalRequest, Decision
 from nb_tools.jupyter._lookalike import lookalike_warning
-from nb_tools.jupyter._visible import count_in_arguments, hidden_warning, visible_html, visible_text
+from nb_tools.transcript import (
+    count_in_arguments,
+    hidden_warning,
+    visible_html,
+    visible_text,
+)
 
 SUBMIT_SETTLE = 0.15
 """After Enter in the message box, how long to wait for the text's own update."""

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from nb_tools.jupyter._visible import visible_html
 from nb_tools.tool import Info, Result, Schema
+from nb_tools.transcript import visible_html
 
 __all__ = ["HEADLESS_ANSWER", "AskUserTool"]
 

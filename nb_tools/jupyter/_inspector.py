@@ -1,7 +1,8 @@
 """``%tools``: the registry inspector (one row per tool with its flags, call count, last
 duration, JSON Schema and strict schema; toggles to hide a tool from the model and to
-change its approval for the session; MCP tools grouped under a header row per server; the
-session's permission rules below) and ``%tools --json`` (the specs the model sees)."""
+change its approval for the session; the kernel's own tools and each MCP server's tools
+grouped under a header row; the session's permission rules below) and ``%tools --json``
+(the specs the model sees)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ import json
 from html import escape
 from typing import Any
 
-from nb_tools.jupyter._diff import PRE_STYLE
 from nb_tools.jupyter._session import Session, get_session
-from nb_tools.jupyter._visible import visible_html
-from nb_tools.tool import FromMCPServer
+from nb_tools.tool import FromMCPServer, Registry
+from nb_tools.transcript import PRE_STYLE, visible_html
 
 _APPROVAL_CHOICES = (
     ("approval: the tool's own", "default"),
@@ -32,7 +32,9 @@ def specs_json(session: Session | None = None) -> str:
                 "input_schema": dict(sp.input_schema),
                 **({"strict": True} if sp.strict else {}),
             }
-            for sp in s.registry.specs()
+            for sp in sorted(
+                [*s.registry.specs(), *s.kernel_registry.specs()], key=lambda sp: sp.name
+            )
         ],
         indent=2,
         ensure_ascii=False,
@@ -47,8 +49,9 @@ def _flag(value: bool) -> str:
     return "✓" if value else "–"
 
 
-def row_html(session: Session, name: str) -> str:
-    entry = session.registry.entry(name)
+def row_html(session: Session, name: str, registry: Registry | None = None) -> str:
+    reg = registry if registry is not None else session.registry
+    entry = reg.entry(name)
     if entry is None:
         return f"<b>{escape(name)}</b> (removed)"
     info = entry.info
@@ -56,7 +59,7 @@ def row_html(session: Session, name: str) -> str:
     approval = session.approval.get(name, info.requires_approval)
     chosen = " (session)" if name in session.approval else ""
     last = f"{stats.last_duration:.3f} s" if stats and stats.last_duration is not None else "–"
-    hidden = " · <i>hidden</i>" if session.registry.is_hidden(name) else ""
+    hidden = " · <i>hidden</i>" if reg.is_hidden(name) else ""
     schema = json.dumps(dict(entry.spec.input_schema), indent=2, ensure_ascii=False)
     if info.parameters is not None:
         strict = json.dumps(json.loads(info.parameters.strict_json()), indent=2)
@@ -75,20 +78,48 @@ def row_html(session: Session, name: str) -> str:
     )
 
 
-def tool_groups(session: Session) -> list[tuple[str | None, list[str]]]:
-    """The registry's tool names, sorted: the session's own tools first (``None``), then
-    one group per MCP server (by the tool's ``mcp_server``), servers sorted by name."""
+KERNEL_HEADER = (
+    '<div style="margin-top:8px;padding:2px 4px;background:var(--jp-layout-color2,#f6f8fa)">'
+    "<b>Kernel tools</b> · {count} tool(s) · "
+    f'<span style="{_MUTED}">offered by every run: <code>python</code> runs code in your '
+    "namespace (with approval), the others read your variables and the open notebook</span>"
+    "</div>"
+)
+
+
+def tool_groups(session: Session) -> list[tuple[str | None, Registry, list[str]]]:
+    """``(group, registry, names)``: the session's own tools first (group ``None``), then
+    the kernel's tools (group ``"kernel"``), then one group per MCP server (by the tool's
+    ``mcp_server``), servers sorted by name; names sorted in each."""
     own: list[str] = []
     servers: dict[str, list[str]] = {}
-    for tool in session.registry.list():
+    reg = session.registry
+    for tool in reg.list():
         name = tool.info().name
         server = tool.mcp_server if isinstance(tool, FromMCPServer) else None
         if isinstance(server, str):
             servers.setdefault(server, []).append(name)
         else:
             own.append(name)
-    groups: list[tuple[str | None, list[str]]] = [(None, own)] if own else []
-    return groups + [(srv, servers[srv]) for srv in sorted(servers)]
+    kernel = session.kernel_registry
+    groups: list[tuple[str | None, Registry, list[str]]] = [(None, reg, own)] if own else []
+    if len(kernel):
+        groups.append(("kernel", kernel, [t.info().name for t in kernel.list()]))
+    return groups + [(f"mcp:{srv}", reg, servers[srv]) for srv in sorted(servers)]
+
+
+def group_header_html(group: str, count: int) -> str:
+    if group == "kernel":
+        return KERNEL_HEADER.format(count=count)
+    return server_header_html(group.removeprefix("mcp:"), count)
+
+
+def counts_html(session: Session) -> str:
+    regs = (session.registry, session.kernel_registry)
+    total = sum(len(r) for r in regs)
+    if not total:
+        return "No tools yet: decorate a function with <code>@tool</code>."
+    return f"<b>{total} tool(s)</b>, {sum(r.visible_count() for r in regs)} visible to the model"
 
 
 def server_header_html(server: str, count: int) -> str:
@@ -140,45 +171,41 @@ class Inspector:
         self.rows: dict[str, Any] = {}
         self.visible: dict[str, Any] = {}
         self.approval: dict[str, Any] = {}
-        reg = self.session.registry
+        self.registries: dict[str, Registry] = {}
         children = []
-        groups = tool_groups(self.session)
-        names = [n for _, group in groups for n in group]
-        header = widgets.HTML(
-            f"<b>{len(names)} tool(s)</b>, {reg.visible_count()} visible to the model"
-            if names
-            else "No tools yet: decorate a function with <code>@tool</code>."
-        )
+        header = widgets.HTML(counts_html(self.session))
         self.header = header
         children.append(header)
-        pairs = [(server, n) for server, group in groups for n in group]
-        for i, (server, name) in enumerate(pairs):
-            if server is not None and (i == 0 or pairs[i - 1][0] != server):
-                count = sum(1 for srv, _ in pairs if srv == server)
-                children.append(widgets.HTML(server_header_html(server, count)))
-            html = widgets.HTML(row_html(self.session, name), layout=widgets.Layout(width="70%"))
-            visible = widgets.Checkbox(
-                value=not reg.is_hidden(name),
-                description="visible",
-                indent=False,
-                layout=widgets.Layout(width="90px"),
-            )
-            choice = self.session.approval.get(name)
-            approval = widgets.Dropdown(
-                options=_APPROVAL_CHOICES,
-                value="default" if choice is None else ("ask" if choice else "never"),
-                layout=widgets.Layout(width="220px"),
-            )
-            visible.observe(lambda ch, n=name: self.set_visible(n, ch["new"]), names="value")
-            approval.observe(lambda ch, n=name: self.set_approval(n, ch["new"]), names="value")
-            self.rows[name], self.visible[name], self.approval[name] = html, visible, approval
-            children.append(widgets.HBox([html, visible, approval]))
+        for group, reg, names in tool_groups(self.session):
+            if group is not None:
+                children.append(widgets.HTML(group_header_html(group, len(names))))
+            for name in names:
+                self.registries[name] = reg
+                html = widgets.HTML(
+                    row_html(self.session, name, reg), layout=widgets.Layout(width="70%")
+                )
+                visible = widgets.Checkbox(
+                    value=not reg.is_hidden(name),
+                    description="visible",
+                    indent=False,
+                    layout=widgets.Layout(width="90px"),
+                )
+                choice = self.session.approval.get(name)
+                approval = widgets.Dropdown(
+                    options=_APPROVAL_CHOICES,
+                    value="default" if choice is None else ("ask" if choice else "never"),
+                    layout=widgets.Layout(width="220px"),
+                )
+                visible.observe(lambda ch, n=name: self.set_visible(n, ch["new"]), names="value")
+                approval.observe(lambda ch, n=name: self.set_approval(n, ch["new"]), names="value")
+                self.rows[name], self.visible[name], self.approval[name] = html, visible, approval
+                children.append(widgets.HBox([html, visible, approval]))
         self.rules = widgets.HTML(rules_html(self.session))
         children.append(self.rules)
         self.widget = widgets.VBox(children)
 
     def set_visible(self, name: str, visible: bool) -> None:
-        reg = self.session.registry
+        reg = self.registries[name]
         if visible:
             reg.unhide(name)
         else:
@@ -193,9 +220,8 @@ class Inspector:
         self._refresh(name)
 
     def _refresh(self, name: str) -> None:
-        self.rows[name].value = row_html(self.session, name)
-        reg = self.session.registry
-        self.header.value = f"<b>{len(reg)} tool(s)</b>, {reg.visible_count()} visible to the model"
+        self.rows[name].value = row_html(self.session, name, self.registries[name])
+        self.header.value = counts_html(self.session)
 
 
 def static_html(session: Session | None = None) -> str:
@@ -203,13 +229,13 @@ def static_html(session: Session | None = None) -> str:
     s = session or get_session()
     parts = []
     count = 0
-    for server, names in tool_groups(s):
-        if server is not None:
-            parts.append(server_header_html(server, len(names)))
+    for group, reg, names in tool_groups(s):
+        if group is not None:
+            parts.append(group_header_html(group, len(names)))
         count += len(names)
         parts.extend(
             f'<div style="margin:4px 0;padding:2px 0;border-bottom:1px solid '
-            f'var(--jp-border-color2,#d0d7de)">{row_html(s, n)}</div>'
+            f'var(--jp-border-color2,#d0d7de)">{row_html(s, n, reg)}</div>'
             for n in names
         )
     return f"<div><b>{count} tool(s)</b></div>{''.join(parts)}{rules_html(s)}"

@@ -520,13 +520,29 @@ KERNEL_TOOL_NAMES = (
 )
 
 
+def listed_kernel_tools() -> list[Tool]:
+    """The kernel tools a run may offer, for ``%tools`` (none outside IPython)."""
+    ip = sys.modules.get("IPython")
+    if ip is None or ip.get_ipython() is None:
+        return []
+    from nb_tools.jupyter._live_notebook import live_tools
+    from nb_tools.jupyter._python_tool import PythonTool
+
+    return [PythonTool(), ListVariablesTool(), DescribeTool(), *live_tools()]
+
+
 def agent_tools(
-    names: list[str] | None, builtins: Registry | None, *, python: bool = True
+    names: list[str] | None,
+    builtins: Registry | None,
+    *,
+    python: bool = True,
+    hidden: frozenset[str] = frozenset(),
 ) -> tuple[list[str] | None, Registry | None]:
     """What ``%%agent`` hands ``Session.refresh_tools``: the session tool names left once
     the kernel tools are taken out of ``names`` (``--tools``), and the extra registry (the
     built-ins, then the kernel tools, which replace the disk ``notebook_*`` tools when the
-    open notebook is live). With ``--tools``, a kernel tool is there only when named."""
+    open notebook is live). With ``--tools``, a kernel tool is there only when named;
+    ``hidden``: kernel tools hidden with ``%tools`` (kept, but not shown to the model)."""
     ip = sys.modules.get("IPython")
     if ip is None or ip.get_ipython() is None:
         return names, builtins
@@ -552,6 +568,9 @@ def agent_tools(
         tools = [t for t in tools if t.info().name not in live_names] + live_tools(disk)
         tools.append(NotebookRunTool(live()))
     for tool in tools:
-        if wanted is None or tool.info().name in wanted:
+        name = tool.info().name
+        if wanted is None or name in wanted:
             extra.add(tool)
+            if name in hidden:
+                extra.hide(name)
     return rest, extra

@@ -477,9 +477,10 @@ class LiveNotebookEdit:
                 "cell": {"id": new_id, "cell_type": kind, "source": source},
             }
             where = f"after cell {after}" if after else "at the top"
+            label = f"insert {kind} cell {new_id} {where}"
             return (
                 edit,
-                Change(path=f"{path}#{new_id}", before=None, after=source),
+                Change(path=f"{path}#{new_id}", before=None, after=source, label=label),
                 (f"Inserted {kind} cell {new_id} {where} in the open notebook"),
             )
         if cell_id is None:
@@ -488,15 +489,17 @@ class LiveNotebookEdit:
         before = _text(cells[i].get("source"))
         if mode == "delete":
             edit = {"action": "delete", "cell_id": cell_id, "expect": before}
-            change = Change(path=f"{path}#{cell_id}", before=before, after=None)
+            label = f"delete cell {cell_id}"
+            change = Change(path=f"{path}#{cell_id}", before=before, after=None, label=label)
             return edit, change, f"Deleted cell {cell_id} from the open notebook"
         if mode == "move":
             after = parsed.get("after_cell_id")
             if after is not None:
                 index_of(after)
             edit = {"action": "move", "cell_id": cell_id, "after": after}
-            change = Change(path=f"{path}#{cell_id}", before=before, after=before)
             where = f"after cell {after}" if after else "to the top"
+            label = f"move cell {cell_id} {where}"
+            change = Change(path=f"{path}#{cell_id}", before=before, after=before, label=label)
             return edit, change, f"Moved cell {cell_id} {where}"
         edit = {
             "action": "replace",
@@ -541,7 +544,7 @@ class LiveNotebookEdit:
         shown = self._shown.pop(_key(args), None)
         if shown is not None and "expect" in edit:
             edit["expect"] = shown  # what the card showed, not a newer snapshot's text
-            change = Change(path=change.path, before=shown, after=change.after)
+            change = Change(path=change.path, before=shown, after=change.after, label=change.label)
         meta: dict[str, Any] = {"live": True, "edit": edit}
         run = bool(parsed.get("run"))
         cell = edit.get("cell") or {}
@@ -605,11 +608,14 @@ def _cell_type(snap: Mapping[str, Any] | None, cell_id: Any) -> str | None:
 
 
 def _count_as_cell(ip: Any) -> int:
-    """The execution count a cell the agent runs gets: that of the ``%%agent`` cell running
-    it (IPython already holds the next count while a cell runs, and ipykernel answers the
-    cell with ``execution_count - 1``, so the counter is left alone: bumping it would
-    renumber the agent's own cell)."""
-    return max(int(ip.execution_count) - 1, 1)
+    """The execution count of a cell the agent runs: a number of its own. While a cell
+    runs, IPython already holds the next count and ipykernel answers the cell with
+    ``execution_count - 1`` when it ends; the agent's cell takes that number and the
+    counter moves on, so the ``%%agent`` cell ends with the next one (it finishes last) and
+    the cell after it with the one after."""
+    count = max(int(ip.execution_count) - 1, 1)
+    ip.execution_count = count + 2
+    return count
 
 
 def _for_notebook(outputs: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:

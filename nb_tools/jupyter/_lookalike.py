@@ -17,7 +17,7 @@ import re
 import unicodedata
 from typing import Any
 
-from nb_tools.jupyter._visible import json_strings
+from nb_tools.transcript import json_strings
 
 __all__ = ["lookalike_warning", "lookalike_words"]
 

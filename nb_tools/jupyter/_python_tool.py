@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.model import Part
-from nb_tools.tool import Change, Headline, Info, Result, Schema, Subject
+from nb_tools.tool import Headline, Info, Result, Schema, Subject
 
 __all__ = ["MAX_MODEL_CHARS", "PythonTool", "run_code"]
 
@@ -354,10 +354,6 @@ class PythonTool:
     def replay_code(self, args: str | bytes) -> str:
         """What a call runs, as code (``RunResult.to_code`` writes it as it is)."""
         return self._code(args)
-
-    def preview(self, args: str | bytes) -> Change:
-        """The code, in full, as the card shows it (a new "file" of Python)."""
-        return Change(path="python.py", before=None, after=self._code(args))
 
     async def call(self, args: str | bytes) -> Result:
         code = self._code(args)

@@ -93,7 +93,7 @@ class ReviewList:
 
         def toggle(_b: Any) -> None:
             if diff.layout.display == "none":
-                from nb_tools.jupyter._diff import diff_html
+                from nb_tools.transcript import diff_html
 
                 diff.value = diff_html(change.undo.diff())  # type: ignore[union-attr]
                 diff.layout.display = ""

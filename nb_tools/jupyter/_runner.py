@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._approval import check_policy
+from nb_tools.agent._budget import money
 from nb_tools.agent._context import attachment_parts
-from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.agent._turns import configure_request
 from nb_tools.jupyter._session import DEMO_MODEL, Session, get_session, has_credentials
 from nb_tools.model import Provider, provider_name
 from nb_tools.tool import Registry
 from nb_tools.tool._tasks import wait_waking
+from nb_tools.transcript import TranscriptRecorder, shown_in
 
 if TYPE_CHECKING:
     from nb_tools.agent import Agent, RunResult
@@ -63,13 +64,12 @@ def default_budget() -> float | None:
 
 
 def pause_text(agent: Agent, recorder: TranscriptRecorder, reason: str | None) -> str:
-    """What the Continue prompt says."""
+    """What the Continue prompt says (at a budget: the run's notice of what was spent
+    against what was allowed)."""
     if reason == "budget":
-        return (
-            f"Paused: the next turn would take this run past its budget of "
-            f"${agent.budget_usd or 0:.2f} (spent so far in this cell: "
-            f"${recorder.usage.cost_usd:.4f}). Continue for another ${agent.budget_usd or 0:.2f}?"
-        )
+        notes = [i["text"] for i in recorder.items if i.get("notice") == "budget"]
+        why = notes[-1] if notes else "Paused at this run's budget."
+        return f"{why} Continue for another {money(agent.budget_usd or 0)}?"
     return f"Paused at the turn limit ({agent.max_turns} turns). Continue for as many more?"
 
 
@@ -152,6 +152,28 @@ def in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
+def current_cell() -> str | None:
+    """The id of the notebook cell running now, when the front end sent it (JupyterLab,
+    Notebook 7, VS Code and nbclient do)."""
+    ip = sys.modules.get("IPython")
+    shell = ip.get_ipython() if ip is not None else None
+    header = getattr(shell, "parent_header", None) or {}
+    cell = header.get("metadata", {}).get("cellId") if isinstance(header, dict) else None
+    return cell if isinstance(cell, str) and cell else None
+
+
+def keep(session: Session, recorder: TranscriptRecorder, transcript: dict[str, Any]) -> None:
+    """The session keeps the run's transcript (its conversation: references to the message
+    objects the run added, not a copy) and the conversation as the run left it, for the next
+    run to continue."""
+    conv = transcript.get("conversation")
+    ref = recorder.ref
+    added = ref.messages[conv["start"] :] if ref is not None and conv is not None else None
+    session.keep_run(transcript, added)
+    if ref is not None:
+        session.conversation = ref
+
+
 async def run_agent(
     prompt: str,
     *,
@@ -228,7 +250,10 @@ async def run_agent(
     from nb_tools.jupyter._kernel_tools import agent_tools
 
     names, extra = agent_tools(
-        tools, builtin_registry(session) if builtins else None, python=python
+        tools,
+        builtin_registry(session) if builtins else None,
+        python=python,
+        hidden=session.hidden_kernel_tools(),
     )
     session.refresh_tools(names, extra)
     if new:
@@ -263,8 +288,14 @@ async def run_agent(
         raise ValueError("%%agent: --continue and --new cannot go together")
     if continue_run:
         prompt = ""  # an empty request continues the conversation as it is
+    cell = current_cell()
+    before = session.conversation
     recorder = TranscriptRecorder(
-        prompt or None, model=agent.provider.model, provider=provider_name(agent.provider)
+        prompt or None,
+        model=agent.provider.model,
+        provider=provider_name(agent.provider),
+        previous=None if shown_in(before, cell) else before,  # that transcript is replaced
+        cell=cell,
     )
     prompt = add_context(agent, prompt, recorder, instructions=instructions)
     session.running = recorder
@@ -346,7 +377,7 @@ async def _run_quiet(
     try:
         return await agent.run(prompt, on_event=handler, attachments=attachments, output=output)
     finally:
-        session.transcripts.append(recorder.to_dict())
+        keep(session, recorder, recorder.to_dict())
 
 
 async def _run_shown(
@@ -416,7 +447,7 @@ async def _run_shown(
     finally:
         agent.approver = previous_approver
         transcript = recorder.to_dict()
-        session.transcripts.append(transcript)
+        keep(session, recorder, transcript)
         view.finish(transcript)
     if failure is not None:
         raise failure

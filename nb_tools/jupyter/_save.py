@@ -7,9 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from nb_tools.agent._transcript import usage_line
-from nb_tools.jupyter._display import transcript_bundle
 from nb_tools.jupyter._session import get_session
+from nb_tools.transcript import self_contained, transcript_bundle, usage_line
 
 
 def transcript_notebook(runs: Iterable[Mapping[str, Any]], *, title: str | None = None) -> Any:
@@ -58,8 +57,10 @@ def save_transcript(
         raise FileExistsError(
             f"save_transcript: {target} already exists; choose a new name or delete it first"
         )
-    chosen = list(runs) if runs is not None else get_session().transcripts
+    every = get_session().transcripts
+    chosen = list(runs) if runs is not None else every
     if not chosen:
         raise ValueError("save_transcript: there are no runs to save yet; run %%agent first")
+    chosen = self_contained(chosen, every)  # a run whose earlier runs are left out
     nbformat.write(transcript_notebook(chosen, title=title), str(target))
     return target

@@ -14,6 +14,7 @@ from nb_tools.tool import Info, Registry, Tool, default_registry
 if TYPE_CHECKING:
     from nb_tools.agent import Event
     from nb_tools.permissions import PermissionRules
+    from nb_tools.transcript import ConversationRef
 
 DEMO_MODEL = "demo"
 """``--model demo`` / ``use_model("demo")``: the offline demo model."""
@@ -55,11 +56,36 @@ class Session:
         self.model: Provider | str | None = None  # set by use_model()
         self.stats: dict[str, ToolStats] = {}
         self.approval: dict[str, bool] = {}  # tool name -> requires approval (session choice)
-        self.transcripts: list[dict[str, Any]] = []
+        self._runs: list[tuple[dict[str, Any], tuple[Any, ...] | None]] = []
+        self.conversation: ConversationRef | None = None  # as the last run left it
         self.run_tools = Registry()
         self.builtins: dict[str, Registry] = {}  # root folder -> the built-in tools on it
         self.running: Any = None  # the transcript recorder of the run in progress
+        self._kernel_tools: Registry | None = None
         self._rules: PermissionRules | None = None
+
+    # -- transcripts ---------------------------------------------------------------------
+
+    def keep_run(self, transcript: dict[str, Any], added: tuple[Any, ...] | None) -> None:
+        """Keep a run's transcript. ``added``: the messages the run added (the agent's own
+        objects), kept instead of their encoded copy in ``conversation.messages``."""
+        if added is not None:
+            conv = {k: v for k, v in transcript["conversation"].items() if k != "messages"}
+            transcript = {**transcript, "conversation": conv}
+        self._runs.append((transcript, added))
+
+    @property
+    def transcripts(self) -> list[dict[str, Any]]:
+        """The session's transcripts, oldest first, each as it was displayed."""
+        from nb_tools.agent._persist import encode_messages
+
+        out = []
+        for transcript, added in self._runs:
+            if added is not None:
+                conv = {**transcript["conversation"], "messages": encode_messages(added)}
+                transcript = {**transcript, "conversation": conv}
+            out.append(transcript)
+        return out
 
     # -- permission rules ----------------------------------------------------------------
 
@@ -103,6 +129,22 @@ class Session:
     def registry(self) -> Registry:
         """The registry ``@tool`` registers into (the session's registry)."""
         return default_registry()
+
+    @property
+    def kernel_registry(self) -> Registry:
+        """The kernel's own tools as ``%tools`` lists them (``python``, ``list_variables``,
+        ``describe``, ``notebook_read``, ``notebook_edit``; none outside IPython). Hiding one
+        here hides it from the model in the next runs."""
+        if self._kernel_tools is None:
+            from nb_tools.jupyter._kernel_tools import listed_kernel_tools
+
+            self._kernel_tools = Registry(*listed_kernel_tools())
+        return self._kernel_tools
+
+    def hidden_kernel_tools(self) -> frozenset[str]:
+        """The kernel tools hidden from the model with ``%tools``."""
+        reg = self._kernel_tools
+        return frozenset(n for n in reg.names() if reg.is_hidden(n)) if reg else frozenset()
 
     def refresh_tools(
         self, names: list[str] | None = None, extra: Registry | None = None

@@ -36,18 +36,19 @@ from nb_tools.agent import (
     TurnStarted,
     UsageUpdated,
 )
-from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.jupyter._approval_card import ApprovalCard
-from nb_tools.jupyter._display import (
+from nb_tools.jupyter._rich import card_display
+from nb_tools.jupyter._throttle import Throttle
+from nb_tools.tool._tasks import wait_waking
+from nb_tools.transcript import (
+    TranscriptRecorder,
+    diff_dict,
     footer_html,
+    safe_split,
     text_html,
     tool_item_html,
     transcript_bundle,
 )
-from nb_tools.jupyter._markdown import safe_split
-from nb_tools.jupyter._rich import card_display
-from nb_tools.jupyter._throttle import Throttle
-from nb_tools.tool._tasks import wait_waking
 
 PROGRESS_INTERVAL = 0.25
 LIVE_MIME = "application/vnd.nbtools.live+json"
@@ -482,7 +483,7 @@ def _own_item(call: Any, preview: Any, info: Any = None) -> dict[str, Any]:
     """A card item for ``call`` alone (the recorder's shape), its ``preview`` as diffs."""
     from nb_tools.tool import headline_of
 
-    diffs = [{"path": c.path, "kind": c.kind, "diff": c.diff()} for c in preview or ()]
+    diffs = [diff_dict(c) for c in preview or ()]
     headline = headline_of(info)
     return {
         **({"headline": headline.to_dict()} if headline is not None else {}),

@@ -21,7 +21,7 @@ from nb_tools.model._provider import (
     ToolUseStartEvent,
 )
 from nb_tools.model._resolve import provider_for, provider_name, split_model
-from nb_tools.model._tokens import estimate_tokens
+from nb_tools.model._tokens import CHARS_PER_TOKEN, estimate_tokens
 from nb_tools.model._types import (
     Block,
     CompactionBlock,
@@ -45,6 +45,7 @@ from nb_tools.model._types import (
 )
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "DEFAULT_MAX_TOKENS",
     "BaseProvider",
     "Block",

@@ -215,6 +215,7 @@ class Usage:
     cache_creation_1h_input_tokens: int = 0
     """The part of ``cache_creation_input_tokens`` written with the 1-hour TTL (priced at
     2x input, the 5-minute writes at 1.25x)."""
+    estimated: bool = False  # some of it was estimated (a reply cut off by a stop)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -229,4 +230,5 @@ class Usage:
             web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
             cache_creation_1h_input_tokens=self.cache_creation_1h_input_tokens
             + other.cache_creation_1h_input_tokens,
+            estimated=self.estimated or other.estimated,
         )

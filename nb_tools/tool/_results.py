@@ -212,8 +212,8 @@ _STR_TYPES = (("decimal", "Decimal"), ("uuid", "UUID"), ("pathlib", "PurePath"))
 def _is_instance(value: Any, module: str, name: str) -> bool:
     """``isinstance(value, module.name)`` without importing ``module``: if it is not
     loaded, ``value`` cannot be one of its instances."""
-    loaded = sys.modules.get(module)
-    return loaded is not None and isinstance(value, getattr(loaded, name))
+    cls = getattr(sys.modules.get(module), name, None)  # None while another thread imports it
+    return isinstance(cls, type) and isinstance(value, cls)
 
 
 def to_json(value: Any) -> str:

@@ -61,17 +61,25 @@ def type_name(t: Any) -> str:
 
 # pydantic 2 loads its submodules lazily: after a bare ``import pydantic``,
 # ``pydantic.fields`` is not an attribute yet. Look the submodules up instead: while one is
-# not loaded, nothing made from it (a FieldInfo, a model class) can exist.
+# not loaded, nothing made from it (a FieldInfo, a model class) can exist. A module another
+# thread is still importing (the SDK warm-up after %load_ext imports pydantic) may lack
+# the class yet: nothing made from it exists either.
+
+
+def loaded_class(module: str, name: str) -> type | None:
+    """``module.name`` if ``module`` is loaded (fully enough to hold it), else None."""
+    found = getattr(sys.modules.get(module), name, None)
+    return found if isinstance(found, type) else None
 
 
 def is_pydantic_field(x: Any) -> bool:
-    fields = sys.modules.get("pydantic.fields")
-    return fields is not None and isinstance(x, fields.FieldInfo)
+    field_info = loaded_class("pydantic.fields", "FieldInfo")
+    return field_info is not None and isinstance(x, field_info)
 
 
 def _is_pydantic_model(t: Any) -> bool:
-    main = sys.modules.get("pydantic.main")
-    return main is not None and isinstance(t, type) and issubclass(t, main.BaseModel)
+    base = loaded_class("pydantic.main", "BaseModel")
+    return base is not None and isinstance(t, type) and issubclass(t, base)
 
 
 def _json_default(value: Any) -> Any:
@@ -549,9 +557,9 @@ def _string_format(tp: Any) -> tuple[str, Callable[[str], Any]] | None:
             return "date", dt.date.fromisoformat
         if tp is dt.time:
             return "time", dt.time.fromisoformat
-    uu = sys.modules.get("uuid")
-    if uu is not None and tp is uu.UUID:
-        return "uuid", uu.UUID
+    uuid_type = loaded_class("uuid", "UUID")
+    if uuid_type is not None and tp is uuid_type:
+        return "uuid", uuid_type
     return None
 
 

@@ -148,6 +148,9 @@ class Change:
     before: str | None
     after: str | None
     binary: bool = False
+    label: str = ""
+    """What the card calls a change that is not a file's ("insert code cell 3f2a after
+    cell c1"), shown instead of its kind and path; its diff then has no file headers."""
 
     @property
     def kind(self) -> str:
@@ -167,7 +170,9 @@ class Change:
         tofile = "/dev/null" if self.after is None else f"b/{self.path}"
         import difflib  # here, not at import time: nb_tools imports this module
 
-        lines = difflib.unified_diff(old, new, fromfile, tofile, n=context)
+        lines = list(difflib.unified_diff(old, new, fromfile, tofile, n=context))
+        if self.label:
+            lines = lines[2:]
         return "".join(
             line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
             for line in lines

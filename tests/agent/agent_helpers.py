@@ -25,12 +25,19 @@ def wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
             if isinstance(b, TextBlock):
                 blocks.append({"type": "text", "text": b.text})
             elif isinstance(b, ToolUseBlock):
-                blocks.append({"type": "tool_use", "id": b.id, "name": b.name,
-                               "input": b.arguments})
+                blocks.append(
+                    {"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments}
+                )
             elif isinstance(b, ToolResultBlock):
                 r = b.result
-                blocks.append({"type": "tool_result", "tool_use_id": r.tool_use_id,
-                               "content": r.content, "is_error": r.is_error})
+                blocks.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": r.tool_use_id,
+                        "content": r.content,
+                        "is_error": r.is_error,
+                    }
+                )
             elif isinstance(b, ImageBlock):
                 blocks.append({"type": "image", "media_type": b.part.media_type})
         out.append({"role": m.role, "content": blocks})

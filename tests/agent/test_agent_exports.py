@@ -17,5 +17,13 @@ def test_agent_exports() -> None:
 def test_testing_exports() -> None:
     for name in nb_tools.testing.__all__:
         assert getattr(nb_tools.testing, name) is not None
-    assert {"ScriptedModel", "Reply", "ScriptedCall", "Fault", "reply", "call",
-            "FakeMessagesServer", "block_real_models"} <= set(nb_tools.testing.__all__)
+    assert {
+        "ScriptedModel",
+        "Reply",
+        "ScriptedCall",
+        "Fault",
+        "reply",
+        "call",
+        "FakeMessagesServer",
+        "block_real_models",
+    } <= set(nb_tools.testing.__all__)

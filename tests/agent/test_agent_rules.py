@@ -47,13 +47,24 @@ class Protected:
         return True
 
 
-def run(rules: PermissionRules, calls: list[Any], approval: str = "ask",
-        approver: Any = None, tools: list[Any] | None = None) -> tuple[Recorder, ScriptedModel, Agent]:
+def run(
+    rules: PermissionRules,
+    calls: list[Any],
+    approval: str = "ask",
+    approver: Any = None,
+    tools: list[Any] | None = None,
+) -> tuple[Recorder, ScriptedModel, Agent]:
     RAN.clear()
     model = ScriptedModel([reply("", *calls), reply("done")])
     rec = Recorder()
-    agent = Agent(model, tools=tools or [deploy, lookup], rules=rules, approval=approval,
-                  approver=approver, on_event=rec)
+    agent = Agent(
+        model,
+        tools=tools or [deploy, lookup],
+        rules=rules,
+        approval=approval,
+        approver=approver,
+        on_event=rec,
+    )
     agent.run_sync("go")
     return rec, model, agent
 
@@ -90,8 +101,12 @@ def test_ask_rule_asks_even_under_auto_and_for_tools_without_approval() -> None:
         asked.append(req)
         return True
 
-    rec, _, _ = run(rules, [call("lookup", term="secrets"), call("lookup", term="plain")],
-                    approval="auto", approver=approver)
+    rec, _, _ = run(
+        rules,
+        [call("lookup", term="secrets"), call("lookup", term="plain")],
+        approval="auto",
+        approver=approver,
+    )
     assert [r.call.arguments for r in asked] == ['{"term": "secrets"}']
     assert RAN == ["secrets", "plain"]
     assert decisions(rec) == [(True, "user, asked by rule:ask lookup(secret*) [session]")]
@@ -101,11 +116,18 @@ def test_always_allow_writes_a_session_rule() -> None:
     RAN.clear()
     rules = PermissionRules(root=Path("/r"))
     answers = iter([Decision(approved=True, remember=True)])
-    model = ScriptedModel([reply("", call("deploy", target="a")), reply("done"),
-                           reply("", call("deploy", target="b")), reply("ok")])
+    model = ScriptedModel(
+        [
+            reply("", call("deploy", target="a")),
+            reply("done"),
+            reply("", call("deploy", target="b")),
+            reply("ok"),
+        ]
+    )
     rec = Recorder()
-    agent = Agent(model, tools=[deploy], rules=rules, approver=lambda r: next(answers),
-                  on_event=rec)
+    agent = Agent(
+        model, tools=[deploy], rules=rules, approver=lambda r: next(answers), on_event=rec
+    )
     agent.run_sync("go")
     assert [str(r) for r in rules.rules] == ["allow deploy"]
     agent.run_sync("again")  # the approver would raise StopIteration if asked again
@@ -116,8 +138,7 @@ def test_always_allow_writes_a_session_rule() -> None:
 def test_an_allow_rule_never_waives_a_protected_path() -> None:
     rules = PermissionRules(root=Path("/r"))
     rules.allow("edit_secret")
-    rec, _, _ = run(rules, [call("edit_secret", path=".env")], approval="auto",
-                    tools=[Protected()])
+    rec, _, _ = run(rules, [call("edit_secret", path=".env")], approval="auto", tools=[Protected()])
     assert RAN == []
     assert decisions(rec)[0][0] is False  # no approver: a protected call is refused
 
@@ -126,10 +147,15 @@ def test_a_person_asked_by_a_rule_who_denies_is_quoted_to_the_model() -> None:
     # Issue 15: the "asked by <rule>" display label once hid that the user denied.
     rules = PermissionRules(root=Path("/r"))
     rules.ask("lookup(secret*)")
-    rec, model, _ = run(rules, [call("lookup", term="secrets", id="s")],
-                        approver=lambda r: Decision(approved=False, message="not the secrets"))
+    rec, model, _ = run(
+        rules,
+        [call("lookup", term="secrets", id="s")],
+        approver=lambda r: Decision(approved=False, message="not the secrets"),
+    )
     assert RAN == []
     sent = model.requests[1].messages[-1].content[0].result
     assert (sent.content, sent.is_error) == (
-        "The user denied this call. Message from the user: not the secrets", True)
+        "The user denied this call. Message from the user: not the secrets",
+        True,
+    )
     assert decisions(rec) == [(False, "user, asked by rule:ask lookup(secret*) [session]")]

@@ -154,24 +154,33 @@ async def test_auto_approves_without_asking() -> None:
     await agent.run("go")
     assert RAN == ["write a"]
     assert asked == []
-    assert rec.of(ApprovalDecided) == [ApprovalDecided(
-        call_id="w", approved=True, by="policy:auto", source=PolicySource(policy="auto"))]
+    assert rec.of(ApprovalDecided) == [
+        ApprovalDecided(
+            call_id="w", approved=True, by="policy:auto", source=PolicySource(policy="auto")
+        )
+    ]
     assert rec.of(ApprovalRequested) == []
 
 
 async def test_deny_policy_refuses_and_the_model_reads_why() -> None:
     agent, model, rec = make(
-        [reply("", call("write_note", text="a", id="w"), call("free", x=1, id="f")),
-         reply("ok")],
+        [reply("", call("write_note", text="a", id="w"), call("free", x=1, id="f")), reply("ok")],
         approval="deny",
     )
     await agent.run("go")
     assert RAN == ["free 1"]
-    assert last_results(model) == results(
-        ("w", "This call was denied (policy:deny): the approval policy is 'deny', which "
-         "refuses every call that needs approval. The tool did not run.", True),
-        ("f", "1", False),
-    )["content"]
+    assert (
+        last_results(model)
+        == results(
+            (
+                "w",
+                "This call was denied (policy:deny): the approval policy is 'deny', which "
+                "refuses every call that needs approval. The tool did not run.",
+                True,
+            ),
+            ("f", "1", False),
+        )["content"]
+    )
     assert [e.status for e in rec.of(ToolCallFinished)] == ["denied", "ok"]
 
 
@@ -186,9 +195,15 @@ async def test_read_only_policy_lets_readers_through() -> None:
     # Changed deliberately (plan mode is read-only): a read-only tool that still asks for
     # approval (read_secret) is refused too, since plan mode asks nobody.
     agent, model, _ = make(
-        [reply("", call("peek", key="k", id="p"), call("read_secret", key="k", id="r"),
-               call("write_note", text="t", id="w")),
-         reply("ok")],
+        [
+            reply(
+                "",
+                call("peek", key="k", id="p"),
+                call("read_secret", key="k", id="r"),
+                call("write_note", text="t", id="w"),
+            ),
+            reply("ok"),
+        ],
         approval="read-only",
         tools=[peek, read_secret, write_note],
     )
@@ -197,13 +212,16 @@ async def test_read_only_policy_lets_readers_through() -> None:
     got = last_results(model)
     assert (got[0]["content"], got[0]["is_error"]) == ("peeked k", False)
     assert got[1] == {
-        "type": "tool_result", "tool_use_id": "r", "is_error": True,
+        "type": "tool_result",
+        "tool_use_id": "r",
+        "is_error": True,
         "content": "plan mode: read_secret needs approval (the tool asks before it runs), and "
         "plan mode runs only calls that need none; ask the user to allow it with a rule "
         "(read_secret) or to leave plan mode (approval 'ask'). The tool did not run.",
     }
     assert got[2]["is_error"] and got[2]["content"].startswith(
-        "plan mode: write_note is not read-only")
+        "plan mode: write_note is not read-only"
+    )
 
 
 async def test_calls_without_approval_need_no_decision() -> None:
@@ -233,9 +251,14 @@ async def test_ask_approves_with_a_sync_approver_and_shows_the_request() -> None
     assert (req.call.id, req.call.name, req.arguments) == ("w", "write_note", {"text": "hello"})
     assert req.info is not None and req.info.name == "write_note"
     assert rec.kinds().index("ApprovalRequested") < rec.kinds().index("ApprovalDecided")
-    assert rec.of(ApprovalDecided) == [ApprovalDecided(
-        call_id="w", approved=True, by="user",
-        source=PersonSource(asked=PolicySource(policy="ask")))]
+    assert rec.of(ApprovalDecided) == [
+        ApprovalDecided(
+            call_id="w",
+            approved=True,
+            by="user",
+            source=PersonSource(asked=PolicySource(policy="ask")),
+        )
+    ]
 
 
 async def test_ask_denial_with_message_reaches_the_model_as_an_error_result() -> None:
@@ -294,8 +317,9 @@ async def test_approver_that_raises_denies_the_call() -> None:
     def approver(request: ApprovalRequest) -> bool:
         raise RuntimeError("widget gone")
 
-    agent, model, _ = make([reply("", call("write_note", text="x")), reply("ok")],
-                           approver=approver)
+    agent, model, _ = make(
+        [reply("", call("write_note", text="x")), reply("ok")], approver=approver
+    )
     with pytest.warns(RuntimeWarning, match="widget gone"):
         await agent.run("go")
     assert RAN == []
@@ -326,8 +350,11 @@ class Guarded:
     def info(self) -> Any:
         from nb_tools import Info, Schema
 
-        return Info(name="guarded_write", description="writes a file",
-                    parameters=Schema.object({"path": Schema.string("where")}, "path"))
+        return Info(
+            name="guarded_write",
+            description="writes a file",
+            parameters=Schema.object({"path": Schema.string("where")}, "path"),
+        )
 
     def is_protected_call(self, args: str) -> bool:
         return ".env" in args
@@ -346,8 +373,14 @@ async def test_protected_calls_are_asked_even_under_auto() -> None:
     guarded = Guarded()
     seen: list[ApprovalRequest] = []
     agent, _model, rec = make(
-        [reply("", call("guarded_write", path=".env", id="p"),
-               call("guarded_write", path="notes.txt", id="n")), reply("ok")],
+        [
+            reply(
+                "",
+                call("guarded_write", path=".env", id="p"),
+                call("guarded_write", path="notes.txt", id="n"),
+            ),
+            reply("ok"),
+        ],
         tools=[guarded],
         approval="auto",
         approver=lambda r: seen.append(r) or False,
@@ -363,8 +396,11 @@ async def test_protected_calls_are_asked_even_under_auto() -> None:
 
 async def test_protected_call_without_approver_is_denied_under_auto() -> None:
     guarded = Guarded()
-    agent, model, _ = make([reply("", call("guarded_write", path=".env")), reply("ok")],
-                           tools=[guarded], approval="auto")
+    agent, model, _ = make(
+        [reply("", call("guarded_write", path=".env")), reply("ok")],
+        tools=[guarded],
+        approval="auto",
+    )
     await agent.run("go")
     assert guarded.calls == []
     assert "protected path" in last_results(model)[0]["content"]
@@ -379,8 +415,15 @@ async def test_permission_rule_is_consulted_first() -> None:
         return None
 
     agent, model, rec = make(
-        [reply("", call("free", x=1, id="f"), call("write_note", text="t", id="w"),
-               call("read_secret", key="k", id="r")), reply("ok")],
+        [
+            reply(
+                "",
+                call("free", x=1, id="f"),
+                call("write_note", text="t", id="w"),
+                call("read_secret", key="k", id="r"),
+            ),
+            reply("ok"),
+        ],
         permission=rule,
         approval="deny",
     )
@@ -402,8 +445,15 @@ async def test_approvals_are_all_decided_before_any_call_runs() -> None:
         return True
 
     agent, _, _ = make(
-        [reply("", call("write_note", text="1", id="a"), call("free", x=1, id="f"),
-               call("write_note", text="2", id="b")), reply("ok")],
+        [
+            reply(
+                "",
+                call("write_note", text="1", id="a"),
+                call("free", x=1, id="f"),
+                call("write_note", text="2", id="b"),
+            ),
+            reply("ok"),
+        ],
         approver=approver,
     )
     await agent.run("go")
@@ -414,8 +464,9 @@ async def test_a_failing_permission_rule_denies_the_call() -> None:
     def rule(tc: Any, info: Any) -> Decision | None:
         raise KeyError("rules file missing")
 
-    agent, model, rec = make([reply("", call("free", x=1, id="f")), reply("ok")],
-                             permission=rule, approval="auto")
+    agent, model, rec = make(
+        [reply("", call("free", x=1, id="f")), reply("ok")], permission=rule, approval="auto"
+    )
     await agent.run("go")
     assert RAN == []
     (decided,) = rec.of(ApprovalDecided)

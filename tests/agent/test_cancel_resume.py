@@ -71,8 +71,11 @@ async def test_cancel_during_a_side_effect_call_cuts_it_off_and_resume_does_not_
     gate = Gate()
     model = ScriptedModel(
         [
-            reply("Deploying.", call("deploy", target="prod", id="d1"),
-                  call("quick", target="x", id="q1")),
+            reply(
+                "Deploying.",
+                call("deploy", target="prod", id="d1"),
+                call("quick", target="x", id="q1"),
+            ),
             reply("I was stopped; not retrying."),
         ]
     )
@@ -88,8 +91,9 @@ async def test_cancel_during_a_side_effect_call_cuts_it_off_and_resume_does_not_
     assert result.stop_reason == "stopped"
     assert wire(agent.messages) == [
         user("deploy it"),
-        assistant("Deploying.", ("d1", "deploy", '{"target": "prod"}'),
-                  ("q1", "quick", '{"target": "x"}')),
+        assistant(
+            "Deploying.", ("d1", "deploy", '{"target": "prod"}'), ("q1", "quick", '{"target": "x"}')
+        ),
         results(("d1", CUT_OFF_TEXT, True), ("q1", STOPPED_TEXT, True)),
     ]
     finished = {e.call.id: e.status for e in rec.of(ToolCallFinished)}
@@ -103,10 +107,8 @@ async def test_cancel_during_a_side_effect_call_cuts_it_off_and_resume_does_not_
     assert sent[-1] == {
         "role": "user",
         "content": [
-            {"type": "tool_result", "tool_use_id": "d1", "content": CUT_OFF_TEXT,
-             "is_error": True},
-            {"type": "tool_result", "tool_use_id": "q1", "content": STOPPED_TEXT,
-             "is_error": True},
+            {"type": "tool_result", "tool_use_id": "d1", "content": CUT_OFF_TEXT, "is_error": True},
+            {"type": "tool_result", "tool_use_id": "q1", "content": STOPPED_TEXT, "is_error": True},
             {"type": "text", "text": "what happened?"},
         ],
     }
@@ -130,11 +132,10 @@ async def test_cancel_during_parallel_readers_keeps_finished_results() -> None:
         await asyncio.sleep(0)
     await stop(task)
 
-    assert wire(agent.messages)[-1] == results(
-        ("q", "quick a", False), ("i", STOPPED_TEXT, True)
-    )
+    assert wire(agent.messages)[-1] == results(("q", "quick a", False), ("i", STOPPED_TEXT, True))
     assert [(e.call.id, e.status) for e in rec.of(ToolCallFinished)] == [
-        ("q", "ok"), ("i", "stopped"),
+        ("q", "ok"),
+        ("i", "stopped"),
     ]
     await agent.run("continue")
     assert conversation_problems(model.requests[-1].messages) == []
@@ -143,8 +144,11 @@ async def test_cancel_during_parallel_readers_keeps_finished_results() -> None:
 async def test_cancel_while_streaming_keeps_the_partial_text_and_drops_the_calls() -> None:
     model = ScriptedModel(
         [
-            reply("Let me think about this carefully.",
-                  call("quick", target="never", id="never"), chunk_delay=0.01),
+            reply(
+                "Let me think about this carefully.",
+                call("quick", target="never", id="never"),
+                chunk_delay=0.01,
+            ),
             reply("resumed"),
         ]
     )

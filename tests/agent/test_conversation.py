@@ -131,8 +131,9 @@ async def test_two_agents_sharing_a_conversation_cannot_run_at_once() -> None:
         return "held"
 
     shared = Conversation()
-    first = Agent(ScriptedModel([reply("", call("hold")), reply("one")]), tools=[hold],
-                  messages=shared)
+    first = Agent(
+        ScriptedModel([reply("", call("hold")), reply("one")]), tools=[hold], messages=shared
+    )
     second = Agent(ScriptedModel([reply("two")]), tools=[], messages=shared)
     task = asyncio.ensure_future(first.run("go"))
     while not first.running:

@@ -12,9 +12,9 @@ from messages_rules import check_scripted
 
 from nb_tools import tool
 from nb_tools.agent import Agent
-from nb_tools.agent._transcript import TranscriptRecorder, transcript_text
 from nb_tools.model import ThinkingBlock, Usage
 from nb_tools.testing import ScriptedModel, call, reply
+from nb_tools.transcript._recorder import TranscriptRecorder, transcript_text
 
 ran: list[int] = []
 
@@ -118,7 +118,7 @@ async def test_a_run_with_thinking_server_tools_and_citations_in_the_transcript(
     text = transcript_text(d)
     assert "[thinking] Double it." in text and "stdout| 42" in text
     assert "- A <b> <https://a.example/x>" in text
-    from nb_tools.jupyter._display import transcript_html
+    from nb_tools.transcript._html import transcript_html
 
     html = transcript_html(d)
     assert '<details class="nbtools-thinking"' in html and "Thinking</summary>" in html

@@ -14,7 +14,6 @@ import pytest
 import nb_tools.model as model_types
 from nb_tools.agent import Agent
 from nb_tools.agent._persist import decode_messages, encode_messages
-from nb_tools.agent._transcript import TRANSCRIPT_MIME, TranscriptRecorder
 from nb_tools.model import (
     CompactionBlock,
     ImageBlock,
@@ -35,6 +34,7 @@ from nb_tools.model.anthropic import AnthropicProvider
 from nb_tools.permissions import PermissionRules
 from nb_tools.testing import FakeMessagesServer, ScriptedModel, call, reply
 from nb_tools.tool import Result, tool
+from nb_tools.transcript._recorder import TRANSCRIPT_MIME, TranscriptRecorder
 
 PNG = b"\x89PNG\r\n\x1a\nxx"
 

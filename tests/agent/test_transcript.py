@@ -6,10 +6,10 @@ import json
 
 from nb_tools.agent import Agent
 from nb_tools.agent._persist import encode_messages
-from nb_tools.agent._transcript import TranscriptRecorder, transcript_text
 from nb_tools.model import Part
 from nb_tools.testing import ScriptedModel, call, reply
 from nb_tools.tool import Change, Registry, Result, progress, tool
+from nb_tools.transcript._recorder import TranscriptRecorder, transcript_text
 
 
 def tools() -> Registry:

@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 from transcript_view import view_of_html
 
-from nb_tools.agent._transcript_schema import load_schema
-from nb_tools.agent._transcript_types import ITEM_KINDS, STOP_REASONS, TOOL_STATUSES
-from nb_tools.jupyter._display import transcript_html
+from nb_tools.transcript._html import transcript_html
+from nb_tools.transcript._schema import load_schema
+from nb_tools.transcript._types import ITEM_KINDS, STOP_REASONS, TOOL_STATUSES
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.json") if not p.name.endswith(".view.json"))

@@ -28,12 +28,12 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
-from nb_tools.agent._transcript import TranscriptRecorder
-from nb_tools.agent._transcript_schema import SCHEMA_PATH, load_schema, transcript_schema
-from nb_tools.agent._transcript_types import STOP_REASONS, TOOL_STATUSES
 from nb_tools.model import Part, ToolCall, ToolResult, Usage
 from nb_tools.tool import Change
 from nb_tools.tool._progress import Progress
+from nb_tools.transcript._recorder import TranscriptRecorder
+from nb_tools.transcript._schema import SCHEMA_PATH, load_schema, transcript_schema
+from nb_tools.transcript._types import STOP_REASONS, TOOL_STATUSES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_the_committed_schema_and_typescript_types_are_what_the_types_generate()
 
 
 def test_the_schema_is_shipped_in_the_package() -> None:
-    assert SCHEMA_PATH.parent == REPO / "nb_tools" / "agent"
+    assert SCHEMA_PATH.parent == REPO / "nb_tools" / "transcript"
     assert load_schema() == transcript_schema()
     jsonschema.Draft202012Validator.check_schema(load_schema())
 
@@ -135,7 +135,7 @@ def test_approval_sources_are_the_kinds_of_the_pipelines_sources() -> None:
     from typing import get_args
 
     from nb_tools.agent._approval import Source
-    from nb_tools.agent._transcript_types import ApprovalSource
+    from nb_tools.transcript._types import ApprovalSource
 
     kinds = {cls.__dataclass_fields__["kind"].default for cls in get_args(Source)}
     assert kinds == set(get_args(ApprovalSource))

@@ -1,5 +1,5 @@
 """Both renderers mark the same characters: ``tests/fixtures/hidden_codepoints.json`` lists
-the code points Python's ``nb_tools.jupyter._visible`` marks (alone between two letters),
+the code points Python's ``nb_tools.transcript._visible`` marks (alone between two letters),
 as ranges; ``labextension/test/golden.test.js`` checks ``src/visible.ts`` marks exactly
 these. Regenerate with ``NB_TOOLS_UPDATE_GOLDENS=1 pytest tests/contract``."""
 
@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from nb_tools.jupyter._visible import hidden_kind
+from nb_tools.transcript._visible import hidden_kind
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hidden_codepoints.json"
 

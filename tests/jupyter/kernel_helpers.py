@@ -97,10 +97,19 @@ class Kernel:
         *,
         on_message: Callable[[Kernel, dict[str, Any], Execution], None] | None = None,
         timeout: float = 60,
+        cell: str | None = None,
     ) -> Execution:
         """Execute ``code`` and collect its iopub messages until the kernel is idle;
-        ``on_message`` sees each message as it comes (to click buttons)."""
-        msg_id = self.kc.execute(code)
+        ``on_message`` sees each message as it comes (to click buttons); ``cell``: the
+        notebook cell's id, sent as JupyterLab sends it."""
+        if cell is None:
+            msg_id = self.kc.execute(code)
+        else:
+            content = {"code": code, "silent": False, "store_history": True}
+            content |= {"user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
+            msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell})
+            self.kc.shell_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
         ex = Execution()
         by_display: dict[str, list[dict[str, Any]]] = {}
         deadline = time.monotonic() + timeout

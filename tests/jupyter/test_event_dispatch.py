@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nb_tools.agent._events import Event
-from nb_tools.agent._transcript import TranscriptRecorder
+from nb_tools.transcript._recorder import TranscriptRecorder
 
 pytest.importorskip("ipywidgets")
 

@@ -21,7 +21,7 @@ def test_public_names() -> None:
 
     assert j.__all__ == sorted(j.__all__)
     assert j.TRANSCRIPT_MIME == "application/vnd.nbtools.transcript+json"
-    from nb_tools.agent._transcript import TRANSCRIPT_MIME
+    from nb_tools.transcript._recorder import TRANSCRIPT_MIME
 
     assert TRANSCRIPT_MIME == j.TRANSCRIPT_MIME
     for name in j.__all__:

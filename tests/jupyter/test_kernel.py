@@ -81,14 +81,12 @@ def result_text(block: dict) -> str:
 
 def test_load_ext_is_light_and_registers_magics(kernel: Kernel) -> None:
     ex = kernel.ok(
-        "%load_ext nb_tools\n"
-        "import sys\n"
+        "%load_ext nb_tools\n"  # it imports no SDK itself: test_warm.py, test_imports.py
         "ip = get_ipython()\n"
-        "print(sorted(n for n in ('anthropic', 'ipywidgets') if n in sys.modules))\n"
         "print('agent' in ip.magics_manager.magics['cell'], "
         "'agent' in ip.magics_manager.magics['line'], 'tools' in ip.magics_manager.magics['line'])"
     )
-    assert ex.stdout.splitlines() == ["[]", "True True True"]
+    assert ex.stdout.splitlines() == ["True True True"]
 
 
 def test_approve_runs_the_tool_and_the_model_gets_its_result(ready: Kernel, server) -> None:

@@ -153,3 +153,19 @@ def test_live_edit_preview_names_the_cell_the_edit_inserts() -> None:
     assert change.path == f"a.ipynb#{edit['cell']['id']}"
     assert summary.startswith(f"Inserted code cell {edit['cell']['id']} after cell c1")
     assert tool.preview(args) == change
+    # the card says what it is, not "create a.ipynb#id" with a /dev/null header
+    assert change.label == f"insert code cell {edit['cell']['id']} after cell c1"
+    assert change.diff() == "@@ -0,0 +1 @@\n+1\n\\ No newline at end of file\n"
+
+
+def test_the_python_card_shows_its_code_once_not_as_a_new_file() -> None:
+    from nb_tools.jupyter._python_tool import PythonTool
+    from nb_tools.tool._votes import preview_changes
+    from nb_tools.transcript._html import tool_item_html
+
+    args = json.dumps({"code": "total = 41 + 1"})
+    assert preview_changes(PythonTool(), args) is None  # the code in its arguments is what runs
+    html = tool_item_html(
+        {"kind": "tool", "id": "c", "name": "python", "arguments": args, "status": "pending"}
+    )
+    assert html.count("total") == 1 and "python.py" not in html

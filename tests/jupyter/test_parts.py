@@ -9,14 +9,14 @@ import json
 import pytest
 
 from nb_tools.agent import Agent
-from nb_tools.agent._transcript import TRANSCRIPT_MIME
 from nb_tools.jupyter._demo import DemoModel, arguments_for, example
-from nb_tools.jupyter._diff import diff_html
-from nb_tools.jupyter._display import transcript_bundle, transcript_html
 from nb_tools.jupyter._session import ApprovalOverride, Session
 from nb_tools.jupyter._transform import agent_cell_transformer
 from nb_tools.model import ToolSpec
 from nb_tools.tool import Registry, default_registry, needs_approval, tool
+from nb_tools.transcript._diff import diff_html
+from nb_tools.transcript._html import transcript_bundle, transcript_html
+from nb_tools.transcript._recorder import TRANSCRIPT_MIME
 
 RUNNER = '__import__("nb_tools.jupyter", fromlist=["_"])'
 

@@ -8,9 +8,9 @@ import pytest
 
 from nb_tools.agent import Agent, ModelRetrying
 from nb_tools.agent._retry import retry_text
-from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.model.anthropic import AnthropicProvider
 from nb_tools.testing import FakeMessagesServer, Fault, reply
+from nb_tools.transcript._recorder import TranscriptRecorder
 
 pytest.importorskip("ipywidgets")
 

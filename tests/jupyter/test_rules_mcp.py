@@ -16,12 +16,12 @@ from kernel_helpers import TRANSCRIPT, Execution, Kernel, clicker
 
 from nb_tools import tool
 from nb_tools.agent import Agent
-from nb_tools.agent._transcript import TranscriptRecorder
-from nb_tools.jupyter._display import transcript_bundle
 from nb_tools.jupyter._rules_mcp import parse_mcp, split_rules
 from nb_tools.jupyter._transform import agent_cell_transformer
 from nb_tools.permissions import PermissionRules
 from nb_tools.testing import FakeMessagesServer, ScriptedModel, call, reply
+from nb_tools.transcript._html import transcript_bundle
+from nb_tools.transcript._recorder import TranscriptRecorder
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_SERVER = ROOT / "tests" / "mcp" / "demo_server.py"

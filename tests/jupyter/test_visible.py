@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nb_tools.jupyter._diff import diff_html
-from nb_tools.jupyter._display import args_html, tool_item_html, transcript_html
-from nb_tools.jupyter._markdown import code_block_html, markdown_html
-from nb_tools.jupyter._visible import (
+from nb_tools.transcript._diff import diff_html
+from nb_tools.transcript._html import args_html, tool_item_html, transcript_html
+from nb_tools.transcript._markdown import code_block_html, markdown_html
+from nb_tools.transcript._visible import (
     count_hidden,
     count_in_arguments,
     hidden_kind,
@@ -140,7 +140,7 @@ def test_arguments_diff_and_assistant_code_blocks_are_marked() -> None:
 
 
 def test_long_lines_wrap_so_nothing_scrolls_out_of_view() -> None:
-    from nb_tools.jupyter._markdown import TOKEN_CSS
+    from nb_tools.transcript._markdown import TOKEN_CSS
 
     line = "x = '" + "A" * 3000 + "'; import shutil"
     assert "overflow-wrap:anywhere" in TOKEN_CSS.split(".nbtools-code{", 1)[1].split("}", 1)[0]
@@ -185,10 +185,10 @@ pytest.importorskip("ipywidgets")
 
 async def test_the_approval_card_warns_above_its_buttons_and_runs_the_call_as_sent() -> None:
     from nb_tools.agent import Agent
-    from nb_tools.agent._transcript import TranscriptRecorder
     from nb_tools.jupyter._view import RunView
     from nb_tools.testing import ScriptedModel, call, reply
     from nb_tools.tool import Registry, tool
+    from nb_tools.transcript._recorder import TranscriptRecorder
 
     ran: list[str] = []
 

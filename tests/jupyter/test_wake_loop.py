@@ -13,9 +13,9 @@ from test_widgets import first_card
 
 from nb_tools.agent._approval import ApprovalRequest, Decision, Deny, ask
 from nb_tools.agent._events import ToolCallStarted
-from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.model import ToolCall
 from nb_tools.tool._tasks import WAKE_SECONDS
+from nb_tools.transcript._recorder import TranscriptRecorder
 
 pytest.importorskip("ipywidgets")
 

@@ -8,10 +8,10 @@ import asyncio
 import pytest
 
 from nb_tools.agent import Agent
-from nb_tools.agent._transcript import TRANSCRIPT_MIME, TranscriptRecorder
 from nb_tools.jupyter._view import RunView
 from nb_tools.testing import ScriptedModel, call, reply
 from nb_tools.tool import Registry, tool
+from nb_tools.transcript._recorder import TRANSCRIPT_MIME, TranscriptRecorder
 
 pytest.importorskip("ipywidgets")
 
@@ -338,8 +338,8 @@ def test_streamed_markdown_pieces_render_the_whole_text_and_stay_small() -> None
     import re
 
     from nb_tools.agent._events import TextDelta
-    from nb_tools.jupyter._markdown import FORCE_FACTOR
     from nb_tools.jupyter._view import TEXT_CHUNK
+    from nb_tools.transcript._markdown import FORCE_FACTOR
 
     view = RunView(TranscriptRecorder("hi"))  # no loop: every delta renders at once
     paragraphs = [f"Paragraph {i} " + "word " * 30 + "\n\n" for i in range(30)]
@@ -364,7 +364,7 @@ def test_streamed_markdown_pieces_render_the_whole_text_and_stay_small() -> None
 
 
 def test_markdown_is_rendered_escaped_and_links_are_safe() -> None:
-    from nb_tools.jupyter._markdown import markdown_html
+    from nb_tools.transcript._markdown import markdown_html
 
     html = markdown_html(
         "**bold** <img src=x onerror=alert(1)> [x](javascript:alert(1)) ![i](http://e/x.png)"

@@ -10,8 +10,8 @@ from approvals_helpers import Approver, call, drive, workspace_tools
 
 from nb_tools import tool
 from nb_tools.agent import Decision
-from nb_tools.agent._transcript import TranscriptRecorder
 from nb_tools.permissions import PermissionRules
+from nb_tools.transcript._recorder import TranscriptRecorder
 
 ALWAYS = Decision(approved=True, remember=True)
 

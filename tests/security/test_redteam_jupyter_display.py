@@ -12,8 +12,8 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-from nb_tools.jupyter._display import tool_item_html, transcript_html
-from nb_tools.jupyter._safe_html import safe_html
+from nb_tools.transcript._html import tool_item_html, transcript_html
+from nb_tools.transcript._safe_html import safe_html
 
 PAYLOADS = [
     '<img src="x" onerror="document.querySelector(\'button\').click()">',

@@ -20,10 +20,10 @@ async def run_with_a_reading_person(tmp_path: Path, calls: list) -> list[str]:
     """The person approves a card only when what it shows names notes.txt and nothing
     else; returns what each card showed."""
     from nb_tools.agent import Agent
-    from nb_tools.agent._transcript import TranscriptRecorder
     from nb_tools.jupyter._view import RunView
     from nb_tools.testing import ScriptedModel, reply
     from nb_tools.tool import Registry, tool
+    from nb_tools.transcript._recorder import TranscriptRecorder
 
     @tool(requires_approval=True)
     def touch(path: str) -> str:
@@ -84,9 +84,9 @@ async def test_distinct_ids_are_shown_and_run_as_sent(tmp_path: Path) -> None:
 
 async def test_a_request_without_a_started_card_still_shows_its_arguments() -> None:
     from nb_tools.agent._approval import ApprovalRequest
-    from nb_tools.agent._transcript import TranscriptRecorder
     from nb_tools.jupyter._view import RunView
     from nb_tools.model import ToolCall
+    from nb_tools.transcript._recorder import TranscriptRecorder
 
     view = RunView(TranscriptRecorder("go", model="m"), loop=asyncio.get_running_loop())
     call = ToolCall(id="never-started", name="bash", arguments='{"command": "rm -rf ~/work"}')

@@ -1,4 +1,4 @@
-"""The transcript's JSON Schema, generated from :mod:`nb_tools.agent._transcript_types`.
+"""The transcript's JSON Schema, generated from :mod:`nb_tools.transcript._types`.
 
 ``transcript_schema()`` builds it from the types; ``SCHEMA_PATH`` is the generated file
 shipped beside this module (``scripts/gen_transcript_contract.py`` writes it, and a test
@@ -16,7 +16,7 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin
 
-from nb_tools.agent._transcript_types import NAMED_ALIASES, Transcript
+from nb_tools.transcript._types import NAMED_ALIASES, Transcript
 
 SCHEMA_PATH = Path(__file__).with_name("transcript.schema.json")
 SCHEMA_ID = "https://nb-tools.invalid/transcript.schema.json"

@@ -17,8 +17,8 @@ from typing import Any
 
 import mistune
 
-from nb_tools.jupyter._diff import PRE_STYLE
-from nb_tools.jupyter._visible import visible_html, visible_spans
+from nb_tools.transcript._diff import PRE_STYLE
+from nb_tools.transcript._visible import visible_html, visible_spans
 
 # pygments token type -> (short class, JupyterLab editor colour). Classes keep a streamed
 # code block small; TOKEN_CSS (shown once per view) colours them by the theme's variables.
@@ -70,7 +70,7 @@ def _lexer(language: str) -> Any:
 def highlight(code: str, language: str | None) -> str:
     """``code`` as escaped HTML spans coloured by token (plain escaped text when the
     language is unknown or none), hidden characters (bidi controls, zero-width, tags,
-    controls) shown as markers (:mod:`nb_tools.jupyter._visible`). The markers are put in
+    controls) shown as markers (:mod:`nb_tools.transcript._visible`). The markers are put in
     from the original text and pygments' token lengths, never from pygments' text."""
     lexer = _lexer(language.lower()) if language and _LANGUAGE.match(language) else None
     if lexer is None:

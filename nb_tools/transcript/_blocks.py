@@ -15,7 +15,7 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
-from nb_tools.agent._transcript_types import (
+from nb_tools.transcript._types import (
     CitationsItem,
     CitationSource,
     CompactionItem,

@@ -98,7 +98,18 @@ class Diff(TypedDict):
 
     path: str
     kind: DiffKind
-    diff: Annotated[str, "unified format, a/ and b/ prefixes, /dev/null for a created file"]
+    diff: Annotated[
+        str,
+        "unified format, a/ and b/ prefixes, /dev/null for a created file (no file "
+        "headers with a label)",
+    ]
+    label: NotRequired[
+        Annotated[
+            str,
+            "what the change is when it is not a file's (insert code cell ...); shown "
+            "instead of kind and path",
+        ]
+    ]
 
 
 class Approval(TypedDict):
@@ -247,15 +258,30 @@ class TranscriptUsage(TypedDict):
     thinking_tokens: NotRequired[Annotated[int, "part of output_tokens"]]
     web_search_requests: NotRequired[int]
     web_fetch_requests: NotRequired[int]
+    estimated: NotRequired[
+        Annotated[bool, "true when part of it was estimated (a reply cut off by a stop)"]
+    ]
 
 
 class SavedConversation(TypedDict):
-    """The whole conversation after the run, as the next request would send it
-    (``Agent.from_notebook`` rebuilds the agent from it); renderers ignore it."""
+    """The conversation after the run, stored once across the notebook: the messages this
+    run added, after those of the run it continued (``previous``); ``Agent.from_notebook``
+    rebuilds the whole of it by following ``previous``. Renderers ignore it."""
 
     system: str | None
+    id: NotRequired[Annotated[str, "this run's conversation (a hash of previous and messages)"]]
+    previous: NotRequired[
+        Annotated[
+            str | None,
+            "the id of the run this one continued; null or absent: messages is the whole "
+            "conversation",
+        ]
+    ]
+    start: NotRequired[Annotated[int, "how many messages came before these (0 without previous)"]]
     messages: Annotated[
-        list[Any], 'each message as {"$type": "Message", ...}, see nb_tools.agent._persist'
+        list[Any],
+        'the messages from "start" on, each as {"$type": "Message", ...}, see '
+        "nb_tools.agent._persist",
     ]
 
 

@@ -33,10 +33,11 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
-from nb_tools.agent._transcript_blocks import item_text_lines, messages_item
-from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind, StopReason
 from nb_tools.model import Part, Usage
-from nb_tools.tool import headline_of
+from nb_tools.tool import Change, headline_of
+from nb_tools.transcript._blocks import item_text_lines, messages_item
+from nb_tools.transcript._chain import ConversationRef, continues, conversation_id
+from nb_tools.transcript._types import ITEM_KINDS, ItemKind, StopReason
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
 
@@ -49,6 +50,7 @@ PART_MAX_BYTES = 4_000_000
 
 def usage_dict(usage: Usage | None) -> dict[str, Any]:
     u = usage or Usage()
+    estimated = {"estimated": True} if u.estimated else {}
     return {
         "input_tokens": u.input_tokens,
         "output_tokens": u.output_tokens,
@@ -58,7 +60,13 @@ def usage_dict(usage: Usage | None) -> dict[str, Any]:
         "thinking_tokens": u.thinking_tokens,
         "web_search_requests": u.web_search_requests,
         "web_fetch_requests": u.web_fetch_requests,
-    }
+    } | estimated
+
+
+def diff_dict(change: Change) -> dict[str, Any]:
+    """A writer's preview as the transcript stores it."""
+    out = {"path": change.path, "kind": change.kind, "diff": change.diff()}
+    return out | ({"label": change.label} if change.label else {})
 
 
 def part_dict(part: Part) -> dict[str, Any]:
@@ -87,7 +95,15 @@ class TranscriptRecorder:
     (it is an ``on_event`` callback); :meth:`to_dict` at any time gives the transcript so
     far (tool calls still running show ``"status": "pending"``)."""
 
-    def __init__(self, prompt: str | None = None, *, model: str = "", provider: str = "") -> None:
+    def __init__(
+        self,
+        prompt: str | None = None,
+        *,
+        model: str = "",
+        provider: str = "",
+        previous: ConversationRef | None = None,
+        cell: str | None = None,
+    ) -> None:
         self.model = model
         self.provider = provider
         self.items: list[dict[str, Any]] = []
@@ -98,6 +114,9 @@ class TranscriptRecorder:
         self._tools: dict[str, dict[str, Any]] = {}
         self._text_open = False
         self.conversation: dict[str, Any] | None = None
+        self.previous = previous  # the run this one continues (its transcript holds the rest)
+        self.cell = cell  # the notebook cell that shows this run, when known
+        self.ref: ConversationRef | None = None  # the conversation as this run left it
         self._base_usage: Usage = Usage()  # earlier runs of this cell (Continue)
         self._base_turns = 0
         if prompt:
@@ -122,9 +141,7 @@ class TranscriptRecorder:
             if headline is not None:  # what the tool declared its card shows first
                 item["headline"] = headline.to_dict()
             if event.preview:
-                self._tools[event.call.id]["diffs"] = [
-                    {"path": c.path, "kind": c.kind, "diff": c.diff()} for c in event.preview
-                ]
+                self._tools[event.call.id]["diffs"] = [diff_dict(c) for c in event.preview]
         elif isinstance(event, ToolProgress):
             item = self._tools.get(event.call_id)
             if item is not None and event.progress.text:
@@ -183,16 +200,32 @@ class TranscriptRecorder:
                 self.error = str(error)
             messages = getattr(result, "messages", None)
             if messages is not None:  # what Agent.from_notebook rebuilds the agent from
-                from nb_tools.agent._persist import encode_messages
-
-                self.conversation = {
-                    "system": getattr(result, "system", None),
-                    "messages": encode_messages(messages),
-                }
+                self._keep_conversation(tuple(messages), getattr(result, "system", None))
         elif isinstance(event, ApprovalRequested | ModelRetrying):
             pass  # the live view shows these; the transcript keeps the decision
         else:
             assert_never(event)
+
+    def _keep_conversation(self, messages: tuple[Any, ...], system: str | None) -> None:
+        """Store what this run added to the conversation, after the run it continues."""
+        from nb_tools.agent._persist import encode_messages
+
+        previous = self.previous if continues(self.previous, messages) else None
+        start = len(previous.messages) if previous is not None else 0
+        added = encode_messages(messages[start:])
+        before = previous.id if previous is not None else None
+        cid = conversation_id(before, system, added)
+        self.conversation = {
+            "system": system,
+            "id": cid,
+            "previous": before,
+            "start": start,
+            "messages": added,
+        }
+        cells = previous.cells if previous is not None else ()
+        if self.cell is not None and self.cell not in cells:
+            cells = (*cells, self.cell)
+        self.ref = ConversationRef(id=cid, messages=messages, cells=cells)
 
     def _tool_item(self, call_id: str, name: str, arguments: str) -> dict[str, Any]:
         item = self._tools.get(call_id)
@@ -276,7 +309,8 @@ def usage_line(usage: Mapping[str, Any], turns: int | None = None) -> str:
     )
     cached = usage.get("cache_read_input_tokens", 0)
     bits.append(f"{cached:,} cached")
-    bits.append(f"${usage.get('cost_usd', 0.0):.4f}")
+    estimated = " (estimated)" if usage.get("estimated") else ""
+    bits.append(f"${usage.get('cost_usd', 0.0):.4f}{estimated}")
     return " · ".join(bits)
 
 
@@ -317,7 +351,7 @@ def who_text(by: object) -> str:
 
 ENDINGS: dict[StopReason, str] = {
     "max_turns": "Paused at the turn limit ({turns} turns).",
-    "budget": "Paused: the next turn would pass this run's budget.",
+    "budget": "Paused at this run's budget (the notice above says what was spent).",
     "stopped": "Stopped.",
     "stopped_after_turn": "Stopped after turn {turns}, as asked.",
 }

@@ -9,7 +9,10 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, assert_never, cast
 
-from nb_tools.agent._transcript import (
+from nb_tools.transcript._diff import PRE_STYLE, diff_html
+from nb_tools.transcript._html_blocks import citations_html, note_html, server_tool_html
+from nb_tools.transcript._markdown import TOKEN_CSS, code_block_html, markdown_html
+from nb_tools.transcript._recorder import (
     TRANSCRIPT_MIME,
     ending_text,
     format_duration,
@@ -19,12 +22,9 @@ from nb_tools.agent._transcript import (
     usage_line,
     who_text,
 )
-from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind
-from nb_tools.jupyter._diff import PRE_STYLE, diff_html
-from nb_tools.jupyter._display_blocks import citations_html, note_html, server_tool_html
-from nb_tools.jupyter._markdown import TOKEN_CSS, code_block_html, markdown_html
-from nb_tools.jupyter._safe_html import safe_html
-from nb_tools.jupyter._visible import count_in_arguments, transcript_warning, visible_html
+from nb_tools.transcript._safe_html import safe_html
+from nb_tools.transcript._types import ITEM_KINDS, ItemKind
+from nb_tools.transcript._visible import count_in_arguments, transcript_warning, visible_html
 
 RESULT_PREVIEW_CHARS = 1_500
 FULL_RESULT_CHARS = 20_000
@@ -251,10 +251,9 @@ def tool_item_html(
         approval_html(item.get("approval")),
     ]
     for diff in item.get("diffs") or []:
-        pieces.append(
-            f'<div data-nbt="diff-path" style="{_MUTED}">{escape(str(diff.get("kind")))} '
-            f"{visible_html(str(diff.get('path')))}</div>"
-        )
+        label = diff.get("label")
+        what = f"{diff.get('kind')} {diff.get('path')}" if not label else str(label)
+        pieces.append(f'<div data-nbt="diff-path" style="{_MUTED}">{visible_html(what)}</div>')
         pieces.append(diff_html(str(diff.get("diff", "")), field=True))
     shown_progress = progress if progress is not None else item.get("progress")
     if shown_progress:  # kept beside the result: a long tool's log is part of the record

@@ -3,7 +3,7 @@ reads in light and dark themes and outside JupyterLab."""
 
 from __future__ import annotations
 
-from nb_tools.jupyter._visible import visible_html
+from nb_tools.transcript._visible import visible_html
 
 # Text in the theme's own colour on a tint of green or red: 4.5:1 or more in light and
 # dark themes (coloured text on a coloured background was 3:1 in the dark theme).

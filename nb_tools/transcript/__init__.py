@@ -1,0 +1,36 @@
+"""The record of a run: its types, JSON Schema, the recorder of agent events, and the HTML
+renderer (safe HTML, hidden characters, Markdown). Nothing here imports Jupyter."""
+
+from nb_tools.transcript._chain import ConversationRef, self_contained, shown_in
+from nb_tools.transcript._diff import PRE_STYLE, diff_html
+from nb_tools.transcript._html import footer_html, text_html, tool_item_html, transcript_bundle
+from nb_tools.transcript._markdown import safe_split
+from nb_tools.transcript._recorder import TranscriptRecorder, diff_dict, usage_line
+from nb_tools.transcript._visible import (
+    count_in_arguments,
+    hidden_warning,
+    json_strings,
+    visible_html,
+    visible_text,
+)
+
+__all__ = [
+    "PRE_STYLE",
+    "ConversationRef",
+    "TranscriptRecorder",
+    "count_in_arguments",
+    "diff_dict",
+    "diff_html",
+    "footer_html",
+    "hidden_warning",
+    "json_strings",
+    "safe_split",
+    "self_contained",
+    "shown_in",
+    "text_html",
+    "tool_item_html",
+    "transcript_bundle",
+    "usage_line",
+    "visible_html",
+    "visible_text",
+]
