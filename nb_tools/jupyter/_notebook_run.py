@@ -151,7 +151,8 @@ class NotebookRunTool:
             self._shown.clear()
         self._shown[_key(args)] = plan
         shown = "\n\n".join(f"# cell {cid}\n{src}" for cid, src in plan) or "# (no cell to run)"
-        return Change(path=f"{name} (cells to run)", before=None, after=shown)
+        label = f"run {len(plan)} cell(s) of {name} in order, stopping at the first error"
+        return Change(path=name, before=None, after=shown, label=label)
 
     # -- running -------------------------------------------------------------------------
 
