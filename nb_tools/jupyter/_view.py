@@ -1,7 +1,11 @@
-"""The live view of one run: streamed text, a card per tool call, approval cards, progress,
-a Stop button and a usage footer, all in one ``VBox`` shown under one display id. At the
-end it is replaced by the transcript bundle and every widget is closed, so the saved
-notebook holds no widget views."""
+"""The live view of one run: a Stop button, then streamed text, a card per tool call,
+approval cards, progress and a usage footer, all in one ``VBox`` shown under one display
+id. At the end it is replaced by the transcript bundle and every widget is closed, so the
+saved notebook holds no widget views.
+
+The Stop buttons come first and the outer box's children never change: what streams grows
+below them, so they neither move under the pointer nor get a new view (a box's frontend
+view re-creates every child after the first one that changed) while the run lives."""
 
 from __future__ import annotations
 
@@ -247,7 +251,10 @@ class RunView:
             self.stop_after_button.on_click(lambda _b: self.stop_after_turn())
             buttons.append(self.stop_after_button)
         self.stop_buttons = widgets.HBox(buttons, layout=self.layout)
-        self.box = widgets.VBox([self.footer, self.stop_buttons], layout=self.layout)
+        # What changes during the run (text, cards, the footer) lives in ``content``; the
+        # outer box keeps the same two children from the first display to the end.
+        self.content = widgets.VBox([self.footer], layout=self.layout)
+        self.box = widgets.VBox([self.stop_buttons, self.content], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
         self._text: _TextStream | None = None
@@ -285,9 +292,8 @@ class RunView:
         children.append(self.footer)
         if self._continue is not None:
             children.append(self._continue.widget)
-        children.append(self.stop_buttons)
-        if tuple(children) != tuple(self.box.children):
-            self.box.children = children
+        if tuple(children) != tuple(self.content.children):
+            self.content.children = children
 
     def _render_text(self) -> None:
         if self._text is not None:
@@ -451,7 +457,8 @@ class RunView:
         else:
             self.handle.update(bundle, raw=True)
         with contextlib.suppress(Exception):
-            close_tree(self.box)
+            # an answered card's buttons left the tree (one line stays): closed here too
+            close_tree(self.box, *(a.buttons for a in self.approval_cards()))
 
 
 class ContinuePrompt:

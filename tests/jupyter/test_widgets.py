@@ -71,6 +71,8 @@ async def test_approve_click_runs_the_call_and_disables_the_buttons() -> None:
     assert result.text == "Done."
     assert card.approve.disabled and card.deny.disabled and card.always.disabled
     assert "Approved by you" in card.prompt.value
+    # answered: one line, no dead row of greyed buttons
+    assert card.widget.children == (card.prompt,)
     tool_item = view.recorder.to_dict()["items"][1]
     assert tool_item["status"] == "ok" and tool_item["approval"]["by"] == "user"
     card.deny.click()  # a second decision is ignored
@@ -91,6 +93,11 @@ async def test_deny_click_sends_the_message_to_the_model() -> None:
     assert answer.is_error
     assert answer.content == "The user denied this call. Message from the user: not today"
     assert 'Denied by you: "not today"' in card.prompt.value
+    assert card.widget.children == (card.prompt,)
+    buttons = card.buttons
+    view.finish(view.recorder.to_dict())
+    # the row left the view's tree; it is closed with the view all the same
+    assert buttons.comm is None and card.approve.comm is None and card.message.comm is None
 
 
 async def test_always_allow_remembers_the_tool() -> None:
@@ -109,6 +116,34 @@ async def test_always_allow_remembers_the_tool() -> None:
     assert ran == ["a", "b"]
     assert agent.always_allow == {"launch"}
     assert len(view.approval_cards()) == 1
+
+
+async def test_the_stop_row_is_never_re_created_while_the_run_lives() -> None:
+    """A box's frontend view re-creates every child after the first changed one: the
+    Stop row is first and the outer box's children never change (text, cards, approval
+    and the Continue prompt all go into ``content``)."""
+    from nb_tools.agent._events import TextDelta
+
+    ran: list = []
+    _agent, _model, view, task = await start(
+        [reply("Some text. " * 200, call("launch", target="x")), reply("Done. " * 300)], ran
+    )
+    outer: list = []
+    row: list = []
+    view.box.observe(outer.append, names="children")
+    view.stop_buttons.observe(row.append, names="children")
+    assert view.box.children[0] is view.stop_buttons
+    card = await first_card(view)
+    card.approve.click()
+    await task
+    for _ in range(300):
+        view.on_event(TextDelta(text="more words here "))
+    asking = asyncio.ensure_future(view.ask_continue("Paused at the turn limit (1 turns)."))
+    await asyncio.sleep(0.05)
+    view.stop_button.click()
+    assert await asking is False
+    assert outer == [] and row == []  # no change: no view re-created under the pointer
+    assert len(view.content.children) > 3
 
 
 async def test_stop_button_cancels_the_run() -> None:
@@ -196,7 +231,7 @@ async def test_progress_shows_in_the_card_with_a_bar_for_fractions() -> None:
     else:
         raise AssertionError("no progress shown")
     assert card.bar.value == 50
-    assert card.bar in view.box.children
+    assert card.bar in view.content.children
     await task
     assert card.bar.value == 100 and "done" in card.html.value
     assert "half way" in card.html.value  # the progress stays beside the result, as saved
@@ -260,7 +295,7 @@ async def test_continue_prompt_resumes_the_cell_and_adds_up_the_usage() -> None:
     assert recorder.stop_reason == "max_turns"
     asking = asyncio.ensure_future(view.ask_continue("Paused at the turn limit (1 turns)."))
     await asyncio.sleep(0.05)
-    assert view._continue is not None and view._continue.widget in view.box.children
+    assert view._continue is not None and view._continue.widget in view.content.children
     view._continue.go_on.click()
     assert await asking is True
     assert view._continue is None
@@ -352,7 +387,7 @@ def test_streamed_markdown_pieces_render_the_whole_text_and_stay_small() -> None
     stream = view._text
     pieces = stream.widgets()
     assert 2 <= len(pieces) <= 5  # log-many widgets, not one per piece
-    assert all(w in view.box.children for w in pieces)
+    assert all(w in view.content.children for w in pieces)
     # The active piece stays bounded however long the answer grows.
     assert max(sizes) <= FORCE_FACTOR * TEXT_CHUNK + 200
     html = "".join(w.value for w in pieces)
