@@ -188,9 +188,7 @@ class ApprovalCard:
                 what += f': "{escape(d.message)}"'
         colour = _APPROVED if d.approved else _DENIED
         mark = "✓" if d.approved else "✗"
-        return (
-            f'<span class="nbtools-decided" style="{colour}">{mark} <b>{name}</b>: {what}</span>'
-        )
+        return f'<span class="nbtools-decided" style="{colour}">{mark} <b>{name}</b>: {what}</span>'
 
     def cancel(self, why: str = "the run stopped") -> None:
         """The run ended while waiting: disable the buttons and say so."""

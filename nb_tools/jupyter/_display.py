@@ -290,7 +290,9 @@ _LABEL = (
     "display:block;font-size:var(--jp-ui-font-size0,11px);font-weight:600;"
     "color:var(--jp-ui-font-color2,#57606a);text-transform:uppercase"
 )
-_TEXT_BOX = "padding:0 8px;border-left:3px solid var(--jp-border-color2,#d0d7de)"
+# flow-root: the last paragraph's margin stays inside the bar, so the live view's pieces
+# (one widget each) join into one unbroken bar
+_TEXT_BOX = "display:flow-root;padding:0 8px;border-left:3px solid var(--jp-border-color2,#d0d7de)"
 
 
 def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:

@@ -170,12 +170,21 @@ def safe_split(text: str, start: int, min_size: int, fence: str = "") -> tuple[i
         return None
     if last_line_end is not None:
         return last_line_end
-    # One long line (a paragraph without line breaks): cut after a space; the two
-    # pieces show as two paragraphs, which beats re-sending an ever longer one.
-    space = text.rfind(" ", start + min_size, len(text) - 1)
-    if space > 0 and not fence and not dollars and "`" not in text[start:space]:
-        return space + 1, ""
+    # One long line (a paragraph without line breaks): cut after a sentence's end (else
+    # after a space); the two pieces show as two paragraphs, which beats re-sending an
+    # ever longer one. Never after the last word so far: it may be cut short, and would
+    # stand alone in the next piece (a stray word at the seam).
+    if fence or dollars:
+        return None
+    last_space = text.rfind(" ", start + min_size, len(text) - 1)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, start + min_size, max(last_space, 0))]
+    cut = ends[-1] if ends else (last_space + 1 if last_space > 0 else 0)
+    if cut > 0 and "`" not in text[start:cut]:
+        return cut, ""
     return None
+
+
+_SENTENCE_END = re.compile(r"[.!?:;][)\]\"'”’]? +(?=\S)")
 
 
 _LIST = re.compile(r"^([-*+]|\d+[.)])\s")

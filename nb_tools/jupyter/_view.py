@@ -172,7 +172,7 @@ class _TextStream:
         self.active.start = 0
 
     def _new(self) -> widgets.HTMLMath:
-        return widgets.HTMLMath(layout=self.view.layout, style=self.view.math_style)
+        return widgets.HTMLMath(layout=self.view.text_layout, style=self.view.math_style)
 
     def render(self) -> None:
         text = str(self.item.get("text", ""))
@@ -225,6 +225,8 @@ class RunView:
         self.recorder = recorder
         self.loop = loop
         self.layout = widgets.Layout()
+        # a text segment's pieces touch: no margin between their widgets (no seam)
+        self.text_layout = widgets.Layout(margin="0")
         self.html_style = HTMLStyle()
         self._math_style: HTMLMathStyle | None = None
         self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
@@ -458,7 +460,7 @@ class RunView:
             self.handle.update(bundle, raw=True)
         with contextlib.suppress(Exception):
             # an answered card's buttons left the tree (one line stays): closed here too
-            close_tree(self.box, *(a.buttons for a in self.approval_cards()))
+            close_tree(self.box, self.text_layout, *(a.buttons for a in self.approval_cards()))
 
 
 class ContinuePrompt:

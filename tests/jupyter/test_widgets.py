@@ -450,3 +450,17 @@ async def test_a_tool_that_raises_shows_its_traceback_collapsed_the_model_the_me
     assert "return {}[key]" in item["traceback"]
     html = next(iter(view._cards.values())).html.value
     assert '<details class="nbtools-traceback">' in html and "return {}[key]" in html
+
+
+def test_a_long_line_is_cut_after_a_sentence_never_before_its_last_word() -> None:
+    from nb_tools.jupyter._markdown import FORCE_FACTOR, safe_split
+
+    text = "".join(f"Sentence number {i} says a few words here. " for i in range(40)) + "unfin"
+    split = safe_split(text, 0, 200)
+    assert split is not None
+    cut, reopen = split
+    assert reopen == "" and text[:cut].endswith("here. ") and cut < len(text) - 10
+    # no sentence end in reach: after a space, but not before the word being written
+    words = "word " * (FORCE_FACTOR * 60) + "unfin"
+    cut2, _ = safe_split(words, 0, 200) or (0, "")
+    assert 0 < cut2 <= len(words) - len("unfin") and words[cut2 - 1] == " "
