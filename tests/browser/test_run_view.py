@@ -64,6 +64,7 @@ def make_notebook(server: Any, name: str, *cells: str) -> str:
 def human_click(page: Any, locator: Any, pause: float = 0.15) -> None:
     """Press, hold ``pause`` seconds, release: as a person clicks (a button re-created or
     moved between the two loses the click)."""
+    locator.scroll_into_view_if_needed()
     box = locator.bounding_box()
     assert box is not None, "the button is not on the page"
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
