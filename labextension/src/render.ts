@@ -17,6 +17,7 @@ import {
   renderNote,
   renderServerTool
 } from './items';
+import { decorateCodeBlocks } from './codeblocks';
 import { safeFragment } from './safehtml';
 import { appendVisible } from './visible';
 import type { Diff, Item, StopReason, ToolItem, ToolStatus, Transcript } from './transcript.generated';
@@ -97,9 +98,16 @@ function renderText(text: string, cls: string, kind: string, tools: IRenderTools
   const host = el('div', 'jp-nbtools-markdown jp-RenderedHTMLCommon jp-RenderedMarkdown', undefined, 'text');
   box.appendChild(host);
   pending.push(
-    tools.markdown(host, text).catch(() => {
-      host.replaceChildren(el('div', 'jp-nbtools-text', text));
-    })
+    tools.markdown(host, text).then(
+      () => {
+        if (kind === 'assistant') {
+          decorateCodeBlocks(host); // Copy / Insert as cell (handled by ./actions)
+        }
+      },
+      () => {
+        host.replaceChildren(el('div', 'jp-nbtools-text', text));
+      }
+    )
   );
   return box;
 }
@@ -276,6 +284,28 @@ export function endingText(t: Transcript): string {
   return CONTINUABLE.includes(reason) ? `${text} ${CONTINUE_HINT}` : text;
 }
 
+/** The ending line, `code` spans shown as code (not backticks), and for a run that can
+ * go on a Continue button (it adds a `%%agent --continue` cell below and runs it). */
+function renderEnding(text: string, continuable: boolean): HTMLElement {
+  const line = el('div', 'jp-nbtools-ending', undefined, 'ending');
+  text.split(/(`[^`]+`)/).forEach(bit => {
+    if (bit.length > 2 && bit.startsWith('`') && bit.endsWith('`')) {
+      line.appendChild(el('code', 'jp-nbtools-inline-code', bit.slice(1, -1)));
+    } else if (bit) {
+      line.appendChild(document.createTextNode(bit));
+    }
+  });
+  if (continuable) {
+    const button = el('button', 'jp-nbtools-continue jp-mod-styled jp-mod-accept', 'Continue');
+    (button as HTMLButtonElement).type = 'button';
+    button.dataset.nbtAction = 'continue';
+    button.title = 'Add a %%agent --continue cell below and run it';
+    line.appendChild(document.createTextNode(' '));
+    line.appendChild(button);
+  }
+  return line;
+}
+
 /** One item ("first": nothing shown before it); null for a kind this version does not know. */
 function renderItem(item: Item, first: boolean, tools: IRenderTools | null, pending: Promise<void>[]): HTMLElement | null {
   switch (item.kind) {
@@ -337,7 +367,7 @@ export function renderTranscript(data: unknown, tools: IRenderTools | null = nul
   }
   const ending = endingText(t);
   if (ending) {
-    root.appendChild(el('div', 'jp-nbtools-ending', ending, 'ending'));
+    root.appendChild(renderEnding(ending, CONTINUABLE.includes(t.stop_reason as StopReason)));
   }
   return root;
 }

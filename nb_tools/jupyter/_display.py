@@ -339,7 +339,7 @@ def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
     ending = ending_text(d)
     end = (
         f'<div class="nbtools-ending" data-nbt="ending" style="margin-top:2px">'
-        f"{escape(ending)}</div>"
+        f"{_code_spans(ending)}</div>"
         if ending
         else ""
     )
@@ -347,6 +347,16 @@ def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
         f'{TOKEN_CSS}<div class="nbtools-footer" data-nbt="footer" style="{_MUTED};'
         f'font-size:var(--jp-ui-font-size1,13px);margin-top:4px">{busy}{" · ".join(bits)}</div>'
         f"{err}{end}"
+    )
+
+
+def _code_spans(text: str) -> str:
+    """``text`` escaped, its `backtick` spans shown as code (the labextension's ending)."""
+    return "".join(
+        f"<code>{escape(bit[1:-1])}</code>"
+        if len(bit) > 2 and bit.startswith("`") and bit.endswith("`")
+        else escape(bit)
+        for bit in re.split(r"(`[^`]+`)", text)
     )
 
 
