@@ -41,6 +41,9 @@ const CONTINUABLE: StopReason[] = ['max_turns', 'budget', 'stopped_after_turn'];
 const CONTINUE_HINT = 'Run `%%agent --continue` to go on.';
 /** Result text: a preview, then the rest (up to FULL_RESULT_CHARS) behind "show all". */
 const RESULT_PREVIEW_CHARS = 1500;
+const RESULT_PREVIEW_LINES = 10;
+/** Tools whose card stays open: the command and its output's first lines are the point. */
+const SHELL_TOOLS = ['bash', 'shell', 'run_shell', 'sh'];
 const FULL_RESULT_CHARS = 20000;
 const PROGRESS_LINES = 12;
 const MAX_DIFF_LINES = 400;
@@ -154,6 +157,14 @@ function renderDiff(diff: Partial<Diff>): HTMLElement {
   return box;
 }
 
+/** The result holds the streamed log (its last line): show it once, as the result
+ * (Python: progress_in_result). */
+function progressInResult(tail: string, result: string | null | undefined): boolean {
+  const lines = tail.trim().split('\n');
+  const last = lines[lines.length - 1].trim();
+  return !!result && !!last && result.includes(last);
+}
+
 function section(label: string, ...body: HTMLElement[]): HTMLElement {
   const box = el('div', 'jp-nbtools-section');
   box.appendChild(el('div', 'jp-nbtools-label', label));
@@ -161,10 +172,14 @@ function section(label: string, ...body: HTMLElement[]): HTMLElement {
   return box;
 }
 
-/** A result: a preview, and the whole (up to 20,000 characters) behind "show all". */
+/** A result: its first lines (at most RESULT_PREVIEW_LINES and RESULT_PREVIEW_CHARS),
+ * and the whole (up to 20,000 characters) behind "show all". */
 function renderResult(text: string): HTMLElement[] {
   const chars = Array.from(text); // code points, as Python counts
-  if (chars.length <= RESULT_PREVIEW_CHARS) {
+  const preview = Array.from(text.split('\n').slice(0, RESULT_PREVIEW_LINES).join('\n'))
+    .slice(0, RESULT_PREVIEW_CHARS)
+    .join('');
+  if (preview === text) {
     return [el('pre', 'jp-nbtools-result', text, 'result')];
   }
   const more =
@@ -172,7 +187,7 @@ function renderResult(text: string): HTMLElement[] {
   const all = el('details', 'jp-nbtools-result-all');
   all.appendChild(el('summary', 'jp-nbtools-label', `show all (${formatCount(chars.length)} characters)`, 'result-more'));
   all.appendChild(el('pre', 'jp-nbtools-result', chars.slice(0, FULL_RESULT_CHARS).join('') + more, 'result-full'));
-  return [el('pre', 'jp-nbtools-result', chars.slice(0, RESULT_PREVIEW_CHARS).join('') + ' …', 'result'), all];
+  return [el('pre', 'jp-nbtools-result', preview + ' …', 'result'), all];
 }
 
 /** A tool's rich value (its HTML, sanitized, or an image) inside its card. */
@@ -198,7 +213,8 @@ function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
   const card = el('details', `jp-nbtools-tool jp-nbtools-status-${known}`);
   card.dataset.nbtItem = 'tool';
   card.dataset.status = status;
-  card.open = status !== 'ok' || (item.diffs?.length ?? 0) > 0 || !!item.display;
+  card.open =
+    SHELL_TOOLS.includes(item.name ?? '') || status !== 'ok' || (item.diffs?.length ?? 0) > 0 || !!item.display;
   const summary = el('summary', 'jp-nbtools-tool-summary');
   const name = item.name || '(unnamed tool)';
   summary.appendChild(el('span', 'jp-nbtools-tool-name', name, 'name'));
@@ -226,7 +242,9 @@ function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
   if (item.progress) {
     // kept beside the result: a long tool's log is part of the record
     const tail = splitLines(item.progress).slice(-PROGRESS_LINES).join('\n');
-    card.appendChild(section('Progress', el('pre', 'jp-nbtools-progress', tail, 'progress')));
+    if (!progressInResult(tail, item.result)) {
+      card.appendChild(section('Progress', el('pre', 'jp-nbtools-progress', tail, 'progress')));
+    }
   }
   if (item.model_saw) {
     const saw = item.model_saw;

@@ -76,3 +76,24 @@ test("the model's Markdown cannot name an action", () => {
   );
   assert.ok(!html.includes('data-nbt-action'), html);
 });
+
+test('a finished bash card is open, shows its command and its output once', () => {
+  const out = Array.from({ length: 30 }, (_, i) => `file${i}`).join('\n') + '\n';
+  const root = renderTranscript(
+    transcript([
+      { kind: 'tool', id: 'b', name: 'bash', arguments: '{"command": "ls"}', status: 'ok', result: out, progress: out, duration: 0.09 },
+      { kind: 'tool', id: 'j', name: 'job', arguments: '{}', status: 'ok', result: 'done', progress: 'half way\n', duration: 1 }
+    ]),
+    null,
+    []
+  );
+  const [bash, job] = root.querySelectorAll('details.jp-nbtools-tool');
+  assert.ok(bash.open, 'the bash card is collapsed');
+  assert.equal(bash.querySelector('[data-nbt="args"]').textContent, 'ls');
+  assert.equal(bash.querySelectorAll('[data-nbt="progress"]').length, 0, 'the output shows twice');
+  const first = bash.querySelector('[data-nbt="result"]').textContent;
+  assert.ok(first.startsWith('file0\nfile1\n') && first.includes('file9') && !first.includes('file10'), first);
+  assert.ok(bash.querySelector('[data-nbt="result-full"]').textContent.includes('file29'));
+  // a progress log that is not the result stays beside it
+  assert.equal(job.querySelector('[data-nbt="progress"]').textContent, 'half way');
+});

@@ -27,6 +27,7 @@ from nb_tools.jupyter._safe_html import safe_html
 from nb_tools.jupyter._visible import count_in_arguments, transcript_warning, visible_html
 
 RESULT_PREVIEW_CHARS = 1_500
+RESULT_PREVIEW_LINES = 10
 FULL_RESULT_CHARS = 20_000
 PROGRESS_LINES = 12
 # The images a card shows (the labextension's IMAGE_TYPES): raster types a browser draws
@@ -88,16 +89,18 @@ def _img(media_type: str, data: str, cls: str, field: str) -> str:
 
 
 def result_html(text: str, *, error: bool = False) -> str:
-    """A result, truncated to a preview with a "show all" toggle holding the rest."""
+    """A result: its first lines (at most ``RESULT_PREVIEW_LINES`` and
+    ``RESULT_PREVIEW_CHARS``), with a "show all" toggle holding the rest."""
     style = _ERROR_TEXT if error else ""
-    if len(text) <= RESULT_PREVIEW_CHARS:
+    preview = "\n".join(text.split("\n")[:RESULT_PREVIEW_LINES])[:RESULT_PREVIEW_CHARS]
+    if preview == text:
         return _pre(text, style, "result")
     full = text[:FULL_RESULT_CHARS]
     more = ""
     if len(text) > FULL_RESULT_CHARS:
         more = f"\n… {len(text) - FULL_RESULT_CHARS:,} more characters"
     return (
-        _pre(text[:RESULT_PREVIEW_CHARS] + " …", style, "result")
+        _pre(preview + " …", style, "result")
         + f'<details><summary data-nbt="result-more" style="cursor:pointer;{_MUTED}">show all '
         f"({len(text):,} characters)</summary>{_pre(full + more, style, 'result-full')}</details>"
     )
@@ -235,7 +238,11 @@ def tool_item_html(
     # The same shape as the labextension's card: a <details> whose summary holds the
     # name, a status badge and the duration; open while the call is live, then open only
     # for what needs a look (not ok, or a diff), so the end of the run changes nothing.
-    is_open = live or status != "ok" or bool(item.get("diffs")) or bool(item.get("display"))
+    # A shell call stays open: its command and the first lines of its output are the point.
+    shell = str(item.get("name")) in _SHELL_TOOLS
+    is_open = (
+        live or shell or status != "ok" or bool(item.get("diffs")) or bool(item.get("display"))
+    )
     colour = _STATUS_COLOUR.get(status, _STATUS_COLOUR["pending"])
     name = escape(str(item.get("name") or "(unnamed tool)"))
     pieces = [
@@ -244,7 +251,7 @@ def tool_item_html(
         f'<summary style="cursor:pointer;padding:2px 0"><span data-nbt="name" style="font-'
         f'family:var(--jp-code-font-family,monospace);font-weight:600">{name}</span> '
         f"{badge_html(status_label(status), status)}{took}</summary>",
-        args_html(str(item.get("name")), str(item.get("arguments") or ""), expanded=live),
+        args_html(str(item.get("name")), str(item.get("arguments") or ""), expanded=live or shell),
         approval_html(item.get("approval")),
     ]
     for diff in item.get("diffs") or []:
@@ -254,9 +261,11 @@ def tool_item_html(
         )
         pieces.append(diff_html(str(diff.get("diff", "")), field=True))
     shown_progress = progress if progress is not None else item.get("progress")
+    result = item.get("result")
     if shown_progress:  # kept beside the result: a long tool's log is part of the record
         tail = "\n".join(str(shown_progress).splitlines()[-PROGRESS_LINES:])
-        pieces.append(_pre(tail, _MUTED, "progress"))
+        if not progress_in_result(tail, result):
+            pieces.append(_pre(tail, _MUTED, "progress"))
     saw = item.get("model_saw")
     if isinstance(saw, Mapping):
         pieces.append(
@@ -264,7 +273,6 @@ def tool_item_html(
             f"the start and the end: {saw.get('bytes', 0):,} of {saw.get('of', 0):,} bytes "
             "(--result-limit)</div>"
         )
-    result = item.get("result")
     if result:
         pieces.append(result_html(str(result), error=item.get("status") in _ERROR_STATUSES))
     if item.get("traceback"):
@@ -273,6 +281,14 @@ def tool_item_html(
     pieces.append(parts_html(item.get("parts") or []))
     pieces.append("</details>")
     return "".join(pieces)
+
+
+def progress_in_result(tail: str, result: object) -> bool:
+    """Whether the result already holds the streamed log (a shell call's output comes as
+    progress, then whole as the result): its last line is in the result. The card then
+    shows it once, as the result."""
+    lines = tail.strip().split("\n")
+    return bool(result) and bool(lines[-1].strip()) and lines[-1].strip() in str(result)
 
 
 def badge_html(label: str, status: str | None = None) -> str:

@@ -464,3 +464,28 @@ def test_a_long_line_is_cut_after_a_sentence_never_before_its_last_word() -> Non
     words = "word " * (FORCE_FACTOR * 60) + "unfin"
     cut2, _ = safe_split(words, 0, 200) or (0, "")
     assert 0 < cut2 <= len(words) - len("unfin") and words[cut2 - 1] == " "
+
+
+def test_a_finished_bash_card_shows_its_command_and_output_once() -> None:
+    from nb_tools.jupyter._display import tool_item_html
+
+    out = "".join(f"file{i}\n" for i in range(30))
+    item = {
+        "kind": "tool",
+        "name": "bash",
+        "arguments": '{"command": "ls"}',
+        "status": "ok",
+        "result": out,
+        "progress": out,
+        "duration": 0.093,
+    }
+    html = tool_item_html(item)
+    assert html.startswith(
+        '<details class="nbtools-card" data-nbt-item="tool" data-status="ok" open'
+    )
+    assert "<summary" in html and ">Arguments</summary>" not in html  # the command in sight
+    assert 'data-nbt="progress"' not in html  # the output once, as the result
+    preview = html.split('data-nbt="result"', 1)[1].split("</pre>", 1)[0]
+    assert "file9 …" in preview and "file10" not in preview
+    job = dict(item, name="job", arguments="{}", result="done", progress="half way\n")
+    assert 'data-nbt="progress"' in tool_item_html(job)
