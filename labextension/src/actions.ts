@@ -7,7 +7,7 @@
  *   One delegated listener handles them; nothing in the model's text can name an action
  *   (the sanitizers drop `data-*` and buttons from it).
  * - A waiting approval is hard to miss: while a notebook shows an approval card waiting
- *   (the kernel's `.nbtools-waiting`), its tab and the page title carry a ⏳ mark and a
+ *   (the kernel's `.nbtools-waiting`), its tab carries a dot, the page title a `(!)` and a
  *   notification says so, once per card; while a run is live (its view's `.nbtools-busy`
  *   footer or a waiting card is on the page) the kernel status reads busy, not the idle
  *   the kernel reports between the comm messages of a cell that is still running.
@@ -22,7 +22,7 @@ const LIVE_CODE = '.jp-OutputArea-output [data-nbt="text"] pre.nbtools-code';
 const WAITING = '.nbtools-waiting';
 const LIVE = '.nbtools-busy, .nbtools-waiting';
 const WAITING_CLASS = 'jp-mod-nbtools-waiting';
-const TITLE_MARK = '⏳ ';
+const TITLE_MARK = '(!) ';
 
 /** Cells inserted below an agent cell, by its cell id: the next one goes after them. */
 const insertedBelow = new Map<string, Set<string>>();

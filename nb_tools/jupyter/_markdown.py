@@ -34,7 +34,8 @@ _TOKENS = {
     "Comment": ("c", "var(--jp-mirror-editor-comment-color,#408080);font-style:italic"),
 }
 TOKEN_CSS = (
-    f"<style>.nbtools-code{{{PRE_STYLE};white-space:pre-wrap;overflow-wrap:anywhere}}"
+    f"<style>.nbtools-code,.jp-RenderedHTMLCommon pre.nbtools-code{{{PRE_STYLE};"
+    "white-space:pre-wrap;overflow-wrap:anywhere}"
     ".nbtools-busy{animation:nbtools-pulse .8s ease-in-out infinite alternate}"
     "@keyframes nbtools-pulse{from{opacity:1}to{opacity:.25}}"
     + "".join(

@@ -24,7 +24,7 @@ from browser_ui import (
     shot,
 )
 
-from nb_tools.testing import reply
+from nb_tools.testing import call, reply
 
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = pytest.mark.browser
@@ -107,4 +107,106 @@ def test_stop_stops_while_text_streams_at_every_human_click(
         assert "That is all for now" not in text, f"click {i}: the run went on streaming"
         expect(transcript.locator(".jp-nbtools-footer")).to_contain_text("stopped")
     shot(page, f"run-view-stopped-{kind}", cell(page, rounds))
+    assert page.console.unexpected() == []
+
+
+TOOL_SETUP = '''%load_ext nb_tools
+from nb_tools import tool
+
+@tool(requires_approval=True)
+def launch(target: str) -> str:
+    """Launch something."""
+    return f"launched {target}"
+'''
+ANSWER = (
+    "Here is the code:\n\n```python\nx = 6 * 7\nprint(x)\n```\n\n"
+    "Now I launch it, as you asked me to do.\n"
+)
+STATUS_TEXT = """() => [...document.querySelectorAll('.jp-StatusBar-Widget, #jp-main-statusbar')]
+  .map(n => n.textContent).join(' ')"""
+DISPLAY_STATUS = "() => window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus"
+
+
+def test_waiting_card_code_buttons_and_continue_in_lab(lab: Any, page: Any, script: Any) -> None:
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.url)
+    script.push(
+        reply(ANSWER, call("launch", target="moon"), chunk_delay=0.05),
+        reply("Continued: all done."),
+    )
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [
+        nbformat.v4.new_code_cell(TOOL_SETUP),
+        nbformat.v4.new_code_cell("%%agent --max-turns 1\nWrite the code, then launch it"),
+    ]
+    nbformat.write(nb, lab.root / "buttons.ipynb")
+    open_notebook(page, lab, "buttons.ipynb")
+    run_cells(page, 0, 1)
+    agent = cell(page, 1)
+
+    # Live: the answer's code block has its buttons while the run goes on.
+    live_bar = agent.locator(f"{OUTPUTS} .nbtools-assistant .jp-nbtools-code-toolbar")
+    expect(live_bar.first).to_be_visible(timeout=SLOW)
+    expect(live_bar.first.locator("button")).to_have_text(["Copy", "Insert as cell"])
+
+    # A waiting card: tab, page title, a notification, and the status says busy.
+    approve = enabled_button(agent, "Approve")
+    approve.wait_for(timeout=SLOW)
+    tab = page.locator(".lm-TabBar-tab.jp-mod-current")
+    expect(tab).to_have_class(__import__("re").compile("jp-mod-nbtools-waiting"))
+    page.wait_for_function("() => document.title.startsWith('(!)')", timeout=10_000)
+    expect(page.locator(".Toastify__toast", has_text="waits for your approval")).to_be_visible(
+        timeout=10_000
+    )
+    time.sleep(1.0)  # the kernel reports idle between comm messages; the display holds busy
+    assert page.evaluate(DISPLAY_STATUS) == "busy"
+    assert "Busy" in page.evaluate(STATUS_TEXT)
+    shot(page, "run-view-waiting-lab")
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    agent.screenshot(path=str(DOCS_IMAGES / "approval-card.png"))
+
+    approve.click()
+    # Answered: one line, no dead row of buttons.
+    expect(agent.locator(f"{OUTPUTS} .nbtools-decided")).to_contain_text("Approved by you")
+    expect(enabled_button(agent, "Deny")).to_have_count(0)
+    expect(agent.locator(f"{OUTPUTS} button", has_text="Deny")).to_have_count(0)
+    page.wait_for_function("() => !document.title.startsWith('(!)')", timeout=10_000)
+
+    # The turn limit: Stop here, then the transcript offers Continue.
+    enabled_button(agent, "Stop here").click()
+    transcript = agent.locator(TRANSCRIPT)
+    transcript.wait_for(timeout=SLOW)
+    ending = transcript.locator(".jp-nbtools-ending")
+    expect(ending.locator("code")).to_have_text("%%agent --continue")
+    assert "`" not in ending.inner_text()
+    page.wait_for_function(f"() => ({DISPLAY_STATUS})() !== 'busy'", timeout=SLOW)
+
+    # Copy, then Insert as cell: below the agent cell, one undo takes it back.
+    bar = transcript.locator(".jp-nbtools-code-toolbar")
+    bar.locator("button", has_text="Copy").click()
+    expect(bar.locator("button").first).to_have_text("Copied")
+    assert page.evaluate("() => navigator.clipboard.readText()") == "x = 6 * 7\nprint(x)"
+    shot(page, "run-view-transcript-code-lab", agent)
+    agent.screenshot(path=str(DOCS_IMAGES / "answer-code-block.png"))
+    count = page.locator(".jp-Notebook .jp-Cell").count()
+    bar.locator("button", has_text="Insert as cell").click()
+    expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(count + 1)
+    source = "() => window.jupyterapp.shell.currentWidget.content.widgets[2].model.sharedModel.getSource()"
+    assert page.evaluate(source) == "x = 6 * 7\nprint(x)"
+    page.keyboard.press("Escape")
+    page.keyboard.press("z")
+    expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(count)
+    bar.locator("button", has_text="Insert as cell").click()
+    expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(count + 1)
+
+    # Continue: a %%agent --continue cell after the inserted one, run at once.
+    ending.locator("button", has_text="Continue").click()
+    expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(count + 2)
+    assert page.evaluate(source.replace("[2]", "[3]")) == "%%agent --continue"
+    expect(cell(page, 3).locator(TRANSCRIPT)).to_contain_text("Continued: all done.", timeout=SLOW)
+    shot(page, "run-view-continued-lab")
     assert page.console.unexpected() == []
