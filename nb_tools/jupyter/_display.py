@@ -308,7 +308,10 @@ _LABEL = (
 )
 # flow-root: the last paragraph's margin stays inside the bar, so the live view's pieces
 # (one widget each) join into one unbroken bar
-_TEXT_BOX = "display:flow-root;padding:0 8px;border-left:3px solid var(--jp-border-color2,#d0d7de)"
+_TEXT_BOX = (
+    "display:flow-root;box-sizing:border-box;width:100%;padding:0 8px;"
+    "border-left:3px solid var(--jp-border-color2,#d0d7de)"
+)
 
 
 def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:

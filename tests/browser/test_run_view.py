@@ -61,6 +61,18 @@ def make_notebook(server: Any, name: str, *cells: str) -> str:
     return name
 
 
+def docs_shot(locator: Any, name: str) -> None:
+    """A screenshot the docs show (docs/images/NAME.png): written when missing, or on
+    request (NB_TOOLS_UPDATE_SCREENSHOT=1), so ordinary runs leave the repository clean."""
+    import os
+
+    target = DOCS_IMAGES / f"{name}.png"
+    if target.exists() and os.environ.get("NB_TOOLS_UPDATE_SCREENSHOT") != "1":
+        return
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    locator.screenshot(path=str(target))
+
+
 def human_click(page: Any, locator: Any, pause: float = 0.15) -> None:
     """Press, hold ``pause`` seconds, release: as a person clicks (a button re-created or
     moved between the two loses the click)."""
@@ -166,8 +178,7 @@ def test_waiting_card_code_buttons_and_continue_in_lab(lab: Any, page: Any, scri
     assert page.evaluate(DISPLAY_STATUS) == "busy"
     assert "Busy" in page.evaluate(STATUS_TEXT)
     shot(page, "run-view-waiting-lab")
-    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-    agent.screenshot(path=str(DOCS_IMAGES / "approval-card.png"))
+    docs_shot(agent, "approval-card")
 
     approve.click()
     # Answered: one line, no dead row of buttons.
@@ -191,7 +202,7 @@ def test_waiting_card_code_buttons_and_continue_in_lab(lab: Any, page: Any, scri
     expect(bar.locator("button").first).to_have_text("Copied")
     assert page.evaluate("() => navigator.clipboard.readText()") == "x = 6 * 7\nprint(x)"
     shot(page, "run-view-transcript-code-lab", agent)
-    agent.screenshot(path=str(DOCS_IMAGES / "answer-code-block.png"))
+    docs_shot(agent, "answer-code-block")
     count = page.locator(".jp-Notebook .jp-Cell").count()
     bar.locator("button", has_text="Insert as cell").click()
     expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(count + 1)
@@ -209,4 +220,45 @@ def test_waiting_card_code_buttons_and_continue_in_lab(lab: Any, page: Any, scri
     assert page.evaluate(source.replace("[2]", "[3]")) == "%%agent --continue"
     expect(cell(page, 3).locator(TRANSCRIPT)).to_contain_text("Continued: all done.", timeout=SLOW)
     shot(page, "run-view-continued-lab")
+    assert page.console.unexpected() == []
+
+
+def test_waiting_card_and_insert_as_cell_in_notebook7(
+    notebook7: Any, page: Any, script: Any
+) -> None:
+    from browser_ui import KNOWN_NOTEBOOK7_ERROR
+
+    page.console.allowed = (KNOWN_NOTEBOOK7_ERROR,)
+    script.push(reply(ANSWER, call("launch", target="moon")), reply("Launched."))
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [
+        nbformat.v4.new_code_cell(TOOL_SETUP),
+        nbformat.v4.new_code_cell("%%agent\nWrite the code, then launch it"),
+    ]
+    nbformat.write(nb, notebook7.root / "buttons_nb7.ipynb")
+    open_notebook(page, notebook7, "buttons_nb7.ipynb")
+    run_cells(page, 0, 1)
+    agent = cell(page, 1)
+    approve = enabled_button(agent, "Approve")
+    approve.wait_for(timeout=SLOW)
+    page.wait_for_function("() => document.title.startsWith('(!)')", timeout=10_000)
+    time.sleep(1.0)
+    assert page.evaluate(DISPLAY_STATUS) == "busy"
+    shot(page, "run-view-waiting-nb7")
+    approve.click()
+    expect(agent.locator(f"{OUTPUTS} .nbtools-decided")).to_contain_text("Approved by you")
+    transcript = agent.locator(TRANSCRIPT)
+    transcript.wait_for(timeout=SLOW)
+    page.wait_for_function("() => !document.title.startsWith('(!)')", timeout=10_000)
+    count = page.locator(".jp-Notebook .jp-Cell").count()
+    transcript.locator(".jp-nbtools-code-toolbar button", has_text="Insert as cell").click()
+    expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(count + 1)
+    source = "() => window.jupyterapp.shell.currentWidget.content.widgets[2].model.sharedModel.getSource()"
+    assert page.evaluate(source) == "x = 6 * 7\nprint(x)"
+    shot(page, "run-view-inserted-nb7")
     assert page.console.unexpected() == []
