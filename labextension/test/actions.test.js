@@ -77,6 +77,14 @@ test("the model's Markdown cannot name an action", () => {
   assert.ok(!html.includes('data-nbt-action'), html);
 });
 
+test("JupyterLab's highlight classes stay on the model's code, other classes go", () => {
+  const html = modelAttributesOnly(
+    '<pre><code class="language-python"><span class="\u037c1e jp-Dialog">def</span></code></pre>'
+  );
+  assert.ok(html.includes('class="\u037c1e"'), html);
+  assert.ok(!html.includes('jp-Dialog'), html);
+});
+
 test('a finished bash card is open, shows its command and its output once', () => {
   const out = Array.from({ length: 30 }, (_, i) => `file${i}`).join('\n') + '\n';
   const root = renderTranscript(

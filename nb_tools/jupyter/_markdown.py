@@ -37,6 +37,8 @@ TOKEN_CSS = (
     f"<style>.nbtools-code,.jp-RenderedHTMLCommon pre.nbtools-code{{{PRE_STYLE};"
     "white-space:pre-wrap;overflow-wrap:anywhere}"
     ".nbtools-busy{animation:nbtools-pulse .8s ease-in-out infinite alternate}"
+    # an HTMLMath widget's content shrinks to its text: the live answer spans the output
+    ".widget-htmlmath-content:has(>.nbtools-assistant){flex:1 1 auto;min-width:0}"
     "@keyframes nbtools-pulse{from{opacity:1}to{opacity:.25}}"
     + "".join(
         f".nbtools-code .t{cls}{{color:{colour}}}" for cls, colour in _TOKENS.values() if colour

@@ -164,6 +164,13 @@ def test_waiting_card_code_buttons_and_continue_in_lab(lab: Any, page: Any, scri
     live_bar = agent.locator(f"{OUTPUTS} .nbtools-assistant .jp-nbtools-code-toolbar")
     expect(live_bar.first).to_be_visible(timeout=SLOW)
     expect(live_bar.first.locator("button")).to_have_text(["Copy", "Insert as cell"])
+    # the answer spans the output: the block's buttons sit at its right, not mid-text
+    widths = page.evaluate(
+        """() => [document.querySelector('.jp-OutputArea-output .jp-nbtools-codeblock'),
+                  document.querySelector('.jp-OutputArea-output .widget-htmlmath')]
+                 .map(n => n.getBoundingClientRect().width)"""
+    )
+    assert widths[0] > 0.9 * widths[1] - 40, widths
 
     # A waiting card: tab, page title, a notification, and the status says busy.
     approve = enabled_button(agent, "Approve")
