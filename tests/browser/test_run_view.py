@@ -205,11 +205,11 @@ def test_waiting_card_code_buttons_and_continue_in_lab(lab: Any, page: Any, scri
 
     # Copy, then Insert as cell: below the agent cell, one undo takes it back.
     bar = transcript.locator(".jp-nbtools-code-toolbar")
+    docs_shot(agent, "answer-code-block")
     bar.locator("button", has_text="Copy").click()
     expect(bar.locator("button").first).to_have_text("Copied")
     assert page.evaluate("() => navigator.clipboard.readText()") == "x = 6 * 7\nprint(x)"
     shot(page, "run-view-transcript-code-lab", agent)
-    docs_shot(agent, "answer-code-block")
     count = page.locator(".jp-Notebook .jp-Cell").count()
     bar.locator("button", has_text="Insert as cell").click()
     expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(count + 1)

@@ -489,3 +489,12 @@ def test_a_finished_bash_card_shows_its_command_and_output_once() -> None:
     assert "file9 …" in preview and "file10" not in preview
     job = dict(item, name="job", arguments="{}", result="done", progress="half way\n")
     assert 'data-nbt="progress"' in tool_item_html(job)
+
+
+def test_the_models_text_cannot_make_an_action_button() -> None:
+    """The extension acts on buttons with ``data-nbt-action`` (Copy, Insert as cell,
+    Continue): the model's Markdown shows such a button as text, never as a button."""
+    from nb_tools.jupyter._markdown import markdown_html
+
+    html = markdown_html('<button data-nbt-action="continue">Continue</button>\n\nok')
+    assert "<button" not in html and "&lt;button" in html
