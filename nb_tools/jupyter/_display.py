@@ -22,7 +22,7 @@ from nb_tools.agent._transcript import (
 from nb_tools.agent._transcript_types import ITEM_KINDS, ItemKind
 from nb_tools.jupyter._diff import PRE_STYLE, diff_html
 from nb_tools.jupyter._display_blocks import citations_html, note_html, server_tool_html
-from nb_tools.jupyter._markdown import TOKEN_CSS, code_block_html, markdown_html
+from nb_tools.jupyter._markdown import TEXT_BOX, TOKEN_CSS, code_block_html, markdown_html
 from nb_tools.jupyter._safe_html import safe_html
 from nb_tools.jupyter._visible import count_in_arguments, transcript_warning, visible_html
 
@@ -306,17 +306,13 @@ _LABEL = (
     "display:block;font-size:var(--jp-ui-font-size0,11px);font-weight:600;"
     "color:var(--jp-ui-font-color2,#57606a);text-transform:uppercase"
 )
-# flow-root: the last paragraph's margin stays inside the bar, so the live view's pieces
-# (one widget each) join into one unbroken bar
-_TEXT_BOX = (
-    "display:flow-root;box-sizing:border-box;width:100%;padding:0 8px;"
-    "border-left:3px solid var(--jp-border-color2,#d0d7de)"
-)
 
 
-def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:
+def text_html(text: str, *, who: str = "assistant", label: bool = True, live: bool = False) -> str:
     """The assistant's Markdown in the labextension's look (a bar on the left, the
-    "Assistant" label on a segment's first piece); the user's text as typed."""
+    "Assistant" label on a segment's first piece); the user's text as typed. ``live``:
+    the box's look comes from the view's stylesheet (``TOKEN_CSS``, in its footer), not
+    inline: a streamed piece is re-sent about 12 times a second."""
     if who == "user":
         return (
             f'<div class="nbtools-user" data-nbt-item="user" style="margin:4px 0"><b>You:</b> '
@@ -325,9 +321,10 @@ def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:
     head = f'<span style="{_LABEL}">Assistant</span>' if label else ""
     # jp-RenderedHTMLCommon: inside JupyterLab, the live text gets the look of its rendered
     # Markdown (tables, lists, code), as the final transcript has.
+    look = "" if live else f' style="{TEXT_BOX}"'
     return (
-        f'<div class="nbtools-assistant jp-RenderedHTMLCommon" data-nbt-item="assistant" '
-        f'style="{_TEXT_BOX}">{head}<div data-nbt="text">{markdown_html(text)}</div></div>'
+        f'<div class="nbtools-assistant jp-RenderedHTMLCommon" data-nbt-item="assistant"'
+        f'{look}>{head}<div data-nbt="text">{markdown_html(text)}</div></div>'
     )
 
 

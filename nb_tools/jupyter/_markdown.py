@@ -33,11 +33,21 @@ _TOKENS = {
     "Literal.Number": ("n", "var(--jp-mirror-editor-number-color,#080)"),
     "Comment": ("c", "var(--jp-mirror-editor-comment-color,#408080);font-style:italic"),
 }
+TEXT_BOX = (
+    "display:flow-root;box-sizing:border-box;width:100%;padding:0 8px;"
+    "border-left:3px solid var(--jp-border-color2,#d0d7de)"
+)
+"""The assistant's text box: a bar on the left. ``flow-root`` keeps the last paragraph's
+margin inside the bar, so the live view's pieces (one widget each) join into one bar."""
 TOKEN_CSS = (
     f"<style>.nbtools-code,.jp-RenderedHTMLCommon pre.nbtools-code{{{PRE_STYLE};"
     "white-space:pre-wrap;overflow-wrap:anywhere}"
     ".nbtools-busy{animation:nbtools-pulse .8s ease-in-out infinite alternate}"
-    # an HTMLMath widget's content shrinks to its text: the live answer spans the output
+    # the live answer's pieces: the text box's look once here, not on every update; no
+    # margin between their widgets (no seam); the HTMLMath content, which shrinks to its
+    # text, spans the output
+    f".nbtools-assistant{{{TEXT_BOX}}}"
+    ".widget-htmlmath:has(>.widget-htmlmath-content>.nbtools-assistant){margin:0}"
     ".widget-htmlmath-content:has(>.nbtools-assistant){flex:1 1 auto;min-width:0}"
     "@keyframes nbtools-pulse{from{opacity:1}to{opacity:.25}}"
     + "".join(

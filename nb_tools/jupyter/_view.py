@@ -3,9 +3,10 @@ approval cards, progress and a usage footer, all in one ``VBox`` shown under one
 id. At the end it is replaced by the transcript bundle and every widget is closed, so the
 saved notebook holds no widget views.
 
-The Stop buttons come first and the outer box's children never change: what streams grows
-below them, so they neither move under the pointer nor get a new view (a box's frontend
-view re-creates every child after the first one that changed) while the run lives."""
+The Stop buttons are the box's first child, always: what streams grows below them, so they
+neither move under the pointer nor get a new view while the run lives (a box's frontend
+view keeps the views of the children before the first one that changed and re-creates
+the rest)."""
 
 from __future__ import annotations
 
@@ -154,7 +155,7 @@ class _Slot:
             value = ""
         else:
             piece = self.reopen + text[self.start : self.end]
-            value = text_html(piece, label=self.start == 0)
+            value = text_html(piece, label=self.start == 0, live=True)
         if self.widget.value != value:
             self.widget.value = value
 
@@ -172,7 +173,7 @@ class _TextStream:
         self.active.start = 0
 
     def _new(self) -> widgets.HTMLMath:
-        return widgets.HTMLMath(layout=self.view.text_layout, style=self.view.math_style)
+        return widgets.HTMLMath(layout=self.view.layout, style=self.view.math_style)
 
     def render(self) -> None:
         text = str(self.item.get("text", ""))
@@ -225,8 +226,6 @@ class RunView:
         self.recorder = recorder
         self.loop = loop
         self.layout = widgets.Layout()
-        # a text segment's pieces touch: no margin between their widgets (no seam)
-        self.text_layout = widgets.Layout(margin="0")
         self.html_style = HTMLStyle()
         self._math_style: HTMLMathStyle | None = None
         self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
@@ -253,10 +252,7 @@ class RunView:
             self.stop_after_button.on_click(lambda _b: self.stop_after_turn())
             buttons.append(self.stop_after_button)
         self.stop_buttons = widgets.HBox(buttons, layout=self.layout)
-        # What changes during the run (text, cards, the footer) lives in ``content``; the
-        # outer box keeps the same two children from the first display to the end.
-        self.content = widgets.VBox([self.footer], layout=self.layout)
-        self.box = widgets.VBox([self.stop_buttons, self.content], layout=self.layout)
+        self.box = widgets.VBox([self.stop_buttons, self.footer], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
         self._text: _TextStream | None = None
@@ -288,14 +284,14 @@ class RunView:
         self.handle = display(data, raw=True, display_id=True)
 
     def refresh(self) -> None:
-        children: list[widgets.Widget] = []
+        children: list[widgets.Widget] = [self.stop_buttons]  # first, always (see above)
         for entry in self._entries:
             children.extend(entry.widgets())
         children.append(self.footer)
         if self._continue is not None:
             children.append(self._continue.widget)
-        if tuple(children) != tuple(self.content.children):
-            self.content.children = children
+        if tuple(children) != tuple(self.box.children):
+            self.box.children = children
 
     def _render_text(self) -> None:
         if self._text is not None:
@@ -460,7 +456,7 @@ class RunView:
             self.handle.update(bundle, raw=True)
         with contextlib.suppress(Exception):
             # an answered card's buttons left the tree (one line stays): closed here too
-            close_tree(self.box, self.text_layout, *(a.buttons for a in self.approval_cards()))
+            close_tree(self.box, *(a.buttons for a in self.approval_cards()))
 
 
 class ContinuePrompt:

@@ -119,9 +119,9 @@ async def test_always_allow_remembers_the_tool() -> None:
 
 
 async def test_the_stop_row_is_never_re_created_while_the_run_lives() -> None:
-    """A box's frontend view re-creates every child after the first changed one: the
-    Stop row is first and the outer box's children never change (text, cards, approval
-    and the Continue prompt all go into ``content``)."""
+    """A box's frontend view keeps the views of the children before the first changed
+    one and re-creates the rest: the Stop row is the first child in every children list
+    the view sends (text, cards, approval and the Continue prompt all come after it)."""
     from nb_tools.agent._events import TextDelta
 
     ran: list = []
@@ -142,8 +142,9 @@ async def test_the_stop_row_is_never_re_created_while_the_run_lives() -> None:
     await asyncio.sleep(0.05)
     view.stop_button.click()
     assert await asking is False
-    assert outer == [] and row == []  # no change: no view re-created under the pointer
-    assert len(view.content.children) > 3
+    assert len(outer) > 3 and row == []
+    # the Stop row is first in every list sent: its view is never re-created
+    assert all(change["new"][0] is view.stop_buttons for change in outer)
 
 
 async def test_stop_button_cancels_the_run() -> None:
@@ -231,7 +232,7 @@ async def test_progress_shows_in_the_card_with_a_bar_for_fractions() -> None:
     else:
         raise AssertionError("no progress shown")
     assert card.bar.value == 50
-    assert card.bar in view.content.children
+    assert card.bar in view.box.children
     await task
     assert card.bar.value == 100 and "done" in card.html.value
     assert "half way" in card.html.value  # the progress stays beside the result, as saved
@@ -295,7 +296,7 @@ async def test_continue_prompt_resumes_the_cell_and_adds_up_the_usage() -> None:
     assert recorder.stop_reason == "max_turns"
     asking = asyncio.ensure_future(view.ask_continue("Paused at the turn limit (1 turns)."))
     await asyncio.sleep(0.05)
-    assert view._continue is not None and view._continue.widget in view.content.children
+    assert view._continue is not None and view._continue.widget in view.box.children
     view._continue.go_on.click()
     assert await asking is True
     assert view._continue is None
@@ -387,7 +388,7 @@ def test_streamed_markdown_pieces_render_the_whole_text_and_stay_small() -> None
     stream = view._text
     pieces = stream.widgets()
     assert 2 <= len(pieces) <= 5  # log-many widgets, not one per piece
-    assert all(w in view.content.children for w in pieces)
+    assert all(w in view.box.children for w in pieces)
     # The active piece stays bounded however long the answer grows.
     assert max(sizes) <= FORCE_FACTOR * TEXT_CHUNK + 200
     html = "".join(w.value for w in pieces)
