@@ -70,7 +70,13 @@ def docs_shot(locator: Any, name: str) -> None:
     if target.exists() and os.environ.get("NB_TOOLS_UPDATE_SCREENSHOT") != "1":
         return
     DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    # the test machine's SDK notice on stderr (a key beside a profile) is not nb_tools
+    stderr = "[data-mime-type='application/vnd.jupyter.stderr']"
+    locator.evaluate(
+        f"n => n.querySelectorAll(\"{stderr}\").forEach(e => e.style.display = 'none')"
+    )
     locator.screenshot(path=str(target))
+    locator.evaluate(f"n => n.querySelectorAll(\"{stderr}\").forEach(e => e.style.display = '')")
 
 
 def human_click(page: Any, locator: Any, pause: float = 0.15) -> None:
