@@ -17,15 +17,17 @@ import {
   renderNote,
   renderServerTool
 } from './items';
+import { decorateCodeBlocks } from './codeblocks';
 import { safeFragment } from './safehtml';
 import { appendVisible } from './visible';
 import { CONTINUABLE, CONTINUE_HINT, ENDINGS, STATUS_LABELS, TOOL_STATUSES } from './transcript.generated';
-import type { Diff, Item, ToolItem, Transcript } from './transcript.generated';
+import type { Diff, Item, StopReason, ToolItem, Transcript } from './transcript.generated';
 
 export const MIME_TYPE = 'application/vnd.nbtools.transcript+json';
 const CLASS = 'jp-nbtools-Transcript';
 /** Result text: a preview, then the rest (up to FULL_RESULT_CHARS) behind "show all". */
 const RESULT_PREVIEW_CHARS = 1500;
+const RESULT_PREVIEW_LINES = 10;
 const FULL_RESULT_CHARS = 20000;
 const PROGRESS_LINES = 12;
 const MAX_DIFF_LINES = 400;
@@ -83,9 +85,16 @@ function renderText(text: string, cls: string, kind: string, tools: IRenderTools
   const host = el('div', 'jp-nbtools-markdown jp-RenderedHTMLCommon jp-RenderedMarkdown', undefined, 'text');
   box.appendChild(host);
   pending.push(
-    tools.markdown(host, text).catch(() => {
-      host.replaceChildren(el('div', 'jp-nbtools-text', text));
-    })
+    tools.markdown(host, text).then(
+      () => {
+        if (kind === 'assistant') {
+          decorateCodeBlocks(host); // Copy / Insert as cell (handled by ./actions)
+        }
+      },
+      () => {
+        host.replaceChildren(el('div', 'jp-nbtools-text', text));
+      }
+    )
   );
   return box;
 }
@@ -132,6 +141,14 @@ function renderDiff(diff: Partial<Diff>): HTMLElement {
   return box;
 }
 
+/** The result holds the streamed log (its last line): show it once, as the result
+ * (Python: progress_in_result). */
+function progressInResult(tail: string, result: string | null | undefined): boolean {
+  const lines = tail.trim().split('\n');
+  const last = lines[lines.length - 1].trim();
+  return !!result && !!last && result.includes(last);
+}
+
 function section(label: string, ...body: HTMLElement[]): HTMLElement {
   const box = el('div', 'jp-nbtools-section');
   box.appendChild(el('div', 'jp-nbtools-label', label));
@@ -139,10 +156,14 @@ function section(label: string, ...body: HTMLElement[]): HTMLElement {
   return box;
 }
 
-/** A result: a preview, and the whole (up to 20,000 characters) behind "show all". */
+/** A result: its first lines (at most RESULT_PREVIEW_LINES and RESULT_PREVIEW_CHARS),
+ * and the whole (up to 20,000 characters) behind "show all". */
 function renderResult(text: string): HTMLElement[] {
   const chars = Array.from(text); // code points, as Python counts
-  if (chars.length <= RESULT_PREVIEW_CHARS) {
+  const preview = Array.from(text.split('\n').slice(0, RESULT_PREVIEW_LINES).join('\n'))
+    .slice(0, RESULT_PREVIEW_CHARS)
+    .join('');
+  if (preview === text) {
     return [el('pre', 'jp-nbtools-result', text, 'result')];
   }
   const more =
@@ -150,7 +171,7 @@ function renderResult(text: string): HTMLElement[] {
   const all = el('details', 'jp-nbtools-result-all');
   all.appendChild(el('summary', 'jp-nbtools-label', `show all (${formatCount(chars.length)} characters)`, 'result-more'));
   all.appendChild(el('pre', 'jp-nbtools-result', chars.slice(0, FULL_RESULT_CHARS).join('') + more, 'result-full'));
-  return [el('pre', 'jp-nbtools-result', chars.slice(0, RESULT_PREVIEW_CHARS).join('') + ' …', 'result'), all];
+  return [el('pre', 'jp-nbtools-result', preview + ' …', 'result'), all];
 }
 
 /** A tool's rich value (its HTML, sanitized, or an image) inside its card. */
@@ -176,7 +197,8 @@ function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
   const card = el('details', `jp-nbtools-tool jp-nbtools-status-${known}`);
   card.dataset.nbtItem = 'tool';
   card.dataset.status = status;
-  card.open = status !== 'ok' || (item.diffs?.length ?? 0) > 0 || !!item.display;
+  card.open =
+    item.headline?.kind === 'command' || status !== 'ok' || (item.diffs?.length ?? 0) > 0 || !!item.display;
   const summary = el('summary', 'jp-nbtools-tool-summary');
   const name = item.name || '(unnamed tool)';
   summary.appendChild(el('span', 'jp-nbtools-tool-name', name, 'name'));
@@ -204,7 +226,9 @@ function renderTool(item: ToolItem, tools: IRenderTools | null): HTMLElement {
   if (item.progress) {
     // kept beside the result: a long tool's log is part of the record
     const tail = splitLines(item.progress).slice(-PROGRESS_LINES).join('\n');
-    card.appendChild(section('Progress', el('pre', 'jp-nbtools-progress', tail, 'progress')));
+    if (!progressInResult(tail, item.result)) {
+      card.appendChild(section('Progress', el('pre', 'jp-nbtools-progress', tail, 'progress')));
+    }
   }
   if (item.model_saw) {
     const saw = item.model_saw;
@@ -260,6 +284,28 @@ export function endingText(t: Transcript): string {
   }
   const text = template.replace('{turns}', String(t.turns ?? '?'));
   return CONTINUABLE.includes(reason) ? `${text} ${CONTINUE_HINT}` : text;
+}
+
+/** The ending line, `code` spans shown as code (not backticks), and for a run that can
+ * go on a Continue button (it adds a `%%agent --continue` cell below and runs it). */
+function renderEnding(text: string, continuable: boolean): HTMLElement {
+  const line = el('div', 'jp-nbtools-ending', undefined, 'ending');
+  text.split(/(`[^`]+`)/).forEach(bit => {
+    if (bit.length > 2 && bit.startsWith('`') && bit.endsWith('`')) {
+      line.appendChild(el('code', 'jp-nbtools-inline-code', bit.slice(1, -1)));
+    } else if (bit) {
+      line.appendChild(document.createTextNode(bit));
+    }
+  });
+  if (continuable) {
+    const button = el('button', 'jp-nbtools-continue jp-mod-styled jp-mod-accept', 'Continue');
+    (button as HTMLButtonElement).type = 'button';
+    button.dataset.nbtAction = 'continue';
+    button.title = 'Add a %%agent --continue cell below and run it';
+    line.appendChild(document.createTextNode(' '));
+    line.appendChild(button);
+  }
+  return line;
 }
 
 /** One item ("first": nothing shown before it); null for a kind this version does not know. */
@@ -323,7 +369,7 @@ export function renderTranscript(data: unknown, tools: IRenderTools | null = nul
   }
   const ending = endingText(t);
   if (ending) {
-    root.appendChild(el('div', 'jp-nbtools-ending', ending, 'ending'));
+    root.appendChild(renderEnding(ending, CONTINUABLE.includes(t.stop_reason as StopReason)));
   }
   return root;
 }

@@ -84,7 +84,8 @@ const MODEL_ATTRS: { [tag: string]: string[] } = {
 };
 const MODEL_CLASSES: { [tag: string]: RegExp } = {
   code: /^language-[\w+#.-]{1,40}$/,
-  span: /^cm-[A-Za-z0-9-]{1,40}$/
+  // cm-*: older highlighters; ͼ*: the classes of JupyterLab's own highlight style (colours)
+  span: /^(cm-[A-Za-z0-9-]{1,40}|\u037c[0-9a-z]{1,6})$/
 };
 
 /** `html` (the sanitizer's output for the model's Markdown) with only MODEL_ATTRS left. */

@@ -17,7 +17,7 @@ function text(node) {
   if (node.nodeType === 3) {
     return node.data;
   }
-  if (node.nodeType !== 1 || ['STYLE', 'SCRIPT'].includes(node.tagName)) {
+  if (node.nodeType !== 1 || ['STYLE', 'SCRIPT', 'BUTTON'].includes(node.tagName)) {
     return '';
   }
   return Array.from(node.childNodes).map(text).join('');

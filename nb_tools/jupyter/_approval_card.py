@@ -29,6 +29,8 @@ SUBMIT_SETTLE = 0.15
 """After Enter in the message box, how long to wait for the text's own update."""
 
 _MUTED = "color:var(--jp-content-font-color2,#57606a)"
+_APPROVED = "color:var(--jp-success-color0,#1a7f37)"
+_DENIED = "color:var(--jp-error-color0,#cf222e)"
 _WARNING = (
     "display:block;margin:4px 0;padding:4px 8px;font-weight:600;"
     "color:var(--jp-warn-color0,#7d4e00);background:rgba(255,196,0,.18);"
@@ -78,7 +80,10 @@ class ApprovalCard:
         # Above the buttons: what the person reads must be what runs (Trojan Source).
         self.warning = warning_html(request)
         self.prompt = widgets.HTML(
-            f"<b>{name}</b> needs your approval to run{why}.{preview}{self.warning}",
+            # nbtools-waiting: the labextension marks the tab and the kernel status busy
+            # while such a card is on the page (docs/extension.md)
+            f'<div class="nbtools-waiting"><b>{name}</b> needs your approval to run{why}.'
+            f"{preview}{self.warning}</div>",
             layout=layout,
         )
         style = widgets.ButtonStyle()
@@ -155,10 +160,16 @@ class ApprovalCard:
             if self.future.done() or self._decision is not None:
                 return
             self._decision = decision
+        self._collapse(self._decided_html(decision))
+        self._loop.call_soon_threadsafe(self._resolve, decision)
+
+    def _collapse(self, line: str) -> None:
+        """The answered card as one line: the buttons row leaves the view (disabled, so
+        a click already on its way does nothing; closed with the run's view)."""
         for control in (self.approve, self.deny, self.always, self.message):
             control.disabled = True
-        self.prompt.value = self._decided_html(decision)
-        self._loop.call_soon_threadsafe(self._resolve, decision)
+        self.prompt.value = line
+        self.widget.children = (self.prompt,)
 
     def _resolve(self, decision: Decision) -> None:
         if not self.future.done():
@@ -180,7 +191,9 @@ class ApprovalCard:
             what = f"Denied by {who}"
             if d.message:
                 what += f': "{escape(d.message)}"'
-        return f"<b>{name}</b>: {what}"
+        colour = _APPROVED if d.approved else _DENIED
+        mark = "✓" if d.approved else "✗"
+        return f'<span class="nbtools-decided" style="{colour}">{mark} <b>{name}</b>: {what}</span>'
 
     def cancel(self, why: str = "the run stopped") -> None:
         """The run ended while waiting: disable the buttons and say so."""
@@ -188,9 +201,7 @@ class ApprovalCard:
             if self.future.done() or self._decision is not None:
                 return
             self._decision = Decision(approved=False, by="cancel")
-        for control in (self.approve, self.deny, self.always, self.message):
-            control.disabled = True
-        self.prompt.value = (
+        self._collapse(
             f"<b>{visible_html(self.request.call.name)}</b>: "
             f'<span style="{_MUTED}">not decided ({escape(why)})</span>'
         )

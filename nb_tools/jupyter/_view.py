@@ -1,7 +1,12 @@
-"""The live view of one run: streamed text, a card per tool call, approval cards, progress,
-a Stop button and a usage footer, all in one ``VBox`` shown under one display id. At the
-end it is replaced by the transcript bundle and every widget is closed, so the saved
-notebook holds no widget views."""
+"""The live view of one run: a Stop button, then streamed text, a card per tool call,
+approval cards, progress and a usage footer, all in one ``VBox`` shown under one display
+id. At the end it is replaced by the transcript bundle and every widget is closed, so the
+saved notebook holds no widget views.
+
+The Stop buttons are the box's first child, always: what streams grows below them, so they
+neither move under the pointer nor get a new view while the run lives (a box's frontend
+view keeps the views of the children before the first one that changed and re-creates
+the rest)."""
 
 from __future__ import annotations
 
@@ -150,7 +155,7 @@ class _Slot:
             value = ""
         else:
             piece = self.reopen + text[self.start : self.end]
-            value = text_html(piece, label=self.start == 0)
+            value = text_html(piece, label=self.start == 0, live=True)
         if self.widget.value != value:
             self.widget.value = value
 
@@ -247,7 +252,7 @@ class RunView:
             self.stop_after_button.on_click(lambda _b: self.stop_after_turn())
             buttons.append(self.stop_after_button)
         self.stop_buttons = widgets.HBox(buttons, layout=self.layout)
-        self.box = widgets.VBox([self.footer, self.stop_buttons], layout=self.layout)
+        self.box = widgets.VBox([self.stop_buttons, self.footer], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
         self._text: _TextStream | None = None
@@ -279,13 +284,12 @@ class RunView:
         self.handle = display(data, raw=True, display_id=True)
 
     def refresh(self) -> None:
-        children: list[widgets.Widget] = []
+        children: list[widgets.Widget] = [self.stop_buttons]  # first, always (see above)
         for entry in self._entries:
             children.extend(entry.widgets())
         children.append(self.footer)
         if self._continue is not None:
             children.append(self._continue.widget)
-        children.append(self.stop_buttons)
         if tuple(children) != tuple(self.box.children):
             self.box.children = children
 
@@ -451,7 +455,8 @@ class RunView:
         else:
             self.handle.update(bundle, raw=True)
         with contextlib.suppress(Exception):
-            close_tree(self.box)
+            # an answered card's buttons left the tree (one line stays): closed here too
+            close_tree(self.box, *(a.buttons for a in self.approval_cards()))
 
 
 class ContinuePrompt:

@@ -11,7 +11,7 @@ from typing import Any, assert_never, cast
 
 from nb_tools.transcript._diff import PRE_STYLE, diff_html
 from nb_tools.transcript._html_blocks import citations_html, note_html, server_tool_html
-from nb_tools.transcript._markdown import TOKEN_CSS, code_block_html, markdown_html
+from nb_tools.transcript._markdown import TEXT_BOX, TOKEN_CSS, code_block_html, markdown_html
 from nb_tools.transcript._recorder import (
     TRANSCRIPT_MIME,
     ending_text,
@@ -27,6 +27,7 @@ from nb_tools.transcript._types import ITEM_KINDS, ItemKind
 from nb_tools.transcript._visible import count_in_arguments, transcript_warning, visible_html
 
 RESULT_PREVIEW_CHARS = 1_500
+RESULT_PREVIEW_LINES = 10
 FULL_RESULT_CHARS = 20_000
 PROGRESS_LINES = 12
 # The images a card shows (the labextension's IMAGE_TYPES): raster types a browser draws
@@ -88,16 +89,18 @@ def _img(media_type: str, data: str, cls: str, field: str) -> str:
 
 
 def result_html(text: str, *, error: bool = False) -> str:
-    """A result, truncated to a preview with a "show all" toggle holding the rest."""
+    """A result: its first lines (at most ``RESULT_PREVIEW_LINES`` and
+    ``RESULT_PREVIEW_CHARS``), with a "show all" toggle holding the rest."""
     style = _ERROR_TEXT if error else ""
-    if len(text) <= RESULT_PREVIEW_CHARS:
+    preview = "\n".join(text.split("\n")[:RESULT_PREVIEW_LINES])[:RESULT_PREVIEW_CHARS]
+    if preview == text:
         return _pre(text, style, "result")
     full = text[:FULL_RESULT_CHARS]
     more = ""
     if len(text) > FULL_RESULT_CHARS:
         more = f"\n… {len(text) - FULL_RESULT_CHARS:,} more characters"
     return (
-        _pre(text[:RESULT_PREVIEW_CHARS] + " …", style, "result")
+        _pre(preview + " …", style, "result")
         + f'<details><summary data-nbt="result-more" style="cursor:pointer;{_MUTED}">show all '
         f"({len(text):,} characters)</summary>{_pre(full + more, style, 'result-full')}</details>"
     )
@@ -233,7 +236,12 @@ def tool_item_html(
     # The same shape as the labextension's card: a <details> whose summary holds the
     # name, a status badge and the duration; open while the call is live, then open only
     # for what needs a look (not ok, or a diff), so the end of the run changes nothing.
-    is_open = live or status != "ok" or bool(item.get("diffs")) or bool(item.get("display"))
+    # A shell call stays open: its command and the first lines of its output are the point.
+    headline = item.get("headline")
+    shell = isinstance(headline, Mapping) and headline.get("kind") == "command"
+    is_open = (
+        live or shell or status != "ok" or bool(item.get("diffs")) or bool(item.get("display"))
+    )
     colour = _STATUS_COLOUR.get(status, _STATUS_COLOUR["pending"])
     name = escape(str(item.get("name") or "(unnamed tool)"))
     pieces = [
@@ -245,7 +253,7 @@ def tool_item_html(
         args_html(
             str(item.get("name")),
             str(item.get("arguments") or ""),
-            expanded=live,
+            expanded=live or shell,
             headline=item.get("headline"),
         ),
         approval_html(item.get("approval")),
@@ -256,9 +264,11 @@ def tool_item_html(
         pieces.append(f'<div data-nbt="diff-path" style="{_MUTED}">{visible_html(what)}</div>')
         pieces.append(diff_html(str(diff.get("diff", "")), field=True))
     shown_progress = progress if progress is not None else item.get("progress")
+    result = item.get("result")
     if shown_progress:  # kept beside the result: a long tool's log is part of the record
         tail = "\n".join(str(shown_progress).splitlines()[-PROGRESS_LINES:])
-        pieces.append(_pre(tail, _MUTED, "progress"))
+        if not progress_in_result(tail, result):
+            pieces.append(_pre(tail, _MUTED, "progress"))
     saw = item.get("model_saw")
     if isinstance(saw, Mapping):
         pieces.append(
@@ -266,7 +276,6 @@ def tool_item_html(
             f"the start and the end: {saw.get('bytes', 0):,} of {saw.get('of', 0):,} bytes "
             "(--result-limit)</div>"
         )
-    result = item.get("result")
     if result:
         pieces.append(result_html(str(result), error=item.get("status") in _ERROR_STATUSES))
     if item.get("traceback"):
@@ -275,6 +284,14 @@ def tool_item_html(
     pieces.append(parts_html(item.get("parts") or []))
     pieces.append("</details>")
     return "".join(pieces)
+
+
+def progress_in_result(tail: str, result: object) -> bool:
+    """Whether the result already holds the streamed log (a shell call's output comes as
+    progress, then whole as the result): its last line is in the result. The card then
+    shows it once, as the result."""
+    lines = tail.strip().split("\n")
+    return bool(result) and bool(lines[-1].strip()) and lines[-1].strip() in str(result)
 
 
 def badge_html(label: str, status: str | None = None) -> str:
@@ -292,12 +309,13 @@ _LABEL = (
     "display:block;font-size:var(--jp-ui-font-size0,11px);font-weight:600;"
     "color:var(--jp-ui-font-color2,#57606a);text-transform:uppercase"
 )
-_TEXT_BOX = "padding:0 8px;border-left:3px solid var(--jp-border-color2,#d0d7de)"
 
 
-def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:
+def text_html(text: str, *, who: str = "assistant", label: bool = True, live: bool = False) -> str:
     """The assistant's Markdown in the labextension's look (a bar on the left, the
-    "Assistant" label on a segment's first piece); the user's text as typed."""
+    "Assistant" label on a segment's first piece); the user's text as typed. ``live``:
+    the box's look comes from the view's stylesheet (``TOKEN_CSS``, in its footer), not
+    inline: a streamed piece is re-sent about 12 times a second."""
     if who == "user":
         return (
             f'<div class="nbtools-user" data-nbt-item="user" style="margin:4px 0"><b>You:</b> '
@@ -306,9 +324,10 @@ def text_html(text: str, *, who: str = "assistant", label: bool = True) -> str:
     head = f'<span style="{_LABEL}">Assistant</span>' if label else ""
     # jp-RenderedHTMLCommon: inside JupyterLab, the live text gets the look of its rendered
     # Markdown (tables, lists, code), as the final transcript has.
+    look = "" if live else f' style="{TEXT_BOX}"'
     return (
-        f'<div class="nbtools-assistant jp-RenderedHTMLCommon" data-nbt-item="assistant" '
-        f'style="{_TEXT_BOX}">{head}<div data-nbt="text">{markdown_html(text)}</div></div>'
+        f'<div class="nbtools-assistant jp-RenderedHTMLCommon" data-nbt-item="assistant"'
+        f'{look}>{head}<div data-nbt="text">{markdown_html(text)}</div></div>'
     )
 
 
@@ -339,7 +358,7 @@ def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
     ending = ending_text(d)
     end = (
         f'<div class="nbtools-ending" data-nbt="ending" style="margin-top:2px">'
-        f"{escape(ending)}</div>"
+        f"{_code_spans(ending)}</div>"
         if ending
         else ""
     )
@@ -347,6 +366,16 @@ def footer_html(d: Mapping[str, Any], *, live: bool = False) -> str:
         f'{TOKEN_CSS}<div class="nbtools-footer" data-nbt="footer" style="{_MUTED};'
         f'font-size:var(--jp-ui-font-size1,13px);margin-top:4px">{busy}{" · ".join(bits)}</div>'
         f"{err}{end}"
+    )
+
+
+def _code_spans(text: str) -> str:
+    """``text`` escaped, its `backtick` spans shown as code (the labextension's ending)."""
+    return "".join(
+        f"<code>{escape(bit[1:-1])}</code>"
+        if len(bit) > 2 and bit.startswith("`") and bit.endswith("`")
+        else escape(bit)
+        for bit in re.split(r"(`[^`]+`)", text)
     )
 
 

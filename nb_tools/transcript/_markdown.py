@@ -33,9 +33,22 @@ _TOKENS = {
     "Literal.Number": ("n", "var(--jp-mirror-editor-number-color,#080)"),
     "Comment": ("c", "var(--jp-mirror-editor-comment-color,#408080);font-style:italic"),
 }
+TEXT_BOX = (
+    "display:flow-root;box-sizing:border-box;width:100%;padding:0 8px;"
+    "border-left:3px solid var(--jp-border-color2,#d0d7de)"
+)
+"""The assistant's text box: a bar on the left. ``flow-root`` keeps the last paragraph's
+margin inside the bar, so the live view's pieces (one widget each) join into one bar."""
 TOKEN_CSS = (
-    f"<style>.nbtools-code{{{PRE_STYLE};white-space:pre-wrap;overflow-wrap:anywhere}}"
+    f"<style>.nbtools-code,.jp-RenderedHTMLCommon pre.nbtools-code{{{PRE_STYLE};"
+    "white-space:pre-wrap;overflow-wrap:anywhere}"
     ".nbtools-busy{animation:nbtools-pulse .8s ease-in-out infinite alternate}"
+    # the live answer's pieces: the text box's look once here, not on every update; no
+    # margin between their widgets (no seam); the HTMLMath content, which shrinks to its
+    # text, spans the output
+    f".nbtools-assistant{{{TEXT_BOX}}}"
+    ".widget-htmlmath:has(>.widget-htmlmath-content>.nbtools-assistant){margin:0}"
+    ".widget-htmlmath-content:has(>.nbtools-assistant){flex:1 1 auto;min-width:0}"
     "@keyframes nbtools-pulse{from{opacity:1}to{opacity:.25}}"
     + "".join(
         f".nbtools-code .t{cls}{{color:{colour}}}" for cls, colour in _TOKENS.values() if colour
@@ -170,12 +183,21 @@ def safe_split(text: str, start: int, min_size: int, fence: str = "") -> tuple[i
         return None
     if last_line_end is not None:
         return last_line_end
-    # One long line (a paragraph without line breaks): cut after a space; the two
-    # pieces show as two paragraphs, which beats re-sending an ever longer one.
-    space = text.rfind(" ", start + min_size, len(text) - 1)
-    if space > 0 and not fence and not dollars and "`" not in text[start:space]:
-        return space + 1, ""
+    # One long line (a paragraph without line breaks): cut after a sentence's end (else
+    # after a space); the two pieces show as two paragraphs, which beats re-sending an
+    # ever longer one. Never after the last word so far: it may be cut short, and would
+    # stand alone in the next piece (a stray word at the seam).
+    if fence or dollars:
+        return None
+    last_space = text.rfind(" ", start + min_size, len(text) - 1)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, start + min_size, max(last_space, 0))]
+    cut = ends[-1] if ends else (last_space + 1 if last_space > 0 else 0)
+    if cut > 0 and "`" not in text[start:cut]:
+        return cut, ""
     return None
+
+
+_SENTENCE_END = re.compile(r"[.!?:;][)\]\"'”’]? +(?=\S)")
 
 
 _LIST = re.compile(r"^([-*+]|\d+[.)])\s")

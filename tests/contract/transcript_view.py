@@ -22,7 +22,7 @@ class Node:
     children: list[Node | str] = field(default_factory=list)
 
     def text(self) -> str:
-        if self.tag in ("style", "script"):
+        if self.tag in ("style", "script", "button"):  # a button is an action, not content
             return ""
         return "".join(c if isinstance(c, str) else c.text() for c in self.children)
 

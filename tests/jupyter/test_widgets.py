@@ -71,6 +71,8 @@ async def test_approve_click_runs_the_call_and_disables_the_buttons() -> None:
     assert result.text == "Done."
     assert card.approve.disabled and card.deny.disabled and card.always.disabled
     assert "Approved by you" in card.prompt.value
+    # answered: one line, no dead row of greyed buttons
+    assert card.widget.children == (card.prompt,)
     tool_item = view.recorder.to_dict()["items"][1]
     assert tool_item["status"] == "ok" and tool_item["approval"]["by"] == "user"
     card.deny.click()  # a second decision is ignored
@@ -91,6 +93,11 @@ async def test_deny_click_sends_the_message_to_the_model() -> None:
     assert answer.is_error
     assert answer.content == "The user denied this call. Message from the user: not today"
     assert 'Denied by you: "not today"' in card.prompt.value
+    assert card.widget.children == (card.prompt,)
+    buttons = card.buttons
+    view.finish(view.recorder.to_dict())
+    # the row left the view's tree; it is closed with the view all the same
+    assert buttons.comm is None and card.approve.comm is None and card.message.comm is None
 
 
 async def test_always_allow_remembers_the_tool() -> None:
@@ -109,6 +116,35 @@ async def test_always_allow_remembers_the_tool() -> None:
     assert ran == ["a", "b"]
     assert {r.text for r in agent.rules.rules if r.source == "session"} == {"launch"}
     assert len(view.approval_cards()) == 1
+
+
+async def test_the_stop_row_is_never_re_created_while_the_run_lives() -> None:
+    """A box's frontend view keeps the views of the children before the first changed
+    one and re-creates the rest: the Stop row is the first child in every children list
+    the view sends (text, cards, approval and the Continue prompt all come after it)."""
+    from nb_tools.agent._events import TextDelta
+
+    ran: list = []
+    _agent, _model, view, task = await start(
+        [reply("Some text. " * 200, call("launch", target="x")), reply("Done. " * 300)], ran
+    )
+    outer: list = []
+    row: list = []
+    view.box.observe(outer.append, names="children")
+    view.stop_buttons.observe(row.append, names="children")
+    assert view.box.children[0] is view.stop_buttons
+    card = await first_card(view)
+    card.approve.click()
+    await task
+    for _ in range(300):
+        view.on_event(TextDelta(text="more words here "))
+    asking = asyncio.ensure_future(view.ask_continue("Paused at the turn limit (1 turns)."))
+    await asyncio.sleep(0.05)
+    view.stop_button.click()
+    assert await asking is False
+    assert len(outer) > 3 and row == []
+    # the Stop row is first in every list sent: its view is never re-created
+    assert all(change["new"][0] is view.stop_buttons for change in outer)
 
 
 async def test_stop_button_cancels_the_run() -> None:
@@ -415,3 +451,51 @@ async def test_a_tool_that_raises_shows_its_traceback_collapsed_the_model_the_me
     assert "return {}[key]" in item["traceback"]
     html = next(iter(view._cards.values())).html.value
     assert '<details class="nbtools-traceback">' in html and "return {}[key]" in html
+
+
+def test_a_long_line_is_cut_after_a_sentence_never_before_its_last_word() -> None:
+    from nb_tools.jupyter._markdown import FORCE_FACTOR, safe_split
+
+    text = "".join(f"Sentence number {i} says a few words here. " for i in range(40)) + "unfin"
+    split = safe_split(text, 0, 200)
+    assert split is not None
+    cut, reopen = split
+    assert reopen == "" and text[:cut].endswith("here. ") and cut < len(text) - 10
+    # no sentence end in reach: after a space, but not before the word being written
+    words = "word " * (FORCE_FACTOR * 60) + "unfin"
+    cut2, _ = safe_split(words, 0, 200) or (0, "")
+    assert 0 < cut2 <= len(words) - len("unfin") and words[cut2 - 1] == " "
+
+
+def test_a_finished_bash_card_shows_its_command_and_output_once() -> None:
+    from nb_tools.jupyter._display import tool_item_html
+
+    out = "".join(f"file{i}\n" for i in range(30))
+    item = {
+        "kind": "tool",
+        "name": "bash",
+        "arguments": '{"command": "ls"}',
+        "status": "ok",
+        "result": out,
+        "progress": out,
+        "duration": 0.093,
+    }
+    html = tool_item_html(item)
+    assert html.startswith(
+        '<details class="nbtools-card" data-nbt-item="tool" data-status="ok" open'
+    )
+    assert "<summary" in html and ">Arguments</summary>" not in html  # the command in sight
+    assert 'data-nbt="progress"' not in html  # the output once, as the result
+    preview = html.split('data-nbt="result"', 1)[1].split("</pre>", 1)[0]
+    assert "file9 …" in preview and "file10" not in preview
+    job = dict(item, name="job", arguments="{}", result="done", progress="half way\n")
+    assert 'data-nbt="progress"' in tool_item_html(job)
+
+
+def test_the_models_text_cannot_make_an_action_button() -> None:
+    """The extension acts on buttons with ``data-nbt-action`` (Copy, Insert as cell,
+    Continue): the model's Markdown shows such a button as text, never as a button."""
+    from nb_tools.jupyter._markdown import markdown_html
+
+    html = markdown_html('<button data-nbt-action="continue">Continue</button>\n\nok')
+    assert "<button" not in html and "&lt;button" in html
