@@ -183,7 +183,7 @@ class GrepTool(SearchTool):
             found = None
             if rg is not None:
                 try:
-                    found = await _run_rg(rg, query, str(target))
+                    found = await _run_rg(rg, query, str(target), str(self.workspace.root))
                 except RgUnavailable:
                     rg = None  # fall back to the Python engine, same output
             if found is None:
@@ -367,7 +367,7 @@ def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, str]:
     return argv, cwd, recheck
 
 
-async def _run_rg(rg: str, q: Query, target: str) -> Found:
+async def _run_rg(rg: str, q: Query, target: str, workspace: str) -> Found:
     if os.path.isfile(target):
         await _check_text(target)
     argv, cwd, recheck = rg_command(rg, q, target)
@@ -387,7 +387,7 @@ async def _run_rg(rg: str, q: Query, target: str) -> Found:
             progress(f"grep: {records} results so far\n")
         return True
 
-    data, err, code, cut_off = await run_rg(argv, cwd, on_chunk=on_chunk)
+    data, err, code, cut_off = await run_rg(argv, cwd, workspace=workspace, on_chunk=on_chunk)
     message = err.decode("utf-8", "replace").strip()
     if code == 2 and not data and message and "No files were searched" not in message:
         # A bad pattern; unreadable files alone still give results (and exit code 2).

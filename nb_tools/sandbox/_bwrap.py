@@ -103,7 +103,7 @@ def bwrap_argv(
             out += _protect(r, scans[r][1])
     hidden = _fine_secrets(roots, policy, scans) + _home_secrets_in(tools) + late
     if confined:  # no click: more credentials, and what the scan did not read, out of sight
-        extra = [p for f in found.values() for p in (*f.protected, *f.unscanned)]
+        extra = [p for f in found.values() for p in (*f.protected, *f.unscanned, *f.linked)]
         hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
     late_binds: list[str] = []
     if confined:  # git reads its config; the credentials in it stay out of sight

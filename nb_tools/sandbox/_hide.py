@@ -10,12 +10,16 @@ import functools
 import glob
 import os
 import re
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nb_tools.sandbox._watch import Watcher, watchable, watcher
+
 __all__ = [
     "HOME_SECRETS",
+    "LINKING_MANAGERS",
     "READ_PROTECTED_NAMES",
     "SECRET_NAMES",
     "SYSTEM_SECRET_FILES",
@@ -321,15 +325,37 @@ class ScanResult:
     :data:`READ_PROTECTED_NAMES` (hidden from unapproved calls); ``repos``: folders holding
     a ``.git``; ``unscanned``: folders the scan did not read (past
     :data:`MAX_SCAN_ENTRIES` or :data:`MAX_SCAN_DEPTH`): an unapproved call must not see
-    them, since a secret there is unknown."""
+    them, since a secret there is unknown; ``linked``: regular files with more than one
+    hard link outside the folders of package managers that link on purpose
+    (:data:`LINKING_MANAGERS`): the other name may be a secret outside the workspace, so
+    an unapproved call must not see them either."""
 
     secrets: tuple[Path, ...]
     protected: tuple[Path, ...]
     repos: tuple[Path, ...]
     unscanned: tuple[Path, ...]
+    linked: tuple[Path, ...] = ()
 
 
-_scan_cache: dict[str, tuple[list[tuple[str, int]], ScanResult]] = {}
+LINKING_MANAGERS = frozenset({"node_modules", ".venv", "venv", "site-packages", "pkgs"})
+"""Folders whose package managers hard-link files on purpose (npm/pnpm, uv and pip
+caches, conda's ``pkgs``; a conda environment, a folder holding ``conda-meta``, too):
+a file with several links there is expected, and is not hidden for it."""
+
+
+@dataclass
+class _Cached:
+    result: ScanResult
+    folders: list[tuple[str, int]]
+    """Every folder read, with its modification time: checked by ``stat`` only where
+    inotify cannot watch (``wds`` is ``None``)."""
+    wds: frozenset[int] | None
+
+
+_scan_cache: dict[str, _Cached] = {}
+_watched: dict[int, set[str]] = {}  # inotify wd -> the roots whose scan read that folder
+_stale: set[str] = set()
+_scan_lock = threading.RLock()
 
 
 def scan(root: Path) -> tuple[list[Path], list[Path]]:
@@ -345,77 +371,142 @@ def scan_all(root: Path) -> ScanResult:
     ``node_modules`` last), at most :data:`MAX_SCAN_DEPTH` levels and
     :data:`MAX_SCAN_ENTRIES` entries; repositories are not looked for in package folders.
 
-    The answer is kept with the modification time of every folder it read, and reused while
-    none of them changed (a name added, removed or renamed in a folder changes its mtime):
-    one ``stat`` per folder instead of reading them all again."""
+    The answer is kept and reused while no folder it read changed. Freshness costs no
+    look at the folders: each is watched with inotify (:mod:`._watch`) from just before
+    it is read, so any change since (a name created, deleted or renamed, a link count
+    changed), whoever made it (the user's code in the kernel, another process, an
+    approved sandboxed call), is one event in a queue that this call drains in
+    microseconds; a folder that changed makes the next call read the tree again. A
+    counter bumped after each writable call would miss the changes made outside the
+    sandbox, and stat-ing every folder (the fallback, where inotify cannot watch: a
+    network or FUSE file system, no watches left) costs about 3 us a folder, each call.
+    A stale answer could hide less than it should; this one never is."""
     key = str(root)
-    cached = _scan_cache.get(key)
-    if cached is not None:
-        folders, result = cached
+    with _scan_lock:
+        w = watcher()
+        if w is not None:
+            changed = w.changed()
+            if changed is None:
+                _stale.update(_scan_cache)
+            else:
+                for wd in changed:
+                    _stale.update(_watched.get(wd, ()))
+        cached = _scan_cache.get(key)
+        if cached is not None and key not in _stale:
+            if cached.wds is not None:
+                return cached.result
+            try:
+                if all(os.stat(d).st_mtime_ns == m for d, m in cached.folders):
+                    return cached.result
+            except OSError:
+                pass
+        new = _rescan(key, w)
+        if len(_scan_cache) > 64:
+            _scan_cache.clear()
+        _scan_cache[key] = new
+        return new.result
+
+
+def _rescan(key: str, w: Watcher | None) -> _Cached:
+    """Read ``key`` again, watching each folder before it is read; drop the watches of
+    the last scan that this one no longer uses."""
+    _stale.discard(key)
+    old = _scan_cache.pop(key, None)
+    wds: set[int] | None = set() if w is not None and watchable(key) else None
+
+    def watch(folder: str) -> None:
+        nonlocal wds
+        if wds is None or w is None:
+            return
         try:
-            if all(os.stat(d).st_mtime_ns == m for d, m in folders):
-                return result
+            wd = w.add(folder)
+        except FileNotFoundError:
+            return  # gone since it was listed: the scan will not read it either
         except OSError:
-            pass
-    folders, result = _scan(key)
-    if len(_scan_cache) > 64:
-        _scan_cache.clear()
-    _scan_cache[key] = (folders, result)
-    return result
+            wds = None  # out of watches, or other trouble: fall back to stat
+            return
+        wds.add(wd)
+        _watched.setdefault(wd, set()).add(key)
+
+    folders, result = _scan(key, watch)
+    if w is not None and old is not None and old.wds is not None:
+        for wd in old.wds - (wds or set()):
+            roots = _watched.get(wd)
+            if roots is not None:
+                roots.discard(key)
+                if not roots:
+                    del _watched[wd]
+                    w.remove(wd)
+    return _Cached(result=result, folders=folders, wds=frozenset(wds) if wds is not None else None)
 
 
-def _scan(root: str) -> tuple[list[tuple[str, int]], ScanResult]:
+def _scan(
+    root: str, watch: Callable[[str], None] = lambda _: None
+) -> tuple[list[tuple[str, int]], ScanResult]:
     secrets: list[Path] = []
     protected: list[Path] = []
     repos: list[Path] = []
+    linked: list[Path] = []
     folders: list[tuple[str, int]] = []
     seen = 0
-    # (folder, depth, the package folder it is in); package folders wait in `later`, and
-    # one that cannot be read to the end is left unread as a whole (one mask, not many).
-    stack: list[tuple[str, int, str]] = [(root, 0, "")]
-    later: list[tuple[str, int, str]] = []
+    # (folder, depth, the package folder it is in, links expected); package folders wait
+    # in `later`, and one that cannot be read to the end is left unread as a whole (one
+    # mask, not many).
+    stack: list[tuple[str, int, str, bool]] = [(root, 0, "", False)]
+    later: list[tuple[str, int, str, bool]] = []
     unscanned: list[str] = []
     while stack or later:
         if not stack:
             stack.append(later.pop())
-        folder, depth, package = stack.pop()
+        folder, depth, package, links_ok = stack.pop()
         if seen >= MAX_SCAN_ENTRIES or depth > MAX_SCAN_DEPTH:
             unscanned.append(package or folder)
             continue
+        watch(folder)
         try:
             mtime = os.stat(folder).st_mtime_ns
-            it = os.scandir(folder)
+            with os.scandir(folder) as it:
+                entries = list(it)
         except OSError:
             continue
         folders.append((folder, mtime))
         parent = os.path.basename(folder)
-        with it:
-            for entry in it:
-                seen += 1
-                name = entry.name
-                if name == ".git":
-                    if not package:
-                        repos.append(Path(folder))
-                    continue
-                if name.startswith(".env") or name in SECRET_NAMES:
-                    secrets.append(Path(entry.path))
-                    continue
-                if name in READ_PROTECTED_NAMES or (parent, name) in _READ_PROTECTED_PAIRS:
-                    protected.append(Path(entry.path))
-                    continue
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    is_dir = False
-                if is_dir:
-                    skip = name in _SKIP_DIRS and not package
-                    pkg = entry.path if skip else package
-                    (later if skip else stack).append((entry.path, depth + 1, pkg))
+        links_ok = links_ok or any(e.name == "conda-meta" for e in entries)
+        for entry in entries:
+            seen += 1
+            name = entry.name
+            if name == ".git":
+                if not package:
+                    repos.append(Path(folder))
+                continue
+            if name.startswith(".env") or name in SECRET_NAMES:
+                secrets.append(Path(entry.path))
+                continue
+            if name in READ_PROTECTED_NAMES or (parent, name) in _READ_PROTECTED_PAIRS:
+                protected.append(Path(entry.path))
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if (
+                    not is_dir
+                    and not links_ok
+                    and entry.is_file(follow_symlinks=False)
+                    and entry.stat(follow_symlinks=False).st_nlink > 1
+                ):
+                    linked.append(Path(entry.path))
+            except OSError:
+                is_dir = False
+            if is_dir:
+                skip = name in _SKIP_DIRS and not package
+                pkg = entry.path if skip else package
+                ok = links_ok or name in LINKING_MANAGERS
+                (later if skip else stack).append((entry.path, depth + 1, pkg, ok))
     result = ScanResult(
         secrets=tuple(secrets),
         protected=tuple(protected),
         repos=tuple(repos),
         unscanned=tuple(Path(u) for u in _outermost(unscanned)),
+        linked=tuple(linked),
     )
     return folders, result
 
