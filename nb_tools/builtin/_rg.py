@@ -6,11 +6,12 @@ forces that binary, ``none`` disables ripgrep (the pure-Python search is used).
 
 That folder is often one the agent can write (the kernel's ``.venv`` inside the
 workspace), so the binary found there may be one a shell call or ``write_file`` planted.
-``run_rg`` runs rg from a binary that lies under no root the agent can write (the
-workspace, the sandbox's extra writable roots), with the allow-listed environment (no API
-keys); where every rg found lies under one, it runs rg inside the read-only sandbox
+``run_rg`` runs rg directly only from a binary that lies under no root the agent can
+write (the workspace, the sandbox's extra writable roots), and with the allow-listed
+environment (no API keys); a binary under one runs inside the read-only sandbox
 (:mod:`nb_tools.sandbox`: nothing it writes outlives it, no network), and where no sandbox
-can start, not at all (the caller falls back to the pure-Python search). Inside the
+can start, another rg found outside the roots runs instead, or none (the caller falls
+back to the pure-Python search). Inside the
 sandbox rg cannot read the ignore files of the workspace's parent folders (they are out
 of its view), the one difference in what it lists.
 """
@@ -88,19 +89,25 @@ def _candidates(override: str) -> tuple[str, ...]:
 
 
 def _launch(argv: list[str], cwd: str, workspace: str) -> tuple[list[str], dict[str, str], str]:
-    """What to exec for ``argv`` (see the module doc): ``argv[0]``, or else another rg
-    found, if it lies under no root the agent can write, with the allow-listed
-    environment; otherwise inside the read-only sandbox; otherwise refused (as
-    :class:`RgUnavailable`: the caller falls back to the pure-Python search)."""
+    """What to exec for ``argv`` (see the module doc): ``argv[0]`` with the allow-listed
+    environment if it lies under no root the agent can write; otherwise inside the
+    read-only sandbox; without a sandbox, another rg found that lies under no such root;
+    otherwise refused (as :class:`RgUnavailable`: the caller falls back to the
+    pure-Python search)."""
     roots = _writable_roots(workspace)
-    for exe in (argv[0], *_candidates(os.environ.get(ENV_VAR, ""))):
-        real = os.path.realpath(exe)
-        if not any(Path(real).is_relative_to(r) for r in roots):
-            return [real, *argv[1:]], sandbox_env(), cwd
+
+    def safe(exe: str) -> bool:
+        return not any(Path(os.path.realpath(exe)).is_relative_to(r) for r in roots)
+
+    if safe(argv[0]):
+        return [os.path.realpath(argv[0]), *argv[1:]], sandbox_env(), cwd
     if sandbox_available().ok:
         policy = SandboxPolicy(mode="read-only", workspace=Path(workspace))
         launch = prepare(argv, policy, cwd=cwd)
         return launch.argv, launch.env, launch.cwd
+    for exe in _candidates(os.environ.get(ENV_VAR, "")):
+        if safe(exe):
+            return [os.path.realpath(exe), *argv[1:]], sandbox_env(), cwd
     raise RgUnavailable(
         f"{argv[0]} lies where the agent can write ({workspace}), and no sandbox can start "
         "here to contain it"

@@ -15,7 +15,7 @@ folders and the workspace (with its repository): a link in the workspace leads n
 """
 
 from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env
-from nb_tools.sandbox._hide import unapproved_problem
+from nb_tools.sandbox._hide import hard_linked, unapproved_problem
 from nb_tools.sandbox._launch import (
     Launch,
     SandboxUnavailable,
@@ -44,6 +44,7 @@ __all__ = [
     "check_mode",
     "default_mode",
     "git_safety_env",
+    "hard_linked",
     "is_secret_name",
     "kill_tree",
     "prepare",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from pathlib import Path
 
 from nb_tools.sandbox._hide import (
@@ -152,6 +153,11 @@ def _protect(root: Path, repos: list[Path]) -> list[str]:
         p = root / rel
         if os.path.lexists(p):
             out += ["--ro-bind", str(p), str(p)]
+    for prefix in {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)}:
+        # The kernel's own environment (a .venv in the workspace): what it imports and
+        # the programs in its bin/ run later outside the sandbox.
+        if Path(prefix).is_relative_to(root) and os.path.isdir(prefix):
+            out += ["--ro-bind", prefix, prefix]
     ipython = os.environ.get("IPYTHONDIR")
     if ipython:
         ip = Path(os.path.realpath(ipython))

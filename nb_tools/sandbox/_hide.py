@@ -10,6 +10,7 @@ import functools
 import glob
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ __all__ = [
     "ScanResult",
     "coarse_masks",
     "git_configs_with_credentials",
+    "hard_linked",
     "home_dirs",
     "outside_masks",
     "repository_dirs",
@@ -341,6 +343,22 @@ LINKING_MANAGERS = frozenset({"node_modules", ".venv", "venv", "site-packages", 
 """Folders whose package managers hard-link files on purpose (npm/pnpm, uv and pip
 caches, conda's ``pkgs``; a conda environment, a folder holding ``conda-meta``, too):
 a file with several links there is expected, and is not hidden for it."""
+
+
+def hard_linked(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a regular file with more than one hard link, outside the
+    folders of :data:`LINKING_MANAGERS` and conda environments: another name of it may
+    be a secret outside the workspace (what a no-click read must not show)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink <= 1:
+        return False
+    parents = Path(os.path.abspath(path)).parents
+    if any(p.name in LINKING_MANAGERS for p in parents):
+        return False
+    return not any(os.path.isdir(p / "conda-meta") for p in parents)
 
 
 @dataclass
