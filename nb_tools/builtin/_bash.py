@@ -42,6 +42,7 @@ from nb_tools.sandbox import (
     remove_planted,
     sandbox_available,
     unapproved_problem,
+    warm_up,
 )
 from nb_tools.tool import Change, Info, Result, Schema
 from nb_tools.tool._grant import current_grant
@@ -204,6 +205,7 @@ class BashTool:
         self._info = Info(
             name="bash", description=_DESCRIPTION, parameters=PARAMETERS, requires_approval=True
         )
+        warm_up(workspace.root)  # the first call finds the workspace scanned
 
     def info(self) -> Info:
         return self._info

@@ -15,7 +15,7 @@ folders and the workspace (with its repository): a link in the workspace leads n
 """
 
 from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env
-from nb_tools.sandbox._hide import hard_linked, unapproved_problem
+from nb_tools.sandbox._hide import hard_linked, unapproved_problem, warm_up
 from nb_tools.sandbox._launch import (
     Launch,
     SandboxUnavailable,
@@ -54,4 +54,5 @@ __all__ = [
     "set_default_mode",
     "spawn",
     "unapproved_problem",
+    "warm_up",
 ]

@@ -6,16 +6,18 @@ read-only; :mod:`nb_tools.sandbox._bwrap` turns these lists into mounts.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
 import re
 import stat
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nb_tools.sandbox._probe import sandbox_available
 from nb_tools.sandbox._watch import Watcher, watchable, watcher
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "toolchain_dirs",
     "unapproved_problem",
     "unix_sockets",
+    "warm_up",
 ]
 
 HOME_SECRETS = (
@@ -361,17 +364,38 @@ def hard_linked(path: str | os.PathLike[str]) -> bool:
     return not any(os.path.isdir(p / "conda-meta") for p in parents)
 
 
+_Todo = tuple[str, int, str, bool]  # folder, depth, the package folder it is in, links expected
+
+
+@dataclass
+class _Folder:
+    """What the scan read in one folder."""
+
+    todo: _Todo
+    mtime: int
+    entries: int
+    secrets: list[Path]
+    protected: list[Path]
+    linked: list[Path]
+    repo: bool
+    subdirs: list[_Todo]
+    wd: int | None = None
+
+
 @dataclass
 class _Cached:
     result: ScanResult
-    folders: list[tuple[str, int]]
-    """Every folder read, with its modification time: checked by ``stat`` only where
-    inotify cannot watch (``wds`` is ``None``)."""
-    wds: frozenset[int] | None
+    folders: dict[str, _Folder]
+    """Every folder read, in the order read, with its modification time (checked by
+    ``stat`` only where inotify cannot watch: ``wds`` is ``None``)."""
+    unscanned: list[str]
+    wds: dict[int, str] | None
+    """inotify wd -> folder, for every folder read; ``None``: not watched."""
 
 
 _scan_cache: dict[str, _Cached] = {}
 _watched: dict[int, set[str]] = {}  # inotify wd -> the roots whose scan read that folder
+_pending: dict[str, set[int]] = {}  # root -> the wds of its folders that changed
 _stale: set[str] = set()
 _scan_lock = threading.RLock()
 
@@ -393,12 +417,13 @@ def scan_all(root: Path) -> ScanResult:
     look at the folders: each is watched with inotify (:mod:`._watch`) from just before
     it is read, so any change since (a name created, deleted or renamed, a link count
     changed), whoever made it (the user's code in the kernel, another process, an
-    approved sandboxed call), is one event in a queue that this call drains in
-    microseconds; a folder that changed makes the next call read the tree again. A
-    counter bumped after each writable call would miss the changes made outside the
-    sandbox, and stat-ing every folder (the fallback, where inotify cannot watch: a
-    network or FUSE file system, no watches left) costs about 3 us a folder, each call.
-    A stale answer could hide less than it should; this one never is."""
+    approved sandboxed call), is an event in a queue that this call drains in
+    microseconds; only the folders that changed are read again (and the folders new in
+    them), or the whole tree when events were lost or the scan had reached its limits.
+    A counter bumped after each writable call would miss the changes made outside the
+    sandbox; stat-ing every folder (the fallback, where inotify cannot watch: a network
+    or FUSE file system, no watches left) costs about 3 us a folder, each call, and reads
+    the whole tree again on a change. A kept answer never hides less than a new one."""
     key = str(root)
     with _scan_lock:
         w = watcher()
@@ -408,125 +433,234 @@ def scan_all(root: Path) -> ScanResult:
                 _stale.update(_scan_cache)
             else:
                 for wd in changed:
-                    _stale.update(_watched.get(wd, ()))
+                    for r in _watched.get(wd, ()):
+                        _pending.setdefault(r, set()).add(wd)
         cached = _scan_cache.get(key)
         if cached is not None and key not in _stale:
             if cached.wds is not None:
-                return cached.result
-            try:
-                if all(os.stat(d).st_mtime_ns == m for d, m in cached.folders):
+                todo = _pending.pop(key, None)
+                if not todo or _update(key, cached, todo, w):
                     return cached.result
-            except OSError:
-                pass
+            else:
+                try:
+                    if all(os.stat(d).st_mtime_ns == f.mtime for d, f in cached.folders.items()):
+                        return cached.result
+                except OSError:
+                    pass
         new = _rescan(key, w)
         if len(_scan_cache) > 64:
-            _scan_cache.clear()
+            _forget_all(w)
         _scan_cache[key] = new
         return new.result
+
+
+def _forget_all(w: Watcher | None) -> None:
+    """Drop every kept scan and its watches (too many roots kept)."""
+    if w is not None:
+        for wd in _watched:
+            w.remove(wd)
+    _watched.clear()
+    _pending.clear()
+    _scan_cache.clear()
+    _stale.clear()
+
+
+def warm_up(root: str | os.PathLike[str]) -> None:
+    """Scan ``root`` (and probe the sandbox) on a background thread, so that the first
+    call finds both done: made when a shell tool is made, long before the model's first
+    reply asks for a call. A call that comes sooner waits for it (the scan's lock)."""
+
+    def work() -> None:
+        with contextlib.suppress(Exception):
+            if sandbox_available().ok:
+                scan_all(Path(os.path.realpath(root)))
+
+    threading.Thread(target=work, name="nb_tools-scan", daemon=True).start()
+
+
+class _Unwatchable(Exception):
+    """inotify refused a watch (out of watches): check freshness by stat instead."""
+
+
+def _watcher_for(key: str, w: Watcher | None) -> Callable[[str], int | None]:
+    def watch(folder: str) -> int | None:
+        if w is None:
+            return None
+        try:
+            wd = w.add(folder)
+        except FileNotFoundError:
+            return None  # gone since it was listed: the scan will not read it either
+        except OSError as exc:
+            raise _Unwatchable(str(exc)) from exc
+        _watched.setdefault(wd, set()).add(key)
+        return wd
+
+    return watch
+
+
+def _unwatch(key: str, wds: Iterable[int], w: Watcher | None) -> None:
+    for wd in wds:
+        roots = _watched.get(wd)
+        if roots is not None:
+            roots.discard(key)
+            if not roots:
+                del _watched[wd]
+                if w is not None:
+                    w.remove(wd)
 
 
 def _rescan(key: str, w: Watcher | None) -> _Cached:
     """Read ``key`` again, watching each folder before it is read; drop the watches of
     the last scan that this one no longer uses."""
     _stale.discard(key)
+    _pending.pop(key, None)
     old = _scan_cache.pop(key, None)
-    wds: set[int] | None = set() if w is not None and watchable(key) else None
+    use = w if w is not None and watchable(key) else None
+    try:
+        folders, unscanned = _scan(key, _watcher_for(key, use))
+        wds = {f.wd: d for d, f in folders.items() if f.wd is not None} if use else None
+    except _Unwatchable:
+        folders, unscanned = _scan(key)
+        wds = None
+    if old is not None and old.wds is not None:
+        _unwatch(key, set(old.wds) - set(wds or ()), w)
+    return _Cached(
+        result=_result(folders, unscanned), folders=folders, unscanned=unscanned, wds=wds
+    )
 
-    def watch(folder: str) -> None:
-        nonlocal wds
-        if wds is None or w is None:
-            return
+
+def _update(key: str, cached: _Cached, changed: set[int], w: Watcher | None) -> bool:
+    """Read again the folders of ``changed`` (and the folders new in them, and drop the
+    ones gone); ``False`` when the tree must be read whole (its limits are involved)."""
+    if cached.unscanned or cached.wds is None:
+        return False
+    watch = _watcher_for(key, w)
+    folders = cached.folders
+    try:
+        for folder in sorted({cached.wds[wd] for wd in changed if wd in cached.wds}):
+            old = folders.get(folder)
+            if old is None:
+                continue  # gone with a parent read before it
+            new = _read(old.todo, watch)
+            if new is None:
+                if folder == key:
+                    return False
+                _drop(key, cached, folder, w)
+                continue
+            folders[folder] = new
+            if new.wd is not None:
+                cached.wds[new.wd] = folder
+            now = {t[0] for t in new.subdirs}
+            for gone in {t[0] for t in old.subdirs} - now:
+                _drop(key, cached, gone, w)
+            had = {t[0] for t in old.subdirs}
+            for todo in new.subdirs:
+                if todo[0] not in had:
+                    more, unscanned = _scan(todo, watch)
+                    if unscanned:
+                        return False
+                    folders.update(more)
+                    cached.wds.update({f.wd: d for d, f in more.items() if f.wd is not None})
+    except _Unwatchable:
+        return False
+    if sum(f.entries for f in folders.values()) > MAX_SCAN_ENTRIES:
+        return False
+    cached.result = _result(folders, [])
+    return True
+
+
+def _drop(key: str, cached: _Cached, top: str, w: Watcher | None) -> None:
+    """Forget the folder ``top`` and every folder below it."""
+    inside = top.rstrip("/") + "/"
+    gone = [d for d in cached.folders if d == top or d.startswith(inside)]
+    wds = [wd for d in gone if (wd := cached.folders.pop(d).wd) is not None]
+    if cached.wds is not None:
+        for wd in wds:
+            cached.wds.pop(wd, None)
+    _unwatch(key, wds, w)
+
+
+def _read(todo: _Todo, watch: Callable[[str], int | None]) -> _Folder | None:
+    """Read one folder (watched first); ``None`` if it cannot be read."""
+    folder, depth, package, links_ok = todo
+    wd = watch(folder)
+    try:
+        mtime = os.stat(folder).st_mtime_ns
+        with os.scandir(folder) as it:
+            entries = list(it)
+    except OSError:
+        return None
+    out = _Folder(todo, mtime, len(entries), [], [], [], False, [], wd)
+    parent = os.path.basename(folder)
+    links_ok = links_ok or any(e.name == "conda-meta" for e in entries)
+    for entry in entries:
+        name = entry.name
+        if name == ".git":
+            out.repo = not package
+            continue
+        if name.startswith(".env") or name in SECRET_NAMES:
+            out.secrets.append(Path(entry.path))
+            continue
+        if name in READ_PROTECTED_NAMES or (parent, name) in _READ_PROTECTED_PAIRS:
+            out.protected.append(Path(entry.path))
+            continue
         try:
-            wd = w.add(folder)
-        except FileNotFoundError:
-            return  # gone since it was listed: the scan will not read it either
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if (
+                not is_dir
+                and not links_ok
+                and entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_nlink > 1
+            ):
+                out.linked.append(Path(entry.path))
         except OSError:
-            wds = None  # out of watches, or other trouble: fall back to stat
-            return
-        wds.add(wd)
-        _watched.setdefault(wd, set()).add(key)
-
-    folders, result = _scan(key, watch)
-    if w is not None and old is not None and old.wds is not None:
-        for wd in old.wds - (wds or set()):
-            roots = _watched.get(wd)
-            if roots is not None:
-                roots.discard(key)
-                if not roots:
-                    del _watched[wd]
-                    w.remove(wd)
-    return _Cached(result=result, folders=folders, wds=frozenset(wds) if wds is not None else None)
+            is_dir = False
+        if is_dir:
+            skip = name in _SKIP_DIRS and not package
+            pkg = entry.path if skip else package
+            ok = links_ok or name in LINKING_MANAGERS
+            out.subdirs.append((entry.path, depth + 1, pkg, ok))
+    return out
 
 
 def _scan(
-    root: str, watch: Callable[[str], None] = lambda _: None
-) -> tuple[list[tuple[str, int]], ScanResult]:
-    secrets: list[Path] = []
-    protected: list[Path] = []
-    repos: list[Path] = []
-    linked: list[Path] = []
-    folders: list[tuple[str, int]] = []
-    seen = 0
-    # (folder, depth, the package folder it is in, links expected); package folders wait
-    # in `later`, and one that cannot be read to the end is left unread as a whole (one
-    # mask, not many).
-    stack: list[tuple[str, int, str, bool]] = [(root, 0, "", False)]
-    later: list[tuple[str, int, str, bool]] = []
+    top: str | _Todo, watch: Callable[[str], int | None] = lambda _: None
+) -> tuple[dict[str, _Folder], list[str]]:
+    """Read the tree at ``top`` (a root, or a folder found by an update): the folders read
+    and those left unread (past the limits). Package folders wait in ``later``, and one
+    that cannot be read to the end is left unread as a whole (one mask, not many)."""
+    stack: list[_Todo] = [top if isinstance(top, tuple) else (top, 0, "", False)]
+    later: list[_Todo] = []
+    folders: dict[str, _Folder] = {}
     unscanned: list[str] = []
+    seen = 0
     while stack or later:
         if not stack:
             stack.append(later.pop())
-        folder, depth, package, links_ok = stack.pop()
+        todo = stack.pop()
+        folder, depth, package, _ = todo
         if seen >= MAX_SCAN_ENTRIES or depth > MAX_SCAN_DEPTH:
             unscanned.append(package or folder)
             continue
-        watch(folder)
-        try:
-            mtime = os.stat(folder).st_mtime_ns
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError:
+        read = _read(todo, watch)
+        if read is None:
             continue
-        folders.append((folder, mtime))
-        parent = os.path.basename(folder)
-        links_ok = links_ok or any(e.name == "conda-meta" for e in entries)
-        for entry in entries:
-            seen += 1
-            name = entry.name
-            if name == ".git":
-                if not package:
-                    repos.append(Path(folder))
-                continue
-            if name.startswith(".env") or name in SECRET_NAMES:
-                secrets.append(Path(entry.path))
-                continue
-            if name in READ_PROTECTED_NAMES or (parent, name) in _READ_PROTECTED_PAIRS:
-                protected.append(Path(entry.path))
-                continue
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if (
-                    not is_dir
-                    and not links_ok
-                    and entry.is_file(follow_symlinks=False)
-                    and entry.stat(follow_symlinks=False).st_nlink > 1
-                ):
-                    linked.append(Path(entry.path))
-            except OSError:
-                is_dir = False
-            if is_dir:
-                skip = name in _SKIP_DIRS and not package
-                pkg = entry.path if skip else package
-                ok = links_ok or name in LINKING_MANAGERS
-                (later if skip else stack).append((entry.path, depth + 1, pkg, ok))
-    result = ScanResult(
-        secrets=tuple(secrets),
-        protected=tuple(protected),
-        repos=tuple(repos),
+        folders[folder] = read
+        seen += read.entries
+        for sub in read.subdirs:
+            (later if sub[2] and not package else stack).append(sub)
+    return folders, unscanned
+
+
+def _result(folders: dict[str, _Folder], unscanned: list[str]) -> ScanResult:
+    fs = folders.values()
+    return ScanResult(
+        secrets=tuple(p for f in fs for p in f.secrets),
+        protected=tuple(p for f in fs for p in f.protected),
+        repos=tuple(Path(f.todo[0]) for f in fs if f.repo),
         unscanned=tuple(Path(u) for u in _outermost(unscanned)),
-        linked=tuple(linked),
+        linked=tuple(p for f in fs for p in f.linked),
     )
-    return folders, result
 
 
 _CONFIG_CREDENTIALS = re.compile(

@@ -6,6 +6,7 @@ Also where inotify cannot watch (the stat fallback)."""
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from pathlib import Path
 
@@ -85,3 +86,54 @@ def test_an_unchanged_workspace_is_not_read_again(ws: Path) -> None:
     (ws / "a" / ".env").write_text("x")
     again = _hide.scan_all(ws.resolve())
     assert again is not first and ws.resolve() / "a" / ".env" in again.secrets
+
+
+async def test_folder_renamed_inside_the_workspace(ws_fresh: Path) -> None:
+    (ws_fresh / "a" / "deep").mkdir(parents=True)
+    (ws_fresh / "a" / "deep" / ".env").write_text(f"KEY={SECRET}\n")
+    await _first(ws_fresh)
+    os.rename(ws_fresh / "a", ws_fresh / "b")
+    r = await run(ws_fresh, "cat b/deep/.env; grep -r SECRET .; echo done", approved=False)
+    assert "done" in r.content and SECRET not in r.content, r.content
+
+
+def test_a_change_reads_only_that_folder_again(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _hide._scan_cache.clear()
+    for i in range(40):
+        (ws / f"d{i:02d}" / "x").mkdir(parents=True)
+    root = ws.resolve()
+    _hide.scan_all(root)
+    reads: list[str] = []
+    real = _hide._read
+
+    def counting(todo: tuple[str, int, str, bool], watch: object) -> object:
+        reads.append(todo[0])
+        return real(todo, watch)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_hide, "_read", counting)
+    (ws / "d07" / "x" / ".env").write_text("x")
+    (ws / "d09" / "new" / "deeper").mkdir(parents=True)
+    (ws / "d09" / "new" / "deeper" / ".envrc").write_text("x")
+    shutil.rmtree(ws / "d11")
+    found = _hide.scan_all(root)
+    assert root / "d07" / "x" / ".env" in found.secrets
+    assert root / "d09" / "new" / "deeper" / ".envrc" in found.secrets
+    expected = [str(root), *(str(root / p) for p in ("d07/x", "d09", "d09/new", "d09/new/deeper"))]
+    assert sorted(reads) == sorted(expected), reads
+    fresh = _hide._result(*_hide._scan(str(root)))
+    assert sorted(found.secrets) == sorted(fresh.secrets)
+    assert not any(str(p).startswith(str(root / "d11")) for p in found.secrets)
+
+
+def test_growing_past_the_cap_reads_the_whole_tree(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 20)
+    _hide._scan_cache.clear()
+    (ws / "a").mkdir()
+    root = ws.resolve()
+    assert _hide.scan_all(root).unscanned == ()
+    for i in range(30):
+        (ws / "a" / f"d{i:02d}").mkdir()
+    assert _hide.scan_all(root).unscanned != ()
+    _hide._scan_cache.clear()
