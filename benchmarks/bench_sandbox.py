@@ -171,6 +171,7 @@ def agent_cases(n: int, bwrap: str) -> float:
         f"{'x bash':>8}{'x bwrap':>8}{'first':>8}{'1st+1s':>8}"
     )
     worst = 0.0
+    cpu_rows: list[str] = []
     base = Path(tempfile.mkdtemp(prefix="nbt-bench-"))
     try:
         root = base / "proj"
@@ -188,22 +189,34 @@ def agent_cases(n: int, bwrap: str) -> float:
             _, content = _agent_ls_once(tools)  # warm-up, and a check of the result
             if "exit code 0" not in content:
                 raise SystemExit(f"bench_sandbox: ls failed on {label}: {content[-500:]}")
-            plain, alone, ours = [], [], []
+            plain, alone, ours, cpu = [], [], [], []
             for _ in range(n):
-                plain.append(_plain("ls", root)[0])
-                t = time.perf_counter()
+                plain.append(_plain("ls", root))
+                t, c = time.perf_counter(), _cpu()
                 subprocess.run(_bwrap_alone(bwrap, root), capture_output=True, check=True)
-                alone.append(time.perf_counter() - t)
+                alone.append((time.perf_counter() - t, _cpu() - c))
+                c = _cpu()
                 ours.append(_agent_ls_once(tools)[0])
-            p, b, a = (statistics.median(x) * 1e3 for x in (plain, alone, ours))
+                cpu.append(_cpu() - c)
+            p, b = (statistics.median(w for w, _ in x) * 1e3 for x in (plain, alone))
+            a = statistics.median(ours) * 1e3
+            cp, cb = (statistics.median(c for _, c in x) * 1e3 for x in (plain, alone))
+            ca = statistics.median(cpu) * 1e3
             worst = max(worst, a - p)
             name = f"{label} ({entries:,} entries)"
             print(
                 f"{name:<44}{p:>7.1f}{b:>7.1f}{a:>8.1f}{a - p:>8.1f}{a / p:>7.1f}x"
                 f"{a / b:>7.1f}x{first * 1e3:>8.0f}{later * 1e3:>8.0f}"
             )
+            cpu_rows.append(f"{name:<44}{cp:>7.1f}{cb:>7.1f}{ca:>8.1f}{ca - cp:>8.1f}")
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    print(
+        "CPU time per call (this process and its children; steadier than wall time on a "
+        f"busy machine), medians (ms)\n{'workspace':<44}{'bash':>7}{'bwrap':>7}{'Agent':>8}"
+        f"{'added':>8}"
+    )
+    print("\n".join(cpu_rows))
     verdict = "within" if worst <= 15 else "OVER"
     print(f"most added over plain bash: {worst:.1f} ms ({verdict} the 15 ms target)")
     return worst
