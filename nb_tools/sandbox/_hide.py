@@ -400,6 +400,21 @@ _stale: set[str] = set()
 _scan_lock = threading.RLock()
 
 
+def _after_fork() -> None:
+    """A forked child has a new inotify instance (see ``_watch``): the scans kept with
+    the parent's watches would never hear of a change there."""
+    global _scan_lock
+    _scan_lock = threading.RLock()
+    _scan_cache.clear()
+    _watched.clear()
+    _pending.clear()
+    _stale.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 def scan(root: Path) -> tuple[list[Path], list[Path]]:
     """The secrets under ``root`` (``.env*`` and :data:`SECRET_NAMES`) and the folders that
     hold a ``.git`` (the repositories whose hooks and config must stay read-only); see
