@@ -308,9 +308,7 @@ def _visible_page(
 def _page_note(total: int | None, shown: int, offset: int, what: str) -> str:
     if total is None:
         end = offset + shown
-        return (
-            f"(showing {what} {offset + 1}-{end} of more than {end}; pass offset={end} to see more)"
-        )
+        return f"(showing {what} {offset + 1}-{end}; pass offset={end} to see more)"
     if offset == 0 and shown == total:
         return ""
     end = offset + shown

@@ -369,3 +369,31 @@ def test_too_many_results_stop_the_search(tool: GrepTool, monkeypatch: pytest.Mo
         "(stopped after collecting 3 result lines: the list is incomplete; narrow the "
         "pattern, path or glob)"
     )
+
+
+@pytest.mark.parametrize("engine", ["rg", "python"])
+def test_many_results_check_protection_only_for_the_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    """Past ``LAZY_ABOVE`` files the protection check stops once the page is full (the
+    total then reads "more than"), and a protected file is still never shown."""
+    if engine == "rg" and RG is None:
+        pytest.skip("no rg")
+    monkeypatch.setattr(_grep, "LAZY_ABOVE", 2)
+    for name in ("a.txt", "b.txt", "sitecustomize.py", "t.txt", "u.txt"):
+        (tmp_path / name).write_text("needle\n")
+    tool = GrepTool(Workspace(tmp_path), rg=RG if engine == "rg" else None)
+    r = run(tool, pattern="needle", head_limit=3)
+    assert r.content == (
+        "Found more than 3 files (showing files 1-3; pass offset=3 to see more)\na.txt\nb.txt\nt.txt"
+    )
+    r = run(tool, pattern="needle", head_limit=3, offset=3)
+    assert r.content == "Found 4 files (showing files 4-4 of 4)\nu.txt"
+    r = run(tool, pattern="needle", output_mode="content", head_limit=2)
+    assert r.content == (
+        "a.txt:1:needle\nb.txt:1:needle\n\n(showing lines 1-2; pass offset=2 to see more)"
+    )
+    r = run(tool, pattern="needle", output_mode="count", head_limit=0)
+    assert "sitecustomize" not in r.content and r.content.endswith(
+        "Found 4 matching lines in 4 files"
+    )
