@@ -26,6 +26,7 @@ import os
 import signal
 import time
 import warnings
+from asyncio import FIRST_COMPLETED
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from nb_tools.sandbox import (
     remove_planted,
     sandbox_available,
     unapproved_problem,
+    warm_up,
     writable_problem,
 )
 from nb_tools.tool import Change, Info, Result, Schema, Subject, progress
@@ -54,7 +56,7 @@ MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 _KEEP_BYTES = 4 * MAX_OUTPUT_CHARS  # per end: enough for 15,000 characters of any UTF-8
 _PROGRESS_CHUNK = 8_000
-_POLL = 0.05  # seconds between looks at the exit status
+_POLL = 0.05  # seconds between looks at the exit status while a child holds the pipe
 
 _DESCRIPTION = f"""\
 Run a bash command in the workspace root and return its exit code and output (stdout and \
@@ -208,6 +210,7 @@ class BashTool:
             requires_approval=True,
             subject=Subject(arg="command", kind="command"),
         )
+        warm_up(workspace.root)  # the first call finds the workspace scanned
 
     def info(self) -> Info:
         return self._info
@@ -346,18 +349,21 @@ class BashTool:
         deadline = time.monotonic() + timeout
         last_flush = time.monotonic()
         timed_out = cancelled = False
+        # Wait for the output and the exit together. Process.wait() also waits for the pipe
+        # to close, which a background child (`server &`) may keep open: the exit status is
+        # then seen by polling `returncode`. The end of output usually arrives a moment
+        # before the exit status: waiting on `exited` wakes at once, not a poll later.
+        exited = asyncio.ensure_future(proc.wait())
         try:
-            # Poll the exit status: Process.wait() also waits for the pipe to close, which a
-            # background child (`server &`) keeps open.
             while proc.returncode is None:
                 now = time.monotonic()
                 if now >= deadline:
                     timed_out = True
                     break
-                if reader.done():  # output closed, process still running
-                    await asyncio.sleep(min(_POLL, deadline - now))
-                else:
-                    await asyncio.wait({reader}, timeout=min(_POLL, deadline - now))
+                pending = {t for t in (reader, exited) if not t.done()}
+                await asyncio.wait(
+                    pending, timeout=min(_POLL, deadline - now), return_when=FIRST_COMPLETED
+                )
                 if time.monotonic() - last_flush >= self.progress_interval:
                     last_flush = time.monotonic()
                     _flush(sink.pending, decoder)
@@ -372,6 +378,8 @@ class BashTool:
         finally:
             if proc.returncode is None:  # cancelled again while stopping: no survivors
                 _signal_group(proc.pid, signal.SIGKILL)
+            if not exited.done():
+                exited.cancel()
             # A background child may keep writing: keep draining the pipe (so it never
             # blocks on a full pipe) but stop collecting.
             sink.collecting = False

@@ -21,7 +21,9 @@ from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, load_text, split_lines
 from nb_tools.builtin._undo import undo_for, written_before
 from nb_tools.builtin._workspace import Workspace
+from nb_tools.sandbox import hard_linked
 from nb_tools.tool import Change, Info, Result, Schema, Subject
+from nb_tools.tool._grant import current_grant
 
 __all__ = ["EditFileTool", "ReadFileTool", "WriteFileTool", "format_lines"]
 
@@ -173,11 +175,28 @@ class ReadFileTool(_FileTool):
             concurrent=True,
         )
 
+    def is_protected_call(self, args: Args) -> bool:
+        """Also a file with more than one hard link (outside package managers' folders):
+        its other name may be a secret outside the workspace, so reading it asks."""
+        if super().is_protected_call(args):
+            return True
+        try:
+            return hard_linked(self.workspace.resolve(str(self._parse(args)["file_path"])))
+        except ValueError:
+            return False
+
     def _run(self, args: Args) -> Result:
         parsed = self._parse(args)
         raw = parsed["file_path"]
         path = self.workspace.resolve(raw, tool=self.name)
         shown = self.workspace.display(path)
+        grant = current_grant()
+        if grant is not None and not grant.approved and hard_linked(path):
+            raise ToolError(
+                f"{self.name}: {shown} has more than one hard link (another name of it may be "
+                "a file outside the workspace), so reading it needs the user's approval; it "
+                "was not approved, so nothing was read"
+            )
         try:
             tf = load_text(
                 path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)

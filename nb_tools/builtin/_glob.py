@@ -67,7 +67,7 @@ class GlobTool(SearchTool):
         try:
             rg = self.rg
             if rg is not None:
-                names, cut_off = await _list_rg(rg, search_dir, pattern)
+                names, cut_off = await _list_rg(rg, search_dir, pattern, str(self.workspace.root))
         except (RgUnavailable, FileNotFoundError):
             rg = None  # fall back to the Python walker, same list
         if rg is None:
@@ -105,13 +105,15 @@ def _by_mtime(search_dir: str, names: list[str]) -> list[str]:
     return [n for _, n in keyed]
 
 
-async def _list_rg(rg: str, search_dir: str, pattern: str) -> tuple[list[str], bool]:
+async def _list_rg(
+    rg: str, search_dir: str, pattern: str, workspace: str
+) -> tuple[list[str], bool]:
     narrow, recheck = rg_filter_args([pattern], ())
     argv = [
         rg, "--files", "--no-config", "--no-require-git", "--no-ignore-global", "--null",
         *narrow, "-g", "!.git",
     ]  # fmt: skip
-    data, _err, _code, cut_off = await run_rg(argv, search_dir)
+    data, _err, _code, cut_off = await run_rg(argv, search_dir, workspace=workspace)
     parts = data.split(b"\0")
     parts.pop()  # after the last NUL: empty, or a partial name when cut off
     keep = PathFilter([pattern])

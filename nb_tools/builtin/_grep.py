@@ -16,9 +16,10 @@ import re
 import stat
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from nb_tools.builtin._common import ToolError
 from nb_tools.builtin._grep_python import python_pattern, search_python
@@ -31,10 +32,12 @@ from nb_tools.builtin._ignore import (
 from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
-from nb_tools.sandbox import home_dot_reason, homes_in, write_protected
+from nb_tools.sandbox import hard_linked, home_dot_reason, homes_in, write_protected
 from nb_tools.tool import Result, Schema, progress
 
 __all__ = ["GrepTool"]
+
+_T = TypeVar("_T")
 
 MAX_LINE_CHARS = 500
 MAX_COLLECTED_LINES = 100_000
@@ -183,7 +186,7 @@ class GrepTool(SearchTool):
             found = None
             if rg is not None:
                 try:
-                    found = await _run_rg(rg, query, str(target))
+                    found = await _run_rg(rg, query, str(target), str(self.workspace.root))
                 except RgUnavailable:
                     rg = None  # fall back to the Python engine, same output
             if found is None:
@@ -192,10 +195,10 @@ class GrepTool(SearchTool):
             return Result.error(str(exc))
         except OSError as exc:
             return Result.error(f"grep: {exc}")
+        keep = None
         if not self.is_protected_call(args):  # a protected path asked; nothing else did
-            base = target.parent if target.is_file() else target
-            _drop_protected(found, str(base), self.workspace)
-        text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset)
+            keep = _visible(str(target.parent if target.is_file() else target), self.workspace)
+        text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset, keep=keep)
         return Result(
             content=text,
             metadata={"engine": "rg" if rg is not None else "python", "cut_off": found.cut_off},
@@ -235,29 +238,34 @@ class GrepTool(SearchTool):
         return query, target
 
 
-def _drop_protected(found: Found, search_dir: str, workspace: Workspace) -> None:
-    """Remove the protected files (the protection table's ``.env*``, ``.ssh/``,
-    credentials, ..., and a home folder's dot-entries) from ``found``, silently. The walk skips them
-    as hidden files, but an ignore file's ``!`` line (text the repository controls)
-    re-includes a hidden file, and a search is no click: its matches, counts and even the
-    list of matching files (an oracle for the content, pattern after pattern) would leak a
-    secret that ``read_file`` asks for. Saying which files were dropped would be the same
-    oracle, so nothing is said. The search never follows symlinks, so the lexical path is
-    the file's real one."""
+LAZY_ABOVE = 1000
+"""With more matching files than this, the protection check runs only until the page
+(``offset`` + ``head_limit``) is full, and the total is given as "more than"."""
+
+
+def _visible(search_dir: str, workspace: Workspace) -> Callable[[str], bool]:
+    """Whether a file found (its path relative to ``search_dir``) may be shown: not a
+    protected file (the protection table's ``.env*``, ``.ssh/``, credentials, ..., and a
+    home folder's dot-entries), not a file with several hard links (another name of it
+    may be a secret outside the workspace). The walk skips protected files as hidden
+    files, but an ignore file's ``!`` line (text the repository controls) re-includes a
+    hidden file, and a search is no click: its matches, counts and even the list of
+    matching files (an oracle for the content, pattern after pattern) would leak a secret
+    that ``read_file`` asks for. Saying which files were dropped would be the same oracle,
+    so nothing is said. The search never follows symlinks, so the lexical path is the
+    file's real one."""
     base = Path(search_dir)
     homes = homes_in(workspace.root)
 
-    def protected(rel: str) -> bool:
+    def keep(rel: str) -> bool:
         path = base / rel
-        return write_protected(path.parts) is not None or (
-            bool(homes) and home_dot_reason(path, homes) is not None
-        )
+        if write_protected(path.parts) is not None:
+            return False
+        if homes and home_dot_reason(path, homes) is not None:
+            return False
+        return not hard_linked(path)
 
-    gone = {n for n in (*found.files, *found.counts, *found.lines) if protected(n)}
-    if gone:
-        found.files = [p for p in found.files if p not in gone]
-        found.counts = {p: n for p, n in found.counts.items() if p not in gone}
-        found.lines = {p: v for p, v in found.lines.items() if p not in gone}
+    return keep
 
 
 # -- output ------------------------------------------------------------------------------
@@ -269,61 +277,122 @@ def _cut(text: str) -> str:
     return f"{text[:MAX_LINE_CHARS]} [... {len(text) - MAX_LINE_CHARS} more characters]"
 
 
-def _page(items: list[str], head: int, offset: int, what: str) -> tuple[list[str], str]:
-    total = len(items)
-    shown = items[offset : offset + head] if head else items[offset:]
-    if offset == 0 and len(shown) == total:
-        return shown, ""
-    end = offset + len(shown)
+def _visible_page(
+    items: list[_T],
+    key: Callable[[_T], str],
+    keep: Callable[[str], bool] | None,
+    head: int,
+    offset: int,
+) -> tuple[list[_T], int | None]:
+    """The page ``[offset, offset + head)`` of the sorted ``items`` that ``keep`` accepts
+    (by their file, ``key``), and how many it accepts in all; ``None`` when that was not
+    counted (more than :data:`LAZY_ABOVE` files: checked only until the page is full and
+    one more is found)."""
+    end = offset + head if head else None
+    if keep is None:
+        return items[offset:end], len(items)
+    files = {key(i) for i in items}
+    if not head or len(files) <= LAZY_ABOVE:
+        ok = {f for f in files if keep(f)}
+        shown = [i for i in items if key(i) in ok]
+        return shown[offset:end], len(shown)
+    verdict: dict[str, bool] = {}
+    out: list[_T] = []
+    for item in items:
+        f = key(item)
+        if f not in verdict:
+            verdict[f] = keep(f)
+        if verdict[f]:
+            if len(out) == offset + head:
+                return out[offset:], None
+            out.append(item)
+    return out[offset:], len(out)
+
+
+def _page_note(total: int | None, shown: int, offset: int, what: str) -> str:
+    if total is None:
+        end = offset + shown
+        return f"(showing {what} {offset + 1}-{end}; pass offset={end} to see more)"
+    if offset == 0 and shown == total:
+        return ""
+    end = offset + shown
     if not shown:
-        return shown, f"(offset {offset} is past the end: there are {total} {what})"
+        return f"(offset {offset} is past the end: there are {total} {what})"
     more = f"; pass offset={end} to see more" if end < total else ""
-    return shown, f"(showing {what} {offset + 1}-{end} of {total}{more})"
+    return f"(showing {what} {offset + 1}-{end} of {total}{more})"
 
 
-def render(found: Found, q: Query, rel_base: str, *, show_n: bool, head: int, offset: int) -> str:
-    """The text the model sees; the same for both engines."""
+def _count(n: int | None, shown: int, offset: int, what: str) -> str:
+    return (
+        f"{n} {what}{'s' if n != 1 else ''}"
+        if n is not None
+        else (f"more than {offset + shown} {what}s")
+    )
+
+
+def render(
+    found: Found,
+    q: Query,
+    rel_base: str,
+    *,
+    show_n: bool,
+    head: int,
+    offset: int,
+    keep: Callable[[str], bool] | None = None,
+) -> str:
+    """The text the model sees; the same for both engines. ``keep``: which files (paths
+    relative to the searched folder) may be shown (``None``: all)."""
     notes: list[str] = []
     if q.mode == "files_with_matches":
-        paths = sorted(rel_base + p for p in found.files)
-        shown, note = _page(paths, head, offset, "files")
-        body = f"Found {len(paths)} file{'s' if len(paths) != 1 else ''}"
+        files = sorted(found.files)
+        page, total = _visible_page(files, lambda p: p, keep, head, offset)
+        note = _page_note(total, len(page), offset, "files")
+        body = f"Found {_count(total, len(page), offset, 'file')}"
         text = (
-            "\n".join([body + (f" {note}" if note else ""), *shown])
-            if paths
-            else ("No files found")
+            "\n".join([body + (f" {note}" if note else ""), *(rel_base + p for p in page)])
+            if total != 0
+            else "No files found"
         )
     elif q.mode == "count":
-        items = sorted((rel_base + p, n) for p, n in found.counts.items())
-        total = sum(n for _, n in items)
-        lines = [f"{p}:{n}" for p, n in items]
-        shown, note = _page(lines, head, offset, "files")
-        if not items:
+        items = sorted(found.counts.items())
+        page, total = _visible_page(items, lambda i: i[0], keep, head, offset)
+        if total == 0:
             text = "No matches found"
         else:
-            text = "\n".join(shown) + (
-                f"\n\nFound {total} matching line{'s' if total != 1 else ''} in "
-                f"{len(items)} file{'s' if len(items) != 1 else ''}"
-            )
+            lines = [f"{rel_base}{p}:{n}" for p, n in page]
+            if total is None:
+                summary = (
+                    f"{sum(n for _, n in page)} matching lines in these files; "
+                    f"{_count(total, len(page), offset, 'file')} match"
+                )
+            else:
+                ok = found.counts if keep is None else None
+                all_items = ok.items() if ok is not None else _all_visible(items, keep)
+                n_lines = sum(n for _, n in all_items)
+                summary = (
+                    f"{n_lines} matching line{'s' if n_lines != 1 else ''} in "
+                    f"{total} file{'s' if total != 1 else ''}"
+                )
+            text = "\n".join(lines) + f"\n\nFound {summary}"
+            note = _page_note(total, len(page), offset, "files")
             if note:
                 notes.append(note)
     else:
-        out: list[str] = []
-        context = q.before > 0 or q.after > 0
-        for path in sorted(found.lines, key=lambda p: rel_base + p):
-            shown_path = rel_base + path
-            prev = -1
-            for ln, is_match, line in found.lines[path]:
-                if context and out and ln != prev + 1:
-                    out.append("--")
-                sep = ":" if is_match else "-"
-                line = _cut(line)
-                out.append(
-                    f"{shown_path}{sep}{ln}{sep}{line}" if show_n else (f"{shown_path}{sep}{line}")
-                )
-                prev = ln
-        shown, note = _page(out, head, offset, "lines")
-        text = "\n".join(shown) if out else "No matches found"
+        rows: list[tuple[str, int, bool, str]] = [
+            (path, ln, is_match, line)
+            for path in sorted(found.lines)
+            for ln, is_match, line in found.lines[path]
+        ]
+        files_seen = {r[0] for r in rows}
+        if keep is not None and len(files_seen) <= LAZY_ABOVE:
+            ok = {f for f in files_seen if keep(f)}
+            rows = [r for r in rows if r[0] in ok]
+            keep = None
+        out, path_of = _content_lines(rows, q, rel_base, show_n)
+        page, total = _visible_page(list(range(len(out))), lambda i: path_of[i], keep, head, offset)
+        shown = [out[i] for i in page]
+        text = "\n".join(shown) if total != 0 else "No matches found"
+        note = _page_note(total, len(shown), offset, "lines")
         if note:
             notes.append(note)
     if found.overflow:
@@ -334,6 +403,34 @@ def render(found: Found, q: Query, rel_base: str, *, show_n: bool, head: int, of
     if found.cut_off:
         notes.append("(search cut off: cancelled before it finished; results are partial)")
     return "\n\n".join([text, *notes]) if notes else text
+
+
+def _all_visible(
+    items: list[tuple[str, int]], keep: Callable[[str], bool] | None
+) -> list[tuple[str, int]]:
+    return [i for i in items if keep is None or keep(i[0])]
+
+
+def _content_lines(
+    rows: list[tuple[str, int, bool, str]], q: Query, rel_base: str, show_n: bool
+) -> tuple[list[str], list[str]]:
+    """The content mode's output lines (``--`` between context groups) and, for each,
+    the file it belongs to."""
+    out: list[str] = []
+    path_of: list[str] = []
+    context = q.before > 0 or q.after > 0
+    prev = -1
+    for path, ln, is_match, line in rows:
+        shown_path = rel_base + path
+        if context and out and ln != prev + 1:
+            out.append("--")
+            path_of.append(path)
+        sep = ":" if is_match else "-"
+        line = _cut(line)
+        out.append(f"{shown_path}{sep}{ln}{sep}{line}" if show_n else f"{shown_path}{sep}{line}")
+        path_of.append(path)
+        prev = ln
+    return out, path_of
 
 
 # -- ripgrep -----------------------------------------------------------------------------
@@ -372,7 +469,7 @@ def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, str]:
     return argv, cwd, recheck
 
 
-async def _run_rg(rg: str, q: Query, target: str) -> Found:
+async def _run_rg(rg: str, q: Query, target: str, workspace: str) -> Found:
     if os.path.isfile(target):
         await _check_text(target)
     argv, cwd, recheck = rg_command(rg, q, target)
@@ -392,7 +489,7 @@ async def _run_rg(rg: str, q: Query, target: str) -> Found:
             progress(f"grep: {records} results so far\n")
         return True
 
-    data, err, code, cut_off = await run_rg(argv, cwd, on_chunk=on_chunk)
+    data, err, code, cut_off = await run_rg(argv, cwd, workspace=workspace, on_chunk=on_chunk)
     message = err.decode("utf-8", "replace").strip()
     if code == 2 and not data and message and "No files were searched" not in message:
         # A bad pattern; unreadable files alone still give results (and exit code 2).

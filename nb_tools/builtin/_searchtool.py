@@ -9,6 +9,7 @@ from typing import Any
 from nb_tools.builtin._common import ToolError, parse_args
 from nb_tools.builtin._rg import find_rg
 from nb_tools.builtin._workspace import Workspace
+from nb_tools.sandbox import hard_linked
 from nb_tools.tool import Headline, Info, Schema, Subject
 
 __all__ = ["SearchTool"]
@@ -45,12 +46,20 @@ class SearchTool:
 
     def is_protected_call(self, args: str | bytes) -> bool:
         """Whether the call searches a protected path (``.git/``, ``.env*``, rc files,
-        ``.ssh/``) explicitly; the walk itself never enters them (they are hidden)."""
+        ``.ssh/``) or a file with several hard links explicitly; the walk itself never
+        shows them (they are hidden)."""
         try:
             path = self._parse(args).get("path")
         except ToolError:
             return False
-        return isinstance(path, str) and bool(path) and self.workspace.is_protected(path)
+        if not isinstance(path, str) or not path:
+            return False
+        if self.workspace.is_protected(path):
+            return True
+        try:  # a file with several hard links: another name may be a secret elsewhere
+            return hard_linked(self.workspace.resolve(path))
+        except ValueError:
+            return False
 
     def requires_approval_for(self, args: str | bytes) -> bool:
         return self.is_protected_call(args)

@@ -18,7 +18,7 @@ folder inside the workspace it sees no dot-entry but a short allow-list.
 
 from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env
 from nb_tools.sandbox._fsrules import HOME_ALLOW, home_dot_reason, homes_in, path_rule_reason
-from nb_tools.sandbox._hide import unapproved_problem, writable_problem
+from nb_tools.sandbox._hide import hard_linked, unapproved_problem, warm_up, writable_problem
 from nb_tools.sandbox._launch import (
     Launch,
     SandboxUnavailable,
@@ -59,6 +59,7 @@ __all__ = [
     "default_mode",
     "fold_name",
     "git_safety_env",
+    "hard_linked",
     "home_dot_reason",
     "homes_in",
     "is_secret",
@@ -73,6 +74,7 @@ __all__ = [
     "set_default_mode",
     "spawn",
     "unapproved_problem",
+    "warm_up",
     "writable_problem",
     "write_protected",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import sys
 from pathlib import Path
 
 from nb_tools.sandbox._fsrules import home_dot_entries, homes_in, hooks_path
@@ -104,7 +105,7 @@ def bwrap_argv(
             out += _protect(r, found[r])
     hidden = _fine_secrets(roots, policy, found) + _home_secrets_in(tools) + late
     if confined:  # no click: more credentials, a home's dot-entries, what the scan did not read
-        extra = [p for f in found.values() for p in (*f.protected, *f.unscanned)]
+        extra = [p for f in found.values() for p in (*f.protected, *f.unscanned, *f.linked)]
         extra += [p for r in roots for h in homes_in(r) for p in home_dot_entries(h)]
         hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
     late_binds: list[str] = []
@@ -159,6 +160,11 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
     keep += [
         p for h in homes_in(root) for p in home_dot_entries(h, programs=True) if p.name != ".git"
     ]
+    for prefix in {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)}:
+        # The kernel's own environment (a .venv in the workspace): what it imports and
+        # the programs in its bin/ run later outside the sandbox.
+        if Path(prefix).is_relative_to(root) and os.path.isdir(prefix):
+            out += ["--ro-bind", prefix, prefix]
     ipython = os.environ.get("IPYTHONDIR")
     if ipython:
         keep.append(Path(os.path.realpath(ipython)))

@@ -249,16 +249,19 @@ def test_paths_outside_the_root_are_refused(tool: GrepTool) -> None:
 
 
 def _fake_rg(tmp_path: Path, body: str) -> str:
+    """A fake rg that writes its pid to ``tmp_path/rg.pid``; it lies outside the workspace
+    (``tmp_path/ws``): one inside would run in the read-only sandbox."""
     script = tmp_path / "slow-rg"
     script.write_text(f"#!/bin/bash\necho $$ > {tmp_path}/rg.pid\n{body}\n")
+    (tmp_path / "ws").mkdir(exist_ok=True)
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return str(script)
 
 
 async def test_cancel_kills_rg_and_returns_partial_results(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text("x\n")
     rg = _fake_rg(tmp_path, "printf 'a.py\\0'; exec sleep 30")
-    tool = GrepTool(Workspace(tmp_path), rg=rg)
+    (tmp_path / "ws" / "a.py").write_text("x\n")
+    tool = GrepTool(Workspace(tmp_path / "ws"), rg=rg)
     task = asyncio.ensure_future(tool.call(json.dumps({"pattern": "x"})))
     while not (tmp_path / "rg.pid").exists():
         await asyncio.sleep(0.02)
@@ -283,10 +286,10 @@ async def test_progress_reports_results_so_far(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_grep, "PROGRESS_EVERY", 0.05)
-    for name in "abc":
-        (tmp_path / f"{name}.py").write_text("x\n")
     rg = _fake_rg(tmp_path, 'for f in a b c; do printf "$f.py\\0"; sleep 0.2; done')
-    tool = GrepTool(Workspace(tmp_path), rg=rg)
+    for name in "abc":
+        (tmp_path / "ws" / f"{name}.py").write_text("x\n")
+    tool = GrepTool(Workspace(tmp_path / "ws"), rg=rg)
     seen: list[str] = []
     with progress_sink(lambda cid, p: seen.append(p.text)), bind_call("c1"):
         r = await tool.call(json.dumps({"pattern": "x"}))
@@ -365,4 +368,32 @@ def test_too_many_results_stop_the_search(tool: GrepTool, monkeypatch: pytest.Mo
     assert r.content.endswith(
         "(stopped after collecting 3 result lines: the list is incomplete; narrow the "
         "pattern, path or glob)"
+    )
+
+
+@pytest.mark.parametrize("engine", ["rg", "python"])
+def test_many_results_check_protection_only_for_the_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    """Past ``LAZY_ABOVE`` files the protection check stops once the page is full (the
+    total then reads "more than"), and a protected file is still never shown."""
+    if engine == "rg" and RG is None:
+        pytest.skip("no rg")
+    monkeypatch.setattr(_grep, "LAZY_ABOVE", 2)
+    for name in ("a.txt", "b.txt", "sitecustomize.py", "t.txt", "u.txt"):
+        (tmp_path / name).write_text("needle\n")
+    tool = GrepTool(Workspace(tmp_path), rg=RG if engine == "rg" else None)
+    r = run(tool, pattern="needle", head_limit=3)
+    assert r.content == (
+        "Found more than 3 files (showing files 1-3; pass offset=3 to see more)\na.txt\nb.txt\nt.txt"
+    )
+    r = run(tool, pattern="needle", head_limit=3, offset=3)
+    assert r.content == "Found 4 files (showing files 4-4 of 4)\nu.txt"
+    r = run(tool, pattern="needle", output_mode="content", head_limit=2)
+    assert r.content == (
+        "a.txt:1:needle\nb.txt:1:needle\n\n(showing lines 1-2; pass offset=2 to see more)"
+    )
+    r = run(tool, pattern="needle", output_mode="count", head_limit=0)
+    assert "sitecustomize" not in r.content and r.content.endswith(
+        "Found 4 matching lines in 4 files"
     )
