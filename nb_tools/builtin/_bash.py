@@ -45,6 +45,7 @@ from nb_tools.sandbox import (
     unapproved_problem,
     warm_up,
     writable_problem,
+    write_protected,
 )
 from nb_tools.tool import Change, Info, Result, Schema, Subject, progress
 from nb_tools.tool._grant import current_grant
@@ -390,9 +391,11 @@ class BashTool:
         )
         if planted:
             note = (
-                f"\n[the sandbox removed or switched off {', '.join(planted)}: it would run "
-                "programs later, outside the sandbox (git's config and hooks, a module the "
-                "next kernel start imports, a shell start-up file)]"
+                "\n[the sandbox removed or switched off what the call made at paths the "
+                "protection table guards (they run later outside the sandbox, hold "
+                "credentials or grant permissions; write_file asks for them): "
+                + "; ".join(_guarded(p) for p in planted)
+                + "]"
             )
             result = Result(
                 content=result.content + note,
@@ -520,3 +523,9 @@ def _result(
             "output_bytes": out.total,
         },
     )
+
+
+def _guarded(path: str) -> str:
+    """A removed path with the table's reason for guarding it."""
+    reason = write_protected(Path(path).parts)
+    return f"{path} ({reason})" if reason else path

@@ -62,8 +62,12 @@ async def test_folder_holding_an_env_renamed_in(ws_fresh: Path, tmp_path: Path) 
 
 async def test_env_written_by_an_approved_call(ws_fresh: Path) -> None:
     await _first(ws_fresh)
-    w = await run(ws_fresh, f"mkdir -p sub && echo KEY={SECRET} > sub/.env", approved=True)
-    assert (ws_fresh / "sub" / ".env").exists(), w.content
+    # A new .env is removed after the call (the protection table); a secret store a
+    # program writes without a leading dot stays, and the next call must hide it.
+    w = await run(
+        ws_fresh, f"mkdir -p sub && echo KEY={SECRET} > sub/terraform.tfstate", approved=True
+    )
+    assert (ws_fresh / "sub" / "terraform.tfstate").exists(), w.content
     r = await run(ws_fresh, LOOK, approved=False)
     assert "done" in r.content and SECRET not in r.content, r.content
 
