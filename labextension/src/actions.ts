@@ -82,6 +82,11 @@ function flash(button: HTMLElement, text: string): void {
 async function act(app: JupyterFrontEnd, tracker: INotebookTracker, button: HTMLElement): Promise<void> {
   const action = button.dataset.nbtAction;
   const pre = button.closest('.jp-nbtools-codeblock')?.querySelector('pre') ?? null;
+  if (action === 'copy-code') {
+    await copyText(button.dataset.nbtCode ?? '');
+    flash(button, 'Copied');
+    return;
+  }
   if (action === 'copy' && pre) {
     await copyText(blockCode(pre));
     flash(button, 'Copied');

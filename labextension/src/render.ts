@@ -18,6 +18,7 @@ import {
   renderServerTool
 } from './items';
 import { decorateCodeBlocks } from './codeblocks';
+import { transcriptAsCode } from './runcode';
 import { safeFragment } from './safehtml';
 import { appendVisible } from './visible';
 import { CONTINUABLE, CONTINUE_HINT, ENDINGS, STATUS_LABELS, TOOL_STATUSES } from './transcript.generated';
@@ -364,6 +365,14 @@ export function renderTranscript(data: unknown, tools: IRenderTools | null = nul
     }
   }
   root.appendChild(renderFooter(t));
+  if ((t.items ?? []).some((i: any) => i.kind === 'tool')) {
+    const copy = el('button', 'jp-nbtools-copy-code jp-mod-styled', 'Copy as code');
+    (copy as HTMLButtonElement).type = 'button';
+    copy.dataset.nbtAction = 'copy-code';
+    copy.dataset.nbtCode = transcriptAsCode(t);
+    copy.title = "Copy the run's tool calls as Python that re-does them without the model";
+    root.appendChild(copy);
+  }
   if (t.error) {
     root.appendChild(el('div', 'jp-nbtools-error', `Error: ${t.error}`, 'error'));
   }

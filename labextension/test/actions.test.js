@@ -105,3 +105,41 @@ test('a finished bash card is open, shows its command and its output once', () =
   // a progress log that is not the result stays beside it
   assert.equal(job.querySelector('[data-nbt="progress"]').textContent, 'half way');
 });
+
+test('Copy as code: the calls that ran as code, the rest as comments', () => {
+  const root = renderTranscript(
+    transcript([
+      { kind: 'tool', id: 'a', name: 'write_file', arguments: '{"file_path": "a.txt", "content": "x \\"q\\"\\n", "n": null, "ok": true}', status: 'ok' },
+      { kind: 'tool', id: 'b', name: 'python', headline: { arg: 'code', kind: 'code', language: 'python' }, arguments: '{"code": "total = 1 + 1\\nprint(total)"}', status: 'ok' },
+      { kind: 'tool', id: 'c', name: 'bash', headline: { arg: 'command', kind: 'command', language: 'bash' }, arguments: '{"command": "rm -rf build"}', status: 'denied' },
+      { kind: 'tool', id: 'd', name: 'weird', arguments: '{"class": 1}', status: 'ok' }
+    ]),
+    null,
+    []
+  );
+  const button = root.querySelector('button[data-nbt-action="copy-code"]');
+  assert.ok(button, 'no Copy as code');
+  assert.equal(
+    button.dataset.nbtCode,
+    [
+      '# The tool calls of an agent run, in order, without the model.',
+      'from nb_tools import call_tool',
+      '',
+      '# 1. write_file',
+      'call_tool("write_file", file_path="a.txt", content="x \\"q\\"\\n", n=None, ok=True)',
+      '',
+      '# 2. python: code run in the kernel',
+      'total = 1 + 1',
+      'print(total)',
+      '',
+      '# 3. bash: denied, not re-done',
+      '# call_tool("bash", command="rm -rf build")',
+      '',
+      '# 4. weird',
+      'call_tool("weird", **{"class": 1})',
+      ''
+    ].join('\n')
+  );
+  const none = renderTranscript(transcript([{ kind: 'assistant', text: 'hi' }]), null, []);
+  assert.equal(none.querySelector('button[data-nbt-action="copy-code"]'), null);
+});
