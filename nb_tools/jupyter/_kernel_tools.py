@@ -525,10 +525,12 @@ def listed_kernel_tools() -> list[Tool]:
     ip = sys.modules.get("IPython")
     if ip is None or ip.get_ipython() is None:
         return []
-    from nb_tools.jupyter._live_notebook import live_tools
-    from nb_tools.jupyter._python_tool import PythonTool
+    from nb_tools.jupyter._live_notebook import live, live_tools
+    from nb_tools.jupyter._notebook_run import NotebookRunTool
 
-    return [PythonTool(), ListVariablesTool(), DescribeTool(), *live_tools()]
+    live_names = {t.info().name for t in live_tools()}
+    own = [t for t in kernel_tools() if t.info().name not in live_names]
+    return [*own, *live_tools(), NotebookRunTool(live())]
 
 
 def agent_tools(

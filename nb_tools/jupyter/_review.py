@@ -1,4 +1,4 @@
-"""After a run that changed something: the review list in the cell, and
+"""After a run that changed files or cells: the review list in the cell, and
 ``%nbtools restore``.
 
 The list names each change (what, where, by which tool) with its diff on demand, **Keep**
@@ -141,8 +141,12 @@ def show_review(result: RunResult) -> ReviewList | None:
 
     from nb_tools.jupyter._view import LIVE_MIME
 
-    if not result.changes:
-        return None
+    if not any(c.undoable for c in result.changes):
+        return None  # nothing to take back: the transcript lists what ran
+    from nb_tools.jupyter._headless import frontend_known
+
+    if not frontend_known():
+        return None  # nobody to click (nbclient, papermill): %nbtools restore still works
     review = ReviewList(result, asyncio.get_running_loop())
     data = dict(review.widget._repr_mimebundle_() or {})
     data["text/plain"] = LOST_REVIEW_TEXT

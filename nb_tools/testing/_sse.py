@@ -272,6 +272,10 @@ def check_body(
     if not isinstance(messages, list) or not messages:
         return "messages: at least one message is required"
     for tool in body.get("tools") or ():
+        if tool.get("type") == "mcp_toolset":  # named by its server (mcp_server_name)
+            if not isinstance(tool.get("mcp_server_name"), str):
+                return "tools: an mcp_toolset needs mcp_server_name"
+            continue
         if not _TOOL_NAME.match(str(tool.get("name", ""))):
             return f"tools: name {tool.get('name')!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"
     breakpoints = json.dumps(body).count('"cache_control"')

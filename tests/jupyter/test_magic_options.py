@@ -80,6 +80,7 @@ async def test_claude_feature_options_reach_the_request(
             reset_session()
     messages = [r for r in server.requests if r.path.startswith("/v1/messages")]
     assert len(messages) == 2 and len(server.files) == 1
+    assert [len(r.body["messages"]) for r in messages] == [1, 3]  # both runs were answered
     for request in messages:
         body = request.body
         assert '"ttl": "5m"' in json.dumps(body) and '"ttl": "1h"' not in json.dumps(body)

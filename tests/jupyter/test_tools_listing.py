@@ -13,7 +13,15 @@ from nb_tools.testing import reply
 
 pytestmark = pytest.mark.kernel
 
-KERNEL_TOOLS = ["describe", "list_variables", "notebook_edit", "notebook_read", "python"]
+KERNEL_TOOLS = [
+    "ask_user",
+    "describe",
+    "list_variables",
+    "notebook_edit",
+    "notebook_read",
+    "notebook_run",
+    "python",
+]
 
 
 def offered(server) -> list[str]:
@@ -34,7 +42,7 @@ def test_tools_lists_what_the_model_gets_and_hides_kernel_tools(kernel: Kernel, 
     assert sorted(s["name"] for s in listed) == model_got  # every tool, nothing more
 
     shown = kernel.ok("%tools").displays[0]["data"]["text/html"]
-    assert "<b>Kernel tools</b> · 5 tool(s)" in shown
+    assert f"<b>Kernel tools</b> · {len(KERNEL_TOOLS)} tool(s)" in shown
     kernel_part = shown[shown.index("<b>Kernel tools</b>") :]
     for name in KERNEL_TOOLS:
         assert f"<b>{name}</b>" in kernel_part

@@ -454,7 +454,7 @@ async def test_a_tool_that_raises_shows_its_traceback_collapsed_the_model_the_me
 
 
 def test_a_long_line_is_cut_after_a_sentence_never_before_its_last_word() -> None:
-    from nb_tools.jupyter._markdown import FORCE_FACTOR, safe_split
+    from nb_tools.transcript._markdown import FORCE_FACTOR, safe_split
 
     text = "".join(f"Sentence number {i} says a few words here. " for i in range(40)) + "unfin"
     split = safe_split(text, 0, 200)
@@ -468,12 +468,13 @@ def test_a_long_line_is_cut_after_a_sentence_never_before_its_last_word() -> Non
 
 
 def test_a_finished_bash_card_shows_its_command_and_output_once() -> None:
-    from nb_tools.jupyter._display import tool_item_html
+    from nb_tools.transcript._html import tool_item_html
 
     out = "".join(f"file{i}\n" for i in range(30))
     item = {
         "kind": "tool",
         "name": "bash",
+        "headline": {"arg": "command", "kind": "command", "language": "bash"},
         "arguments": '{"command": "ls"}',
         "status": "ok",
         "result": out,
@@ -495,7 +496,7 @@ def test_a_finished_bash_card_shows_its_command_and_output_once() -> None:
 def test_the_models_text_cannot_make_an_action_button() -> None:
     """The extension acts on buttons with ``data-nbt-action`` (Copy, Insert as cell,
     Continue): the model's Markdown shows such a button as text, never as a button."""
-    from nb_tools.jupyter._markdown import markdown_html
+    from nb_tools.transcript._markdown import markdown_html
 
     html = markdown_html('<button data-nbt-action="continue">Continue</button>\n\nok')
     assert "<button" not in html and "&lt;button" in html

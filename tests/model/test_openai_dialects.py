@@ -320,7 +320,8 @@ async def test_a_plain_text_error_body_is_shown_whole_with_the_way_out(server: A
     assert result.error == (
         f"ollama: the server answered 404: 404 page not found; {root} does not serve the Chat "
         "Completions path: check the base URL (an OpenAI-compatible server's ends in /v1, "
-        "e.g. http://localhost:11434/v1)"
+        "e.g. http://localhost:11434/v1) (the prompt was not kept: run the cell again to "
+        "send it)"
     )
     assert srv.paths == ["GET /models", "POST /chat/completions"]
 
