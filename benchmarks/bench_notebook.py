@@ -44,10 +44,12 @@ COUNTED = {
 
 STREAMER = '''
 import asyncio
-from nb_tools.model import Message, ResponseEvent, TextBlock, TextDeltaEvent, Usage
+from nb_tools.model import BaseProvider, Message, ResponseEvent, TextBlock, TextDeltaEvent, Usage
 
-class Streamer:
+class Streamer(BaseProvider):
     """A provider that streams N short tokens with a pause between them."""
+
+    name = "bench"
 
     def __init__(self, n, delay):
         self.n, self.delay = n, delay

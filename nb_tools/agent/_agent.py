@@ -5,6 +5,7 @@ stops it. The conversation is kept; the next run continues it."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,6 +66,10 @@ class Agent:
     ``messages``: a conversation to continue (another agent's ``messages``, or a
     :class:`Conversation`, which is then shared).
 
+    ``max_tokens``: the output limit of each reply; ``None`` takes the provider's default
+    for the model (Claude: 8192; an OpenAI or OpenAI-compatible server: the field is left
+    out, so the server gives what its model and context allow).
+
     A turn is one model request. ``max_turns`` bounds the turns of one run: when the last
     allowed turn makes tool calls, they are still decided, run and answered, so the
     conversation stays valid, and the run ends with "max_turns"; ``run("")`` continues.
@@ -82,7 +87,7 @@ class Agent:
         permission: Permission | None = None,
         rules: PermissionRules | None = None,
         max_turns: int = 25,
-        max_tokens: int = 8192,
+        max_tokens: int | None = None,
         middlewares: Sequence[Middleware] = (),
         on_event: EventHandler | None = None,
         messages: Iterable[Message] | Conversation = (),
@@ -117,6 +122,8 @@ class Agent:
         """Thinking, server tools, sampling and the rest (see :mod:`nb_tools.agent._turns`)."""
         self._model_name: str | None = model if isinstance(model, str) else None
         self._provider: Provider | None = None if model is None or isinstance(model, str) else model
+        if self._provider is not None:
+            check_provider(self._provider)
         if tools is None or isinstance(tools, Registry):
             self._tools: Registry | None = tools
         else:
@@ -310,3 +317,18 @@ class Agent:
         run goes on a fresh loop in a worker thread (event handlers and the approver are
         then called on that thread); KeyboardInterrupt stops it."""
         return run_blocking(self.run(prompt, on_event=on_event), name="nb_tools-agent-run")
+
+
+def check_provider(provider: object) -> None:
+    """A ``TypeError`` naming what ``provider`` lacks of the :class:`Provider` interface."""
+    members = ("name", "model", "features", "limits", "count_tokens", "take_over_retries")
+    absent = object()
+    missing = [
+        m for m in (*members, "stream") if inspect.getattr_static(provider, m, absent) is absent
+    ]
+    if missing:
+        raise TypeError(
+            f"Agent: {type(provider).__name__} is not a Provider: it lacks "
+            f"{', '.join(missing)}; subclass nb_tools.model.BaseProvider, which declares "
+            "them (see 'Adding a provider' in the docs)"
+        )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import mimetypes
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,6 +15,7 @@ from nb_tools.agent._notices import ContextCompacted, RunNotice
 from nb_tools.model import (
     ImageBlock,
     Message,
+    ModelLimits,
     ModelRequest,
     Part,
     Provider,
@@ -23,7 +23,7 @@ from nb_tools.model import (
     TextBlock,
     ToolResultBlock,
 )
-from nb_tools.model._limits import BETA_COMPACTION, BETA_CONTEXT_MANAGEMENT, limits_for
+from nb_tools.model._limits import BETA_COMPACTION, BETA_CONTEXT_MANAGEMENT
 
 # The API's image limits: bytes and pixels per side; fewer pixels when a request holds more
 # than MANY_IMAGES images.
@@ -44,9 +44,11 @@ CLEAR_KEEP_LAST = 3  # tool-result messages kept whole when clearing client-side
 CLEAR_MIN_CHARS = 4000
 
 
-def server_context_management(model: str, compaction: bool, clear: bool) -> tuple[dict, list]:
-    """``context_management`` edits and beta headers for the model, where it takes them."""
-    limits = limits_for(model)
+def server_context_management(
+    limits: ModelLimits, compaction: bool, clear: bool
+) -> tuple[dict, list]:
+    """``context_management`` edits and beta headers for a model with ``limits``, where it
+    takes them."""
     edits: list[dict[str, Any]] = []
     betas: list[str] = []
     if clear and limits.clear_tool_uses:
@@ -58,8 +60,8 @@ def server_context_management(model: str, compaction: bool, clear: bool) -> tupl
     return ({"context_management": {"edits": edits}} if edits else {}), betas
 
 
-def needs_summary(model: str, tokens: int) -> bool:
-    return tokens >= limits_for(model).context_window * SUMMARY_AT
+def needs_summary(window: int, tokens: int) -> bool:
+    return tokens >= window * SUMMARY_AT
 
 
 def split_point(messages: Sequence[Message]) -> int:
@@ -350,15 +352,3 @@ def _sniff(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return None
-
-
-def rough_tokens(messages: Sequence[Message]) -> int:
-    """A quick overestimate (a token per 3.5 characters of the JSON, images by size)."""
-    chars = 0
-    for m in messages:
-        for b in m.content:
-            if isinstance(b, ImageBlock):
-                chars += 1600 * 4
-            else:
-                chars += len(json.dumps(dataclasses.asdict(b), default=lambda o: "x" * 64))
-    return int(chars / 3.5)

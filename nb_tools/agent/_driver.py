@@ -13,7 +13,6 @@ from nb_tools.agent._context import (
     ImageFitter,
     clear_old_results,
     needs_summary,
-    rough_tokens,
     server_context_management,
     summarise,
 )
@@ -34,7 +33,7 @@ from nb_tools.model import (
     ServerToolUseBlock,
     TextBlock,
 )
-from nb_tools.model._limits import limits_for
+from nb_tools.model._tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent
@@ -49,13 +48,15 @@ class TurnDriver:
         self.agent = agent
         self.provider = provider
         self.model = provider.model
-        self.policy = TurnPolicy(agent=agent, model=self.model, max_tokens=agent.max_tokens)
+        self.policy = TurnPolicy(agent=agent, provider=provider, max_tokens=agent.max_tokens)
         self.fitter = ImageFitter()
         opts = agent.request_options
+        limits = provider.limits()
+        if not provider.features.context_management:
+            limits = dataclasses.replace(limits, server_compaction=False, clear_tool_uses=False)
         self.extra, self.betas = server_context_management(
-            self.model, opts.compaction, opts.clear_tool_results
+            limits, opts.compaction, opts.clear_tool_results
         )
-        limits = limits_for(self.model)
         self.client_summary = opts.compaction and not limits.server_compaction
         self.client_clear = opts.clear_tool_results and not limits.clear_tool_uses
 
@@ -66,14 +67,14 @@ class TurnDriver:
         conversation = self.agent.conversation
         messages = list(conversation.messages)
         request = self.build(registry, messages, max_tokens)
-        if self.client_summary or self.client_clear:
-            tokens = conversation.size or await self._count(request)
-            window = limits_for(self.model).context_window
+        window = self.provider.limits().context_window
+        if (self.client_summary or self.client_clear) and window:
+            tokens = conversation.size or await self._count(request, window)
             if self.client_clear and tokens >= window // 2:
                 cleared = clear_old_results(messages)
                 if cleared is not None:
                     events.append(cleared)
-            if self.client_summary and needs_summary(self.model, tokens):
+            if self.client_summary and needs_summary(window, tokens):
                 done = await summarise(self.provider, request, messages, tokens)
                 if done is not None:
                     messages = done[0]
@@ -98,16 +99,14 @@ class TurnDriver:
             request = _with_max_tokens(request, max_tokens)
         return request
 
-    async def _count(self, request: ModelRequest) -> int:
+    async def _count(self, request: ModelRequest, window: int) -> int:
         """The conversation's size when no reply has said it yet: a rough count, made
-        exact with the API's token counting only when the rough one is near the line."""
-        rough = rough_tokens(request.messages)
-        line = limits_for(self.model).context_window * 0.4
-        count = getattr(self.provider, "count_tokens", None)
-        if rough < line or count is None:
+        exact with the server's token counting only when the rough one is near the line."""
+        rough = estimate_tokens(request.messages)
+        if rough < window * 0.4 or not self.provider.features.server_token_counting:
             return rough
         try:
-            return int(await count(request))
+            return int(await self.provider.count_tokens(request))
         except Exception as exc:  # counting is an optimisation: fall back to the guess
             log.info("token counting failed (%s); using the estimate", exc)
             return rough
@@ -163,7 +162,9 @@ def server_tool_used(use: ServerToolUseBlock, result: ServerToolResultBlock | No
 
 
 def _with_max_tokens(request: ModelRequest, max_tokens: int) -> ModelRequest:
-    return dataclasses.replace(request, max_tokens=max(max_tokens, request.max_tokens))
+    current = request.max_tokens
+    bigger = max_tokens if current is None else max(max_tokens, current)
+    return dataclasses.replace(request, max_tokens=bigger)
 
 
 __all__ = [

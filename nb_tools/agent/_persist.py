@@ -232,7 +232,7 @@ def load(cls: type[Agent], path: str | os.PathLike[str], **overrides: Any) -> Ag
         "system": data.get("system"),
         "approval": data.get("approval", "ask"),
         "max_turns": data.get("max_turns", 25),
-        "max_tokens": data.get("max_tokens", 8192),
+        "max_tokens": data.get("max_tokens"),
         "rules": _rules(data.get("rules")),
         "messages": decode_messages(data.get("messages", [])),
     }

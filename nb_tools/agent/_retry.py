@@ -1,10 +1,11 @@
 """Retries of a failed model request that the user can see.
 
 The SDK retries 408/409/429/5xx/529 and connection failures silently: a run looks stuck
-for as long as the back-off lasts. A provider that can hand its retries over (the
-Anthropic provider's ``take_over_retries()``) stops retrying itself, and the agent retries
-here instead, emitting a ``ModelRetrying`` event before each wait, so the cell can say
-"retrying in 2 s: overloaded". Providers without the hook keep their own retries.
+for as long as the back-off lasts. A provider that hands its retries over (its
+``take_over_retries()`` returns a number: the Anthropic and OpenAI providers) stops
+retrying itself, and the agent retries here instead, emitting a ``ModelRetrying`` event
+before each wait, so the cell can say "retrying in 2 s: overloaded". A provider whose
+``take_over_retries()`` returns 0 keeps its own retries.
 
 Only a request that failed before anything streamed is retried: after text has reached
 the screen, running the turn again would show it twice.
@@ -37,13 +38,7 @@ _REASONS = {
 
 def take_over_retries(provider: Provider) -> int:
     """How many retries the agent makes for ``provider`` (0: it retries itself)."""
-    hook = getattr(provider, "take_over_retries", None)
-    if hook is None:
-        return 0
-    try:
-        return max(0, int(hook()))
-    except Exception:
-        return 0
+    return max(0, int(provider.take_over_retries()))
 
 
 def retry_after(exc: BaseException) -> float | None:

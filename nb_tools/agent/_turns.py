@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from nb_tools.agent._notices import RunNotice
 from nb_tools.model import (
     Message,
+    ModelLimits,
     ModelRequest,
+    Provider,
     RedactedThinkingBlock,
     ResponseEvent,
     TextBlock,
@@ -30,9 +32,9 @@ from nb_tools.model._limits import (
     BETA_EFFORT,
     BETA_INTERLEAVED_THINKING,
     anthropic_tool,
-    limits_for,
     server_tool,
 )
+from nb_tools.model._provider import DEFAULT_MAX_TOKENS
 from nb_tools.tool._types import AnthropicDefined
 
 if TYPE_CHECKING:
@@ -201,12 +203,26 @@ class TurnPolicy:
     """Per run: builds each request and judges each reply."""
 
     agent: Agent
-    model: str
-    max_tokens: int
+    provider: Provider
+    max_tokens: int | None
+    """What the user asked for (None: the provider's default, see :meth:`output_limit`)."""
     retried_cut_call: bool = False
     notices: list[RunNotice] = field(default_factory=list)
     _specs: dict[int, tuple[ToolSpec, ToolSpec]] = field(default_factory=dict)
     _server: tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]] | None = None
+
+    @property
+    def model(self) -> str:
+        return self.provider.model
+
+    def output_limit(self, limits: ModelLimits) -> int | None:
+        """The request's ``max_tokens``: the user's, else the provider's default for the
+        model, else none where the provider may leave it out (the server decides)."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        if limits.default_max_tokens is not None:
+            return limits.default_max_tokens
+        return None if self.provider.features.optional_max_tokens else DEFAULT_MAX_TOKENS
 
     # -- the request ---------------------------------------------------------------------
 
@@ -220,17 +236,18 @@ class TurnPolicy:
     ) -> ModelRequest:
         agent = self.agent
         opts: RequestOptions = agent.request_options
-        limits = limits_for(self.model)
+        limits = self.provider.limits()
         options: dict[str, Any] = {}
         betas: list[str] = []
-        max_tokens = self.max_tokens
-        thinking = dict(opts.thinking) if opts.thinking else None
+        max_tokens = self.output_limit(limits)
+        thinking = dict(opts.thinking) if opts.thinking and limits.thinking else None
         if thinking and thinking.get("type") == "enabled":
             if limits.claude4:
                 betas.append(BETA_INTERLEAVED_THINKING)  # thinking between tool calls
             budget = int(thinking["budget_tokens"])
-            if budget >= max_tokens and not limits.claude4:
-                max_tokens = min(limits.max_output_tokens, budget + max_tokens)
+            if max_tokens is not None and budget >= max_tokens and not limits.claude4:
+                ceiling = limits.max_output_tokens or budget + max_tokens
+                max_tokens = min(ceiling, budget + max_tokens)
         if thinking and _unthought_tool_turn(messages):
             # The API wants an ongoing tool turn that began without thinking to go on
             # without it (it ends at the next prompt).
@@ -255,6 +272,8 @@ class TurnPolicy:
         if extra_options:
             options.update(extra_options)
         server, server_betas = self._server_tools(registry)
+        if not self.provider.features.betas:
+            betas, server_betas, extra_betas = [], [], ()
         return ModelRequest(
             system=agent.system or "",
             messages=tuple(messages),
@@ -275,7 +294,8 @@ class TurnPolicy:
             if kept is None or kept[0] is not spec:
                 tool = registry.get(spec.name)
                 base = tool.ANTHROPIC_TYPE if isinstance(tool, AnthropicDefined) else ""
-                declared = anthropic_tool(base, spec.name, self.model) if base else None
+                typed = base and self.provider.features.anthropic_tools
+                declared = anthropic_tool(base, spec.name, self.model) if typed else None
                 new = (
                     dataclasses.replace(spec, anthropic_type=declared["type"]) if declared else spec
                 )
@@ -296,6 +316,15 @@ class TurnPolicy:
         for spec in self.agent.request_options.server_tools:
             definition, beta = server_tool(spec)
             name = str(definition["name"])
+            if not self.provider.features.server_tools:
+                self.notices.append(
+                    RunNotice(
+                        kind="server_tool_skipped",
+                        message=f"server tool {name} not declared: the {self.provider.name} "
+                        "provider runs no server tools",
+                    )
+                )
+                continue
             if registry.get(name) is not None:
                 self.notices.append(
                     RunNotice(
@@ -352,10 +381,17 @@ class TurnPolicy:
                 error=refusal_text(response.stop_details),
             )
         if reason in ("max_tokens", "model_context_window_exceeded") and cut_call is not None:
-            limit = limits_for(self.model).max_output_tokens
-            if reason == "max_tokens" and not self.retried_cut_call and request.max_tokens < limit:
+            limit = self.provider.limits().max_output_tokens
+            asked = request.max_tokens
+            if (
+                reason == "max_tokens"
+                and not self.retried_cut_call
+                and asked is not None
+                and limit is not None
+                and asked < limit
+            ):
                 self.retried_cut_call = True
-                bigger = min(limit, max(request.max_tokens * 2, request.max_tokens + 8192))
+                bigger = min(limit, max(asked * 2, asked + 8192))
                 note = RunNotice(
                     kind="retry_max_tokens",
                     message=f"the tool call {cut_call.name} was cut at max_tokens="
@@ -365,20 +401,26 @@ class TurnPolicy:
                     keep=False, run=False, again=True, max_tokens=bigger, notices=(note,)
                 )
             if reason == "max_tokens":
+                at = f"max_tokens={asked}" if asked is not None else "the server's output limit"
+                known = f" (this model's limit is {limit})" if limit is not None else ""
                 error = (
-                    f"the tool call {cut_call.name} was cut at max_tokens={request.max_tokens} "
-                    f"(this model's limit is {limit}), so it was not run; ask for smaller "
-                    "steps (e.g. write the file in parts), then run again"
+                    f"the tool call {cut_call.name} was cut at {at}{known}, so it was not "
+                    "run; ask for smaller steps (e.g. write the file in parts), then run again"
                 )
             else:
-                error = context_window_text(self.model) + f"; the tool call {cut_call.name} was "
+                error = context_window_text(self.model, self.provider.limits().context_window)
+                error += f"; the tool call {cut_call.name} was "
                 error += "cut, so it was not run"
             return Verdict(keep=False, run=False, stop_reason=reason, error=error)
         if reason == "max_tokens":
+            at = (
+                f"max_tokens={request.max_tokens}"
+                if request.max_tokens is not None
+                else "the server's output limit"
+            )
             return Verdict(
                 stop_reason=reason,
-                error=f"the reply was cut at max_tokens={request.max_tokens}; run('') (an empty "
-                "%%agent cell) continues it",
+                error=f"the reply was cut at {at}; run('') (an empty %%agent cell) continues it",
             )
         if reason == "model_context_window_exceeded":
             # Kept only without calls: a call that cannot be answered must not stay.
@@ -386,7 +428,7 @@ class TurnPolicy:
                 keep=not message.tool_calls,
                 run=False,
                 stop_reason=reason,
-                error=context_window_text(self.model),
+                error=context_window_text(self.model, self.provider.limits().context_window),
             )
         if reason == "pause_turn":
             return Verdict(again=True)
@@ -447,10 +489,10 @@ def refusal_text(details: Mapping[str, Any] | None) -> str:
     )
 
 
-def context_window_text(model: str) -> str:
-    window = limits_for(model).context_window
+def context_window_text(model: str, window: int | None) -> str:
+    size = f" ({window:,} tokens)" if window else ""
     return (
-        f"the conversation filled {model}'s context window ({window:,} tokens); start a new "
+        f"the conversation filled {model}'s context window{size}; start a new "
         "conversation (%%agent --new, or agent.reset()), or keep compaction on "
         "(Agent(compaction=True)) so older turns are summarised"
     )

@@ -10,7 +10,14 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from nb_tools.model import ModelEvent, ModelRequest, ToolResultBlock, ToolSpec
+from nb_tools.model import (
+    BaseProvider,
+    ModelEvent,
+    ModelLimits,
+    ModelRequest,
+    ToolResultBlock,
+    ToolSpec,
+)
 from nb_tools.testing import Reply, ScriptedCall, ScriptedModel
 
 DEMO_MODEL_NAME = "nb_tools-demo (offline)"
@@ -21,12 +28,17 @@ NOTICE = (
 MAX_CALLS = 3
 
 
-class DemoModel:
+class DemoModel(BaseProvider):
     """A :class:`~nb_tools.model.Provider` that plays a plausible tool tour offline."""
+
+    name = "DemoModel"
 
     @property
     def model(self) -> str:
         return DEMO_MODEL_NAME
+
+    def limits(self) -> ModelLimits:
+        return ModelLimits(default_max_tokens=8192)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         return ScriptedModel([respond], model=DEMO_MODEL_NAME, check=False).stream(request)

@@ -5,10 +5,14 @@ The providers live in :mod:`nb_tools.model.anthropic` and :mod:`nb_tools.model.o
 """
 
 from nb_tools.model._provider import (
+    DEFAULT_MAX_TOKENS,
+    BaseProvider,
     ModelError,
     ModelEvent,
+    ModelLimits,
     ModelRequest,
     Provider,
+    RequestFeatures,
     ResponseEvent,
     ServerToolEvent,
     TextDeltaEvent,
@@ -17,6 +21,7 @@ from nb_tools.model._provider import (
     ToolUseStartEvent,
 )
 from nb_tools.model._resolve import provider_for, provider_name, split_model
+from nb_tools.model._tokens import estimate_tokens
 from nb_tools.model._types import (
     Block,
     CompactionBlock,
@@ -40,17 +45,21 @@ from nb_tools.model._types import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "BaseProvider",
     "Block",
     "CompactionBlock",
     "ImageBlock",
     "Message",
     "ModelError",
     "ModelEvent",
+    "ModelLimits",
     "ModelRequest",
     "OtherBlock",
     "Part",
     "Provider",
     "RedactedThinkingBlock",
+    "RequestFeatures",
     "ResponseEvent",
     "Role",
     "ServerToolEvent",
@@ -69,6 +78,7 @@ __all__ = [
     "ToolUseBlock",
     "ToolUseStartEvent",
     "Usage",
+    "estimate_tokens",
     "provider_for",
     "provider_name",
     "split_model",

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from nb_tools.model._pricing import model_version
+from nb_tools.model._provider import DEFAULT_MAX_TOKENS, ModelLimits, RequestFeatures
 
 BETA_INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 BETA_EFFORT = "effort-2025-11-24"
@@ -20,33 +21,43 @@ BETA_WEB_FETCH = "web-fetch-2025-09-10"
 BETA_CODE_EXECUTION = "code-execution-2025-08-25"
 
 
-@dataclass(frozen=True, kw_only=True)
-class ModelLimits:
-    max_output_tokens: int
-    context_window: int = 200_000
-    thinking: bool = True
-    adaptive_thinking: bool = False
-    effort: bool = False
-    server_compaction: bool = False
-    clear_tool_uses: bool = False
-    claude4: bool = True  # text_editor_20250728, interleaved thinking, context editing
+_CLAUDE = ModelLimits(
+    context_window=200_000,
+    max_output_tokens=64_000,
+    default_max_tokens=DEFAULT_MAX_TOKENS,
+    thinking=True,
+    claude4=True,
+)
+
+
+CLAUDE_FEATURES = RequestFeatures(
+    server_tools=True,
+    context_management=True,
+    betas=True,
+    anthropic_tools=True,
+    images_in_tool_results=True,
+    server_token_counting=True,
+)
+"""What the Messages API takes of a request (``AnthropicProvider.features``)."""
 
 
 @functools.lru_cache(maxsize=64)
 def limits_for(model: str) -> ModelLimits:
-    """The limits of ``model``; an unknown model gets the newest family's (a new model
-    is likelier to take more than less)."""
+    """The limits of the Claude model ``model`` (``AnthropicProvider.limits()``); an
+    unknown model gets the newest family's (a new model is likelier to take more than less).
+    Other providers' models have their own (``Provider.limits()``)."""
     name = model.lower()
     version = model_version(name)[:2]
     family = next((f for f in ("opus", "sonnet", "haiku") if f in name.split("-")), "")
     if version and version[0] == 3:  # claude-3-7-sonnet, claude-3-5-haiku, ...
         if version >= (3, 7):
-            return ModelLimits(max_output_tokens=64_000, claude4=False)
-        return ModelLimits(max_output_tokens=8_192, thinking=False, claude4=False)
+            return replace(_CLAUDE, claude4=False)
+        return replace(_CLAUDE, max_output_tokens=8_192, thinking=False, claude4=False)
     if family == "opus" and version < (4, 5):
-        return ModelLimits(max_output_tokens=32_000, clear_tool_uses=True)
+        return replace(_CLAUDE, max_output_tokens=32_000, clear_tool_uses=True)
     newest = version >= (4, 6) or not version or not family
-    return ModelLimits(
+    return replace(
+        _CLAUDE,
         max_output_tokens=128_000 if family == "opus" and version >= (4, 6) else 64_000,
         adaptive_thinking=newest,
         effort=newest or (family == "opus" and version >= (4, 5)),

@@ -6,6 +6,10 @@ compaction) are left out of the request: they stay in the conversation, and go b
 provider they came from. A Responses reasoning item is kept as an :class:`OtherBlock` of
 type :data:`REASONING` and sent back to the Responses API exactly as received.
 
+What a Chat Completions server sent beyond the format (its reasoning, a call's
+``extra_content``: an :class:`OtherBlock` of type ``openai.chat.extra``) goes back on the
+same assistant message and the same calls, field for field.
+
 A freeform tool (``ToolSpec.grammar``) is a custom tool with that grammar on the Responses
 API; on Chat Completions it is a function with one string parameter, ``input``. Either way
 its call reaches the tool as ``{"input": "<the text>"}``.
@@ -18,6 +22,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from nb_tools.model._openai_chat import CHAT_EXTRA
 from nb_tools.model._provider import ModelRequest
 from nb_tools.model._types import (
     ImageBlock,
@@ -33,6 +38,7 @@ from nb_tools.model._types import (
 
 __all__ = [
     "FREEFORM_SCHEMA",
+    "OUTPUT_SCHEMA",
     "REASONING",
     "chat_body",
     "freeform_arguments",
@@ -100,12 +106,9 @@ def chat_body(
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
         messages.extend(_chat_messages(message, images_in_tool_results))
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": messages,
-        "stream": True,
-        max_tokens_field: request.max_tokens,
-    }
+    body: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
+    if request.max_tokens is not None:
+        body[max_tokens_field] = request.max_tokens
     if stream_usage:
         body["stream_options"] = {"include_usage": True}
     if request.tools:
@@ -116,7 +119,24 @@ def chat_body(
             body[key] = _chat_tool_choice(value) if key == "tool_choice" else value
     if request.options.get("stop_sequences"):
         body["stop"] = list(request.options["stop_sequences"])
+    schema = request.options.get(OUTPUT_SCHEMA)
+    if schema is not None:
+        body["response_format"] = {"type": "json_schema", "json_schema": _json_schema(schema)}
     return body
+
+
+OUTPUT_SCHEMA = "output_schema"
+"""``ModelRequest.options[OUTPUT_SCHEMA]``: ``{"name": ..., "schema": {...}}``, a JSON Schema
+the reply's text must follow, for a provider whose ``features.structured_outputs`` is on
+(Chat Completions: ``response_format``; Responses: ``text.format``)."""
+
+
+def _json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "name": str(schema.get("name") or "output"),
+        "schema": dict(schema["schema"]),
+        "strict": bool(schema.get("strict", True)),
+    }
 
 
 def _chat_tool_choice(choice: Any) -> Any:
@@ -131,9 +151,15 @@ def _chat_tool_choice(choice: Any) -> Any:
 
 def _chat_messages(message: Message, images_in_tool_results: bool) -> Iterator[dict[str, Any]]:
     if message.role == "assistant":
+        extra: Mapping[str, Any] = next(
+            (b.data for b in message.content if isinstance(b, OtherBlock) and b.type == CHAT_EXTRA),
+            {},
+        )
+        call_extra = extra.get("tool_calls") or {}
         text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
         calls = [
             {
+                **call_extra.get(b.id, {}),
                 "id": b.id,
                 "type": "function",
                 "function": {"name": b.name, "arguments": b.arguments or "{}"},
@@ -144,6 +170,8 @@ def _chat_messages(message: Message, images_in_tool_results: bool) -> Iterator[d
         out: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             out["tool_calls"] = calls
+        for key, value in (extra.get("message") or {}).items():
+            out.setdefault(key, value)
         if text or calls:
             yield out
         return
@@ -221,8 +249,12 @@ def responses_body(request: ModelRequest, model: str) -> dict[str, Any]:
         "stream": True,
         "store": False,
         "include": ["reasoning.encrypted_content"],
-        "max_output_tokens": request.max_tokens,
     }
+    if request.max_tokens is not None:
+        body["max_output_tokens"] = request.max_tokens
+    schema = request.options.get(OUTPUT_SCHEMA)
+    if schema is not None:
+        body["text"] = {"format": {"type": "json_schema", **_json_schema(schema)}}
     if request.system:
         body["instructions"] = request.system
     if request.tools:

@@ -74,11 +74,7 @@ def provider_for(spec: str | None, *, base_url: str | None = None) -> Provider:
     )
 
 
-def provider_name(provider: object) -> str:
-    """A provider's label for transcripts: its ``name`` ("openai", "ollama", ...), else
-    "anthropic" for the Messages API provider, else its class name."""
-    name = getattr(provider, "name", None)
-    if isinstance(name, str) and name:
-        return name
-    kind = type(provider).__name__
-    return "anthropic" if kind == "AnthropicProvider" else kind
+def provider_name(provider: Provider) -> str:
+    """A provider's label for transcripts: its ``name`` ("anthropic", "openai", "ollama",
+    ...), else its class name."""
+    return provider.name or type(provider).__name__

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from nb_tools.model._provider import BaseProvider
 
-class RetryHandover:
+
+class RetryHandover(BaseProvider):
     """Mixin for a provider with an SDK client (``_client``, ``None`` until first made)
     and ``max_retries``; the provider makes its client with ``sdk_retries()`` retries."""
 

@@ -38,10 +38,12 @@ from nb_tools.model._defaults import (
     is_loopback_url,
     real_requests_blocked,
 )
+from nb_tools.model._limits import CLAUDE_FEATURES, limits_for
 from nb_tools.model._pricing import price_for, with_cost
 from nb_tools.model._provider import (
     ModelError,
     ModelEvent,
+    ModelLimits,
     ModelRequest,
     ResponseEvent,
     ServerToolEvent,
@@ -123,9 +125,15 @@ class AnthropicProvider(RetryHandover):
         self._encoder = RequestEncoder(self._model)
         self._options: dict[str, Any] | None = None
 
+    name = "anthropic"
+    features = CLAUDE_FEATURES
+
     @property
     def model(self) -> str:
         return self._model
+
+    def limits(self) -> ModelLimits:
+        return limits_for(self._model)
 
     @property
     def base_url(self) -> str:

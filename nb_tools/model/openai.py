@@ -16,18 +16,23 @@ timeouts); what still fails becomes a :class:`ModelError` that says what to do.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from nb_tools.model._defaults import BLOCK_ENV, is_loopback_url, real_requests_blocked
+from nb_tools.model._openai_chat import ChatTurn
 from nb_tools.model._openai_convert import REASONING, chat_body, freeform_arguments, responses_body
+from nb_tools.model._openai_errors import connection_error, status_error, stream_error
+from nb_tools.model._openai_limits import openai_limits, served_limits
 from nb_tools.model._openai_pricing import openai_cost
 from nb_tools.model._provider import (
     ModelError,
     ModelEvent,
+    ModelLimits,
     ModelRequest,
+    RequestFeatures,
     ResponseEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
@@ -42,24 +47,12 @@ if TYPE_CHECKING:
 
 __all__ = ["OLLAMA_BASE_URL", "OpenAIProvider"]
 
+log = logging.getLogger("nb_tools.model")
+
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 LOOPBACK_KEY = "sk-loopback-no-key"
 
 Api = Literal["chat", "responses"]
-
-_CHAT_STOP = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-    "content_filter": "refusal",
-}
-_WAY_OUT = {
-    401: "set OPENAI_API_KEY (or the server's own key variable) or pass api_key=",
-    403: "check the key's project and permissions",
-    404: "check the model name (and, for a local server, that the model is pulled)",
-    429: "wait a little and run the turn again, or check the account's quota",
-}
 
 
 class OpenAIProvider(RetryHandover):
@@ -71,7 +64,12 @@ class OpenAIProvider(RetryHandover):
     ``$OPENAI_API_KEY``; a server on loopback needs none. ``name`` labels the provider in
     transcripts ("openai", "ollama", "openai-compatible"). ``images_in_tool_results``:
     whether the server takes a tool result's images (default: only OpenAI itself; others
-    get a note that they were left out).
+    get a note that they were left out). ``structured_outputs``: whether the server takes
+    a JSON Schema for the reply (``response_format``; default: only OpenAI itself).
+
+    Limits: OpenAI's models from a table; another server's model from what its
+    ``GET /v1/models`` reports (vLLM's ``max_model_len``), asked once before the first
+    request, else unknown. A request leaves ``max_tokens`` out unless the user set it.
     """
 
     def __init__(
@@ -83,6 +81,7 @@ class OpenAIProvider(RetryHandover):
         api_key: str | None = None,
         name: str = "openai",
         images_in_tool_results: bool | None = None,
+        structured_outputs: bool | None = None,
         max_retries: int = 4,
         timeout: float = 600.0,
         client: AsyncOpenAI | None = None,
@@ -97,13 +96,31 @@ class OpenAIProvider(RetryHandover):
         self.images_in_tool_results = (
             images_in_tool_results if images_in_tool_results is not None else name == "openai"
         )
+        self.structured_outputs = (
+            structured_outputs if structured_outputs is not None else name == "openai"
+        )
         self.max_retries = max_retries
         self.timeout = timeout
         self._client = client
+        self._served: ModelLimits | None = None
+        self._asked_models = name == "openai"  # OpenAI's /v1/models says no limits
 
     @property
     def model(self) -> str:
         return self._model
+
+    @property
+    def features(self) -> RequestFeatures:  # type: ignore[override]
+        return RequestFeatures(
+            images_in_tool_results=self.images_in_tool_results,
+            structured_outputs=self.structured_outputs,
+            optional_max_tokens=True,
+        )
+
+    def limits(self) -> ModelLimits:
+        if self._served is not None:
+            return self._served
+        return openai_limits(self._model) if self.name == "openai" else ModelLimits()
 
     def __repr__(self) -> str:
         return f"OpenAIProvider({self._model!r}, api={self.api!r}, name={self.name!r})"
@@ -113,6 +130,10 @@ class OpenAIProvider(RetryHandover):
         if self._client is None:
             self._client = self._make_client()
         return self._client
+
+    @property
+    def where(self) -> str:
+        return self._base_url or os.environ.get("OPENAI_BASE_URL") or "the OpenAI API"
 
     def _make_client(self) -> AsyncOpenAI:
         base_url = self._base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -137,33 +158,49 @@ class OpenAIProvider(RetryHandover):
             api_key=key, base_url=base_url, max_retries=retries, timeout=self.timeout
         )
 
+    async def served_limits(self) -> ModelLimits | None:
+        """What the server's ``GET /models`` says of this model (asked once; a server that
+        does not answer, or reports nothing, leaves the limits unknown)."""
+        if not self._asked_models:
+            self._asked_models = True
+            try:
+                page = await self.client.with_options(max_retries=0, timeout=10.0).models.list()
+                for entry in page.data:
+                    if entry.id == self._model:
+                        self._served = served_limits(entry.to_dict())
+            except Exception as err:  # optional: the request itself says what is wrong
+                log.info("%s: GET /models failed (%s); limits unknown", self.name, err)
+        return self._served
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         openai = _sdk()
-
+        await self.served_limits()
+        if self.api == "chat":
+            body = chat_body(
+                request,
+                self._model,
+                images_in_tool_results=self.images_in_tool_results,
+                max_tokens_field="max_completion_tokens" if self.name == "openai" else "max_tokens",
+            )
+            create = self.client.chat.completions.create
+            turn: ChatTurn | _ResponsesTurn = ChatTurn()
+        else:
+            body = responses_body(request, self._model)
+            create = self.client.responses.create
+            turn = _ResponsesTurn()
+        opened = False
         try:
-            if self.api == "chat":
-                body = chat_body(
-                    request,
-                    self._model,
-                    images_in_tool_results=self.images_in_tool_results,
-                    max_tokens_field="max_completion_tokens"
-                    if self.name == "openai"
-                    else "max_tokens",
-                )
-                stream = await self.client.chat.completions.create(**body)
-                turn: _ChatTurn | _ResponsesTurn = _ChatTurn()
-            else:
-                body = responses_body(request, self._model)
-                stream = await self.client.responses.create(**body)
-                turn = _ResponsesTurn()
+            stream = await create(**body)
+            opened = True
             async for chunk in stream:
-                for event in turn.add(chunk):
+                for event in turn.add(chunk.to_dict() if isinstance(turn, ChatTurn) else chunk):
                     yield event
         except ModelError:
             raise
         except openai.APIStatusError as err:
             # the cause keeps the response, whose retry-after the agent's retries read
-            raise _status_error(err, self.max_retries) from err
+            error = status_error(err, self.max_retries, name=self.name, where=self.where)
+            raise error from err
         except openai.APITimeoutError:
             raise ModelError(
                 f"{self.name}: the request timed out after {self.timeout:g} s; run the turn "
@@ -171,23 +208,15 @@ class OpenAIProvider(RetryHandover):
                 status=408,
                 retryable=True,
             ) from None
-        except openai.APIConnectionError as err:
-            where = self._base_url or os.environ.get("OPENAI_BASE_URL") or "the OpenAI API"
-            raise ModelError(
-                f"{self.name}: could not reach {where} ({err}); check that the server runs "
-                "and the base URL",
-                retryable=True,
-            ) from None
-        except Exception as err:  # the body broke off mid-stream (httpx, SSE decoding)
-            raise ModelError(
-                f"{self.name}: the reply stream broke off ({type(err).__name__}: {err}); "
-                "run the turn again",
-                retryable=True,
-            ) from None
+        except Exception as err:  # the server was not reached, or the body broke off
+            if not opened and isinstance(err, openai.APIConnectionError):
+                raise connection_error(err, name=self.name, where=self.where) from None
+            started = isinstance(turn, ChatTurn) and turn.started
+            raise stream_error(err, name=self.name, started=started) from None
         if not turn.complete:
             raise ModelError(
-                f"{self.name}: the reply stream ended before the reply did (no finish); run "
-                "the turn again",
+                f"{self.name}: the reply stream ended before the reply did (no finish "
+                "reason); run the turn again",
                 retryable=True,
             )
         yield turn.finish(self._model)
@@ -202,104 +231,6 @@ def _sdk() -> Any:
             "OpenAIProvider needs the openai SDK: pip install 'nb_tools[openai]' (or openai)"
         ) from None
     return openai
-
-
-def _status_error(err: Any, retries: int) -> ModelError:
-    status = int(getattr(err, "status_code", 0) or 0)
-    body = getattr(err, "body", None)
-    detail = ""
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping):
-            detail = str(inner.get("message") or "")
-    retryable = status in (408, 409, 429) or status >= 500
-    way = _WAY_OUT.get(status, "run the turn again" if status >= 500 else "")
-    after = f" after {retries} retries" if retryable else ""
-    text = f"the server answered {status}{after}" + (f": {detail}" if detail else "")
-    return ModelError(text + (f"; {way}" if way else ""), status=status, retryable=retryable)
-
-
-@dataclass
-class _Call:
-    id: str
-    name: str
-    arguments: list[str] = field(default_factory=list)
-
-
-class _ChatTurn:
-    """Accumulates a streamed Chat Completion."""
-
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.refusal: list[str] = []
-        self.calls: dict[int, _Call] = {}
-        self.finish_reason: str | None = None
-        self.usage = Usage()
-
-    @property
-    def complete(self) -> bool:
-        return self.finish_reason is not None
-
-    def add(self, chunk: Any) -> list[ModelEvent]:
-        events: list[ModelEvent] = []
-        if getattr(chunk, "usage", None) is not None:
-            self.usage = _chat_usage(chunk.usage)
-        for choice in chunk.choices or ():
-            if choice.index != 0:  # we never ask for n > 1
-                continue
-            delta = choice.delta
-            if delta is not None and delta.content:
-                self.text.append(delta.content)
-                events.append(TextDeltaEvent(text=delta.content))
-            if delta is not None and getattr(delta, "refusal", None):
-                self.refusal.append(delta.refusal)
-            for tc in (delta.tool_calls if delta is not None else None) or ():
-                call = self.calls.get(tc.index)
-                if call is None:
-                    name = (tc.function.name if tc.function else None) or ""
-                    call = _Call(id=tc.id or f"call_{tc.index}", name=name)
-                    self.calls[tc.index] = call
-                    events.append(ToolUseStartEvent(id=call.id, name=call.name))
-                piece = tc.function.arguments if tc.function else None
-                if piece:
-                    call.arguments.append(piece)
-                    events.append(ToolArgumentsDeltaEvent(id=call.id, partial_json=piece))
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
-        return events
-
-    def finish(self, model: str) -> ResponseEvent:
-        blocks: list[Block] = []
-        text = "".join(self.text) or "".join(self.refusal)
-        if text:
-            blocks.append(TextBlock(text=text))
-        blocks.extend(
-            ToolUseBlock(id=c.id, name=c.name, arguments="".join(c.arguments) or "{}")
-            for _, c in sorted(self.calls.items())
-        )
-        # A reason this version does not know ends the reply as an ordinary end.
-        stop = _CHAT_STOP.get(self.finish_reason or "", "end_turn")
-        if self.calls and stop == "end_turn":
-            stop = "tool_use"  # some servers say "stop" after tool calls
-        if self.refusal and not self.text:
-            stop = "refusal"
-        return ResponseEvent(
-            message=Message(role="assistant", content=tuple(blocks)),
-            stop_reason=stop,
-            usage=openai_cost(model, self.usage),
-        )
-
-
-def _chat_usage(usage: Any) -> Usage:
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", 0) or 0)
-    out_details = getattr(usage, "completion_tokens_details", None)
-    return Usage(
-        input_tokens=int(usage.prompt_tokens or 0) - cached,
-        cache_read_input_tokens=cached,
-        output_tokens=int(usage.completion_tokens or 0),
-        thinking_tokens=int(getattr(out_details, "reasoning_tokens", 0) or 0),
-    )
 
 
 class _ResponsesTurn:

@@ -69,8 +69,11 @@ def chat_chunks(
     tool_ids: Sequence[str],
     usage: Usage,
     include_usage: bool,
+    reasoning_field: str = "",
 ) -> list[JSON]:
-    """The ``chat.completion.chunk`` objects of a streamed reply, in order."""
+    """The ``chat.completion.chunk`` objects of a streamed reply, in order; with
+    ``reasoning_field`` ("reasoning_content", "reasoning"), the reply's thinking streams
+    first under that delta field, as vLLM, llama.cpp, DeepSeek and Ollama send it."""
     created = int(time.time())
 
     def chunk(delta: JSON, finish: str | None = None) -> JSON:
@@ -83,6 +86,8 @@ def chat_chunks(
         }
 
     chunks = [chunk({"role": "assistant", "content": ""})]
+    if reasoning_field and reply.thinking:
+        chunks.extend(chunk({reasoning_field: w}) for w in _WORDS.findall(reply.thinking))
     chunks.extend(chunk({"content": word}) for word in _WORDS.findall(reply.text))
     for index, (call, tool_id) in enumerate(zip(reply.calls, tool_ids, strict=True)):
         head = {"index": index, "id": tool_id, "type": "function"}
@@ -434,6 +439,19 @@ def _append_assistant(messages: list[Message], block: Any) -> None:
         messages[-1] = Message(role="assistant", content=(*last.content, block))
     else:
         messages.append(Message(role="assistant", content=(block,)))
+
+
+def missing_reasoning(body: Mapping[str, Any], field: str) -> str | None:
+    """DeepSeek's thinking-mode rule: an assistant message that made tool calls carries
+    its reasoning back (its 400's words), or None."""
+    for i, m in enumerate(body.get("messages") or ()):
+        if m.get("role") == "assistant" and m.get("tool_calls") and field not in m:
+            return (
+                f"Missing `{field}` field in the assistant message at message index {i}. For "
+                "more information, please refer to "
+                "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+            )
+    return None
 
 
 def check_chat(body: object) -> str | None:

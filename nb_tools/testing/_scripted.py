@@ -8,11 +8,14 @@ import itertools
 from collections.abc import AsyncIterator, Sequence
 
 from nb_tools.model import (
+    BaseProvider,
     Block,
     Message,
     ModelError,
     ModelEvent,
+    ModelLimits,
     ModelRequest,
+    RequestFeatures,
     ResponseEvent,
     ServerToolEvent,
     ServerToolResultBlock,
@@ -27,6 +30,7 @@ from nb_tools.model import (
     ToolUseStartEvent,
     Usage,
 )
+from nb_tools.model._limits import CLAUDE_FEATURES, limits_for
 from nb_tools.testing._script import Fault, Reply, Step
 
 TEXT_CHUNKS = 3
@@ -82,7 +86,7 @@ def conversation_problems(messages: Sequence[Message]) -> list[str]:
     return problems
 
 
-class ScriptedModel:
+class ScriptedModel(BaseProvider):
     """A :class:`~nb_tools.model.Provider` that replies from ``script``: each request takes
     the next step: a :class:`Reply`, a :class:`Fault` (raised as ``ModelError``, for
     ``times`` requests in a row) or a responder ``(request) -> Reply``.
@@ -90,11 +94,26 @@ class ScriptedModel:
     Text and tool-argument text are streamed in a few chunks, as the real API does.
     ``requests`` records every request. With ``check=True`` (the default) a request whose
     conversation the real API would reject fails with a 400 ``ModelError`` naming the
-    problem, so a test notices a broken conversation."""
+    problem, so a test notices a broken conversation.
+
+    It scripts the Messages API's shapes (thinking, server tools), so by default it
+    declares what Claude's API takes: ``limits`` (default: the Claude model ``model`` names,
+    the newest family's for another name) and ``features``; pass others to stand in for
+    another provider."""
+
+    name = "ScriptedModel"
 
     def __init__(
-        self, script: Sequence[Step], *, model: str = "scripted", check: bool = True
+        self,
+        script: Sequence[Step],
+        *,
+        model: str = "scripted",
+        check: bool = True,
+        limits: ModelLimits | None = None,
+        features: RequestFeatures | None = None,
     ) -> None:
+        self._limits = limits if limits is not None else limits_for(model)
+        self.features = features if features is not None else CLAUDE_FEATURES
         self._script = list(script)
         self._model = model
         self._check = check
@@ -107,6 +126,9 @@ class ScriptedModel:
     @property
     def model(self) -> str:
         return self._model
+
+    def limits(self) -> ModelLimits:
+        return self._limits
 
     @property
     def remaining(self) -> int:

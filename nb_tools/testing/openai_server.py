@@ -12,6 +12,9 @@ OpenAI-compatible server::
 a tool the request declares as a freeform (custom) tool is sent as a
 ``custom_tool_call`` whose input is the call's ``input`` argument (or its ``raw`` text).
 ``reasoning=`` makes every Responses reply start with a reasoning item of that summary.
+``reasoning_field=`` ("reasoning_content", "reasoning") streams a reply's ``thinking`` in
+Chat Completions under that field, as local servers do; with ``require_reasoning=True``
+a follow-up whose assistant message made calls without it is refused with DeepSeek's 400.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from nb_tools.testing._openai_sse import (
     check_responses,
     encode_chat,
     encode_response_event,
+    missing_reasoning,
     openai_error,
     request_from_chat,
     request_from_responses,
@@ -51,10 +55,18 @@ class FakeOpenAIServer(FakeMessagesServer):
     """
 
     def __init__(
-        self, script: Sequence[Step] | None = None, *, reasoning: str = "", **options: Any
+        self,
+        script: Sequence[Step] | None = None,
+        *,
+        reasoning: str = "",
+        reasoning_field: str = "",
+        require_reasoning: bool = False,
+        **options: Any,
     ) -> None:
         super().__init__(script, **options)
         self.reasoning = reasoning
+        self.reasoning_field = reasoning_field
+        self.require_reasoning = require_reasoning
 
     @property
     def base_url(self) -> str:
@@ -89,6 +101,8 @@ class _OpenAIHandler(_Handler):
             return
         chat = path.endswith("/chat/completions")
         problem = check_chat(body) if chat else check_responses(body)
+        if problem is None and chat and fake.require_reasoning:
+            problem = missing_reasoning(body, fake.reasoning_field or "reasoning_content")
         if problem is not None:
             self._send_error(400, problem)
             return
@@ -112,6 +126,7 @@ class _OpenAIHandler(_Handler):
                         tool_ids=ids,
                         usage=usage,
                         include_usage=include,
+                        reasoning_field=fake.reasoning_field,
                     )
                     payloads = [encode_chat(c) for c in chunks] + [encode_chat(None)]
                     self._stream_payloads(payloads, reply.chunk_delay, cut)

@@ -140,7 +140,22 @@ async def test_a_server_without_images_gets_a_note_instead(fake: FakeOpenAIServe
     messages = fake.requests[1].body["messages"]
     assert messages[-1]["role"] == "tool"
     assert "image(s) left out: this server does not take images" in messages[-1]["content"]
-    assert "max_tokens" in fake.requests[1].body  # not OpenAI's max_completion_tokens
+
+
+async def test_max_tokens_is_left_to_the_server_unless_set(fake: FakeOpenAIServer) -> None:
+    fake.push(reply("a"), reply("b"), reply("c"), reply("d"))
+    await Agent(provider(fake, "chat", name="ollama"), tools=[]).run("x")
+    await Agent(provider(fake, "chat", name="ollama"), tools=[], max_tokens=300).run("x")
+    await Agent(provider(fake, "chat"), tools=[], max_tokens=300).run("x")
+    await Agent(provider(fake, "responses"), tools=[]).run("x")
+    bodies = [r.body for r in fake.requests]
+    keys = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+    assert [{k: b[k] for k in keys if k in b} for b in bodies] == [
+        {},
+        {"max_tokens": 300},  # not OpenAI's max_completion_tokens
+        {"max_completion_tokens": 300},
+        {},
+    ]
 
 
 async def test_strict_tools_send_the_strict_schema(fake: FakeOpenAIServer) -> None:
