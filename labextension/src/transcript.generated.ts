@@ -87,7 +87,7 @@ export interface NoticeItem {
   text: string;
 }
 
-export type NoticeKind = 'retry_max_tokens' | 'pause_turn' | 'server_tool_skipped' | 'image_resized' | 'image_dropped';
+export type NoticeKind = 'retry_max_tokens' | 'pause_turn' | 'server_tool_skipped' | 'image_resized' | 'image_dropped' | 'output_retry';
 
 /** An image or document a tool returned (what the model got). */
 export interface Part {

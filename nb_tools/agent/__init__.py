@@ -52,6 +52,7 @@ from nb_tools.agent._notices import (
     ServerToolUsed,
     ThinkingDelta,
 )
+from nb_tools.agent._output import OutputError
 from nb_tools.agent._run import (
     BACKGROUND_TEXT,
     CUT_OFF_TEXT,
@@ -91,6 +92,7 @@ __all__ = [
     "GoOn",
     "ModelFailed",
     "ModelRetrying",
+    "OutputError",
     "Permission",
     "PermissionSource",
     "PersonSource",

@@ -9,14 +9,17 @@ import inspect
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._approval import Approver, Permission, Policy, check_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import Event, RunFinished
+from nb_tools.agent._output import DEFAULT_RETRIES, INVALID_OUTPUT
 from nb_tools.agent._run import EventHandler, Run
-from nb_tools.agent._turns import RequestOptions
+from nb_tools.agent._turns import RequestOptions, ToolSearch
 from nb_tools.model import Message, ModelRequest, Provider, Usage
+from nb_tools.model._anthropic_features import DEFAULT_CACHE_TTL
 from nb_tools.sandbox._policy import check_mode
 from nb_tools.tool import Middleware, Registry, Tool, default_registry
 from nb_tools.tool._sync import run_blocking
@@ -43,6 +46,9 @@ class RunResult:
     error: str | None = None
     turns: int = 0
     system: str | None = None  # the system prompt in force (saved with transcripts)
+    output: Any = None
+    """With ``run(prompt, output=T)``: the validated ``T`` the run ended with (None when it
+    ended otherwise: a stop, the turn limit, an API error)."""
 
 
 class Agent:
@@ -65,6 +71,20 @@ class Agent:
     session default); a call that runs without approval always runs read-only.
     ``messages``: a conversation to continue (another agent's ``messages``, or a
     :class:`Conversation`, which is then shared).
+    ``cache_ttl``: how long the prompt-cache breakpoints live, "1h" (the default: a person
+    often pauses more than five minutes between cells) or "5m"; None sends the API's
+    default (five minutes) without a ``ttl``. ``mcp_servers``: remote MCP servers
+    Claude's API connects to itself (the MCP connector: ``[{"name": "crm", "url":
+    "https://...", "authorization_token": "..."}]``); the rules act on them as on local MCP
+    tools (``deny mcp__crm__delete`` disables that tool; see
+    :mod:`nb_tools.agent._mcp_connector`). ``citations``: attached documents go with
+    citations enabled, so the answer cites them. ``upload_attachments``: attachments are
+    uploaded once to Claude's Files API and named by ``file_id`` in every request after.
+    ``memory``: True (the current folder) or a
+    workspace folder: Claude's memory tool keeps its files in ``<folder>/.nb_tools/memories``
+    across conversations and notebooks. ``tool_search``: "auto" (MCP tools are
+    deferred, ``defer_loading``, when there are more than 30 tools), True (always defer
+    them) or False (no tool is deferred); the tool-search tool is declared whenever one is.
 
     ``max_tokens``: the output limit of each reply; ``None`` takes the provider's default
     for the model (Claude: 8192; an OpenAI or OpenAI-compatible server: the field is left
@@ -103,6 +123,12 @@ class Agent:
         clear_tool_results: bool = True,
         sandbox: SandboxMode | SandboxPolicy | None = None,
         budget_usd: float | None = None,
+        cache_ttl: str | None = DEFAULT_CACHE_TTL,
+        tool_search: ToolSearch = "auto",
+        memory: bool | str | os.PathLike[str] = False,
+        mcp_servers: Sequence[Mapping[str, Any]] = (),
+        citations: bool = False,
+        upload_attachments: bool = False,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"Agent: max_turns must be >= 1, got {max_turns}")
@@ -118,6 +144,9 @@ class Agent:
             stop_sequences=stop_sequences,
             compaction=compaction,
             clear_tool_results=clear_tool_results,
+            cache_ttl=cache_ttl,
+            tool_search=tool_search,
+            mcp_servers=mcp_servers,
         )
         """Thinking, server tools, sampling and the rest (see :mod:`nb_tools.agent._turns`)."""
         self._model_name: str | None = model if isinstance(model, str) else None
@@ -154,6 +183,17 @@ class Agent:
         """The messages and the tokens spent (:class:`Conversation`); runs add to it."""
         self.last_result: RunResult | None = None
         self._run: Run | None = None
+        self.upload_attachments = upload_attachments
+        """Attachments go to the provider's file store once (Claude's Files API) and the
+        requests name them by ``file_id`` instead of carrying their bytes every turn."""
+        self.citations = citations
+        """Attached documents (PDFs, text) are sent with citations enabled: the answer's
+        text blocks cite them (``TextBlock.citations``, ``CitationsReceived`` events)."""
+        self.memory: Path | None = (
+            None if memory is False else Path.cwd() if memory is True else Path(memory)
+        )
+        """The workspace whose ``.nb_tools/memories`` folder Claude's memory tool keeps
+        (``nb_tools.builtin.MemoryTool``, added to every run's tools); None: no memory."""
 
     # -- state ---------------------------------------------------------------------------
 
@@ -250,14 +290,28 @@ class Agent:
         *,
         on_event: EventHandler | None = None,
         attachments: Sequence[object] = (),
+        output: Any = None,
+        output_retries: int = DEFAULT_RETRIES,
     ) -> RunResult:
         """Send ``prompt`` and run the tool loop until the model stops. Cancelling the task
         stops the run: calls in flight are cancelled, every call left is answered as
         stopped (or cut off), ``RunFinished`` is emitted, ``last_result`` is set, and the
         ``CancelledError`` propagates. An empty prompt continues the conversation as it is
         (e.g. after "max_turns" or a reply cut at "max_tokens"). ``attachments``: images and
-        PDFs sent with the prompt (paths, bytes, PIL images or ``Part`` objects)."""
+        PDFs sent with the prompt (paths, bytes, PIL images or ``Part`` objects).
+
+        ``output``: a pydantic model, dataclass, TypedDict or object JSON Schema; the run
+        ends with ``RunResult.output``, a validated value of it (see
+        :mod:`nb_tools.agent._output`: the provider's structured outputs, else a strict
+        ``final_result`` tool). An answer that does not validate goes back to the model
+        with its problems, at most ``output_retries`` times; then :class:`OutputError`
+        is raised (its ``result`` is the run's result)."""
         from nb_tools.agent._context import attachment_parts
+        from nb_tools.agent._output import OutputError, OutputType
+
+        out = OutputType.of(output) if output is not None else None
+        if output_retries < 0:
+            raise ValueError(f"Agent.run: output_retries must be >= 0, got {output_retries}")
 
         if self._run is not None:
             raise RuntimeError(
@@ -269,11 +323,15 @@ class Agent:
         with self.conversation.in_use("Agent.run"):
             self._run = run
             try:
-                return await run.go(prompt, attachment_parts(attachments))
+                result = await run.go(prompt, attachment_parts(attachments), out, output_retries)
             finally:
                 self._run = None
                 if run.ended is not None:
                     self.last_result = run.ended
+        if result.stop_reason == INVALID_OUTPUT:
+            problems = run.output.problems if run.output is not None else []
+            raise OutputError(result.error or "invalid output", problems, result)
+        return result
 
     def stop(self, *, after_turn: bool = False) -> bool:
         """Stop the run in progress, from any thread (a button, a tool, another task).

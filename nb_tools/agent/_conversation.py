@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from nb_tools.agent._turns import CONTINUE_TEXT
@@ -35,6 +35,10 @@ class Conversation:
         """The conversation's size in tokens as the API counted it with the last reply
         (prompts and tool results added since are not in it; 0: not known, after a summary,
         a clearing or ``clear``)."""
+        self.container: Mapping[str, Any] | None = None
+        """The code-execution container of the last reply that used one (``{"id",
+        "expires_at"}``): later requests name it while it lives, so files the model's code
+        wrote are still there."""
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -144,6 +148,7 @@ class Conversation:
         """Forget the messages (the usage is kept)."""
         self._messages.clear()
         self.size = 0
+        self.container = None
 
     @contextlib.contextmanager
     def in_use(self, who: str) -> Iterator[None]:

@@ -9,7 +9,12 @@ from typing import Any, Literal, TypeAlias
 
 CompactionHow: TypeAlias = Literal["server", "summary", "cleared"]
 NoticeKind: TypeAlias = Literal[
-    "retry_max_tokens", "pause_turn", "server_tool_skipped", "image_resized", "image_dropped"
+    "retry_max_tokens",
+    "pause_turn",
+    "server_tool_skipped",
+    "image_resized",
+    "image_dropped",
+    "output_retry",
 ]
 
 

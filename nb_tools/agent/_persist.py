@@ -169,10 +169,21 @@ def agent_dict(agent: Agent) -> dict[str, Any]:
                 {"action": r.action, "text": r.text, "source": r.source} for r in rules.rules
             ],
         },
-        "request_options": _fields(getattr(agent, "request_options", None)),
+        "request_options": _without_tokens(_fields(getattr(agent, "request_options", None))),
         "usage": encode(agent.usage),
         "messages": encode_messages(agent.messages),
     }
+
+
+def _without_tokens(options: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The request options to save: an MCP server's ``authorization_token`` is a secret
+    and stays out of the file (give ``mcp_servers`` again to ``Agent.load``)."""
+    if options and options.get("mcp_servers"):
+        options["mcp_servers"] = [
+            {k: v for k, v in server.items() if k != "authorization_token"}
+            for server in options["mcp_servers"]
+        ]
+    return options
 
 
 def _fields(value: Any) -> dict[str, Any] | None:

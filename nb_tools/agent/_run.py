@@ -7,6 +7,7 @@ stop at any await leaves it valid: every call of the last reply answered."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import threading
 import time
@@ -48,13 +49,24 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
-from nb_tools.agent._notices import ThinkingDelta
+from nb_tools.agent._notices import RunNotice, ThinkingDelta
+from nb_tools.agent._output import (
+    DEFAULT_RETRIES,
+    FINAL_TOOL,
+    INVALID_OUTPUT,
+    FinalResultTool,
+    OutputState,
+    OutputType,
+    output_options,
+)
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import sendable
 from nb_tools.model import (
+    ImageBlock,
     ModelError,
     ModelRequest,
+    Part,
     Provider,
     ResponseEvent,
     ServerToolEvent,
@@ -137,6 +149,7 @@ class Run:
         self.stop_asked = False
         self.finishing = False  # the turns are over: a stop now changes nothing
         self.ended: RunResult | None = None  # how the run ended, once it has
+        self.output: OutputState | None = None  # with run(output=T)
 
     # -- stopping, from any thread -----------------------------------------------------------
 
@@ -194,24 +207,66 @@ class Run:
 
     # -- the run -------------------------------------------------------------------------
 
-    def start(self, prompt: str, attachments: Sequence[Any] = ()) -> None:
-        """Add the prompt and get the tools, the provider and the request builder."""
+    def start(
+        self,
+        prompt: str,
+        attachments: Sequence[Any] = (),
+        output: OutputType | None = None,
+        output_retries: int = DEFAULT_RETRIES,
+    ) -> None:
+        """Add the prompt and get the tools, the provider and the request builder; with
+        ``output``, ask for it the provider's way or add the ``final_result`` tool."""
+        self.registry = self.agent.tools
+        self.provider = self.agent.provider
+        self.driver = TurnDriver(self.agent, self.provider)
+        if self.agent.memory is not None:
+            from nb_tools.builtin import MemoryTool
+
+            self.registry = self.registry.clone()
+            self.registry.add(MemoryTool(self.agent.memory))
+        if output is not None:
+            options = output_options(self.provider, output)
+            self.output = OutputState(
+                type=output, native=options is not None, retries=output_retries
+            )
+            if options is not None:
+                self.driver.policy.output_options = options
+            else:
+                if self.registry.get(FINAL_TOOL) is not None:
+                    raise ValueError(
+                        f"Agent.run(output=...): a tool named {FINAL_TOOL} is registered, "
+                        "and the run needs that name for the answer; rename the tool"
+                    )
+                self.registry = self.registry.clone()
+                self.registry.add(FinalResultTool(self.output))
+        self.executor = Executor(self.registry, *self.agent.middlewares)
+        if self.agent.citations:
+            attachments = [
+                dataclasses.replace(p, citations=True)
+                if isinstance(p, Part) and p.kind == "document"
+                else p
+                for p in attachments
+            ]
         last = self.agent.last_result
         self.conversation.add_prompt(
             prompt, attachments, last_stop_reason=last.stop_reason if last else None
         )
-        self.registry = self.agent.tools
-        self.provider = self.agent.provider
-        self.executor = Executor(self.registry, *self.agent.middlewares)
-        self.driver = TurnDriver(self.agent, self.provider)
 
-    async def go(self, prompt: str, attachments: Sequence[Any] = ()) -> RunResult:
+    async def go(
+        self,
+        prompt: str,
+        attachments: Sequence[Any] = (),
+        output: OutputType | None = None,
+        output_retries: int = DEFAULT_RETRIES,
+    ) -> RunResult:
         """Add the prompt, then drive turns to the end. A stop asked with :meth:`stop`
         returns a "stopped" result; a cancellation from outside ends the same way, then
         propagates."""
         self.task = asyncio.current_task()
         try:
-            self.start(prompt, attachments)
+            self.start(prompt, attachments, output, output_retries)
+            if attachments and self.agent.upload_attachments:
+                await self._upload_attachments()
             result = await self._turns()
             self.finishing = True
         except asyncio.CancelledError:
@@ -224,6 +279,23 @@ class Run:
             raise
         await self._finish(result)
         return result
+
+    async def _upload_attachments(self) -> None:
+        """Put the prompt's attachments in the provider's file store (Claude's Files API)
+        and name them by ``file_id`` from now on: uploaded once, not sent again each turn.
+        A provider without a file store sends the bytes, as without the option."""
+        upload = getattr(self.provider, "upload_file", None)
+        messages = list(self.conversation.messages)
+        if upload is None or not messages or messages[-1].role != "user":
+            return
+        blocks = []
+        for block in messages[-1].content:
+            if isinstance(block, ImageBlock) and not block.part.file_id:
+                file_id = await upload(block.part)
+                block = ImageBlock(part=dataclasses.replace(block.part, file_id=file_id))
+            blocks.append(block)
+        messages[-1] = dataclasses.replace(messages[-1], content=tuple(blocks))
+        self.conversation.replace(messages)
 
     async def _turns(self) -> RunResult:
         max_tokens: int | None = None
@@ -273,6 +345,8 @@ class Run:
         self.reported = set()
         calls = message.tool_calls if verdict.keep and verdict.run else ()
         self.pending = [plan(self.registry, c) for c in calls]
+        if response.container:
+            self.conversation.container = dict(response.container)
         self.usage = self.usage + response.usage
         self.last_usage = response.usage
         self.conversation.count(response.usage)
@@ -281,13 +355,57 @@ class Run:
         await self.emit(UsageUpdated(turn=self.turns, usage=response.usage, total=self.usage))
         if self.pending:
             await self._run_calls()
-            return GoOn()
+            return self._after_final_call()
         if verdict.again:
             return GoOn(max_tokens=verdict.max_tokens, mid_turn=True)
-        return Finished(verdict.stop_reason or response.stop_reason, verdict.error)
+        reason = verdict.stop_reason or response.stop_reason
+        out = self.output
+        if out is not None and not out.done and reason == "end_turn" and verdict.error is None:
+            return await self._check_answer(message.text)
+        return Finished(reason, verdict.error)
+
+    def _after_final_call(self) -> TurnOutcome:
+        """After a turn's calls: the run ends once ``final_result`` got a valid answer, or
+        when its answers failed more often than the retries allow."""
+        out = self.output
+        if out is None or out.native:
+            return GoOn()
+        if out.done:
+            return Finished("end_turn")
+        if out.exhausted:
+            return Finished(INVALID_OUTPUT, out.error_text())
+        return GoOn()
+
+    async def _check_answer(self, text: str) -> TurnOutcome:
+        """A final text when the run wants an output: with structured outputs it is the
+        JSON; else the model should have called ``final_result``. Not valid: ask again
+        (a notice says why), or end the run once the retries are spent."""
+        out = self.output
+        if out is None:
+            return Finished("end_turn")
+        if out.native:
+            if out.accept(text):
+                return Finished("end_turn")
+        else:
+            out.failures += 1
+            out.problems = [f"the model answered in text instead of calling {FINAL_TOOL}"]
+        if out.exhausted:
+            return Finished(INVALID_OUTPUT, out.error_text())
+        await self.emit(
+            RunNotice(
+                kind="output_retry",
+                message=f"the answer is not a valid {out.type.name} ("
+                + "; ".join(out.problems)
+                + f"); asking again ({out.failures} of {out.retries})",
+            )
+        )
+        self.conversation.add_prompt(out.retry_text())
+        return GoOn()
 
     def result(self, stop_reason: str, error: str | None = None) -> RunResult:
         from nb_tools.agent._agent import RunResult
+
+        out = self.output
 
         return RunResult(
             text=self.text,
@@ -297,6 +415,7 @@ class Run:
             error=error,
             turns=self.turns,
             system=self.agent.system,
+            output=out.value if out is not None and out.done else None,
         )
 
     async def _failed(self, message: str, status: int | None) -> Finished:

@@ -14,8 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from nb_tools.agent._mcp_connector import BETA_MCP_CLIENT, check_servers, connector_request
 from nb_tools.agent._notices import RunNotice
 from nb_tools.model import (
+    ImageBlock,
     Message,
     ModelLimits,
     ModelRequest,
@@ -28,6 +30,14 @@ from nb_tools.model import (
     ToolSpec,
     ToolUseBlock,
 )
+from nb_tools.model._anthropic_features import (
+    BETA_FILES_API,
+    CACHE_TTLS,
+    DEFAULT_CACHE_TTL,
+    TOOL_SEARCH_THRESHOLD,
+    TOOL_SEARCH_TOOL,
+    live_container,
+)
 from nb_tools.model._limits import (
     BETA_EFFORT,
     BETA_INTERLEAVED_THINKING,
@@ -35,7 +45,7 @@ from nb_tools.model._limits import (
     server_tool,
 )
 from nb_tools.model._provider import DEFAULT_MAX_TOKENS
-from nb_tools.tool._types import AnthropicDefined
+from nb_tools.tool._types import AnthropicDefined, FromMCPServer
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent
@@ -43,6 +53,7 @@ if TYPE_CHECKING:
     from nb_tools.tool import Registry
 
 Thinking: TypeAlias = "int | Literal['adaptive'] | Mapping[str, Any] | None"
+ToolSearch: TypeAlias = "Literal['auto'] | bool"
 ToolChoice: TypeAlias = "Literal['auto', 'any', 'none'] | str | Mapping[str, Any] | None"
 
 MIN_THINKING_BUDGET = 1024
@@ -105,6 +116,9 @@ class RequestOptions:
     stop_sequences: tuple[str, ...] = ()
     compaction: bool = True
     clear_tool_results: bool = True
+    cache_ttl: str | None = DEFAULT_CACHE_TTL
+    tool_search: ToolSearch = "auto"
+    mcp_servers: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def make(
@@ -120,8 +134,17 @@ class RequestOptions:
         stop_sequences: Sequence[str] = (),
         compaction: bool = True,
         clear_tool_results: bool = True,
+        cache_ttl: str | None = DEFAULT_CACHE_TTL,
+        tool_search: ToolSearch = "auto",
+        mcp_servers: Sequence[Mapping[str, Any]] = (),
     ) -> RequestOptions:
         think = thinking_param(thinking)
+        if tool_search not in ("auto", True, False):
+            raise ValueError(f"Agent: tool_search={tool_search!r}: use 'auto', True or False")
+        if cache_ttl is not None and cache_ttl not in CACHE_TTLS:
+            raise ValueError(
+                f"Agent: cache_ttl={cache_ttl!r}: use '5m' or '1h' (None: the API's default)"
+            )
         choice = tool_choice_param(tool_choice, disable_parallel_tool_use)
         on = think is not None and think.get("type") != "disabled"
         if on and choice is not None and choice["type"] in ("any", "tool"):
@@ -150,15 +173,25 @@ class RequestOptions:
             stop_sequences=tuple(stop_sequences),
             compaction=compaction,
             clear_tool_results=clear_tool_results,
+            cache_ttl=cache_ttl,
+            tool_search=tool_search,
+            mcp_servers=check_servers(mcp_servers),
         )
 
 
 def configure_request(
-    agent: Agent, *, thinking: object = None, server_tools: Sequence[str] | None = None
+    agent: Agent,
+    *,
+    thinking: object = None,
+    server_tools: Sequence[str] | None = None,
+    cache_ttl: str | None = None,
+    tool_search: ToolSearch | None = None,
+    mcp_servers: Sequence[Mapping[str, Any]] | None = None,
 ) -> None:
-    """``%%agent --thinking/--server-tools``: change what later runs send (None: unchanged;
-    thinking "0" turns it off)."""
-    if thinking is None and server_tools is None:
+    """``%%agent --thinking/--server-tools/--cache-ttl/--tool-search``: change what later
+    runs send (None: unchanged; thinking "0" turns it off)."""
+    unchanged = (thinking, server_tools, cache_ttl, tool_search, mcp_servers)
+    if all(x is None for x in unchanged):
         return
     opts = agent.request_options
     new_thinking: Any = opts.thinking
@@ -179,6 +212,9 @@ def configure_request(
         stop_sequences=opts.stop_sequences,
         compaction=opts.compaction,
         clear_tool_results=opts.clear_tool_results,
+        cache_ttl=opts.cache_ttl if cache_ttl is None else cache_ttl,
+        tool_search=opts.tool_search if tool_search is None else tool_search,
+        mcp_servers=opts.mcp_servers if mcp_servers is None else mcp_servers,
     )
 
 
@@ -208,8 +244,12 @@ class TurnPolicy:
     """What the user asked for (None: the provider's default, see :meth:`output_limit`)."""
     retried_cut_call: bool = False
     notices: list[RunNotice] = field(default_factory=list)
-    _specs: dict[int, tuple[ToolSpec, ToolSpec]] = field(default_factory=dict)
+    _specs: dict[int, tuple[ToolSpec, ToolSpec, bool]] = field(default_factory=dict)
     _server: tuple[tuple[Mapping[str, Any], ...], tuple[str, ...]] | None = None
+    _mcp: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
+    output_options: Mapping[str, Any] | None = None
+    """The provider's request options for a typed output (structured outputs), merged
+    into ``output_config`` beside effort."""
 
     @property
     def model(self) -> str:
@@ -269,29 +309,57 @@ class TurnPolicy:
             options["top_p"] = opts.top_p
         if opts.stop_sequences:
             options["stop_sequences"] = list(opts.stop_sequences)
+        container = live_container(agent.conversation.container)
+        if container is not None:
+            options["container"] = container
         if extra_options:
             options.update(extra_options)
+        for key, value in (self.output_options or {}).items():
+            before = options.get(key)
+            merge = isinstance(before, Mapping) and isinstance(value, Mapping)
+            options[key] = {**before, **value} if merge else value  # type: ignore[dict-item]
         server, server_betas = self._server_tools(registry)
+        if _names_a_file(messages):
+            betas.append(BETA_FILES_API)
+        specs = self._tool_specs(registry)
+        if any(s.defer_loading for s in specs):
+            server = (*server, TOOL_SEARCH_TOOL)
+        if opts.mcp_servers:
+            if self._mcp is None:
+                declared, toolsets, notices = connector_request(
+                    opts.mcp_servers, agent.rules, agent.approval
+                )
+                self.notices.extend(notices)
+                self._mcp = (declared, toolsets)
+            if self._mcp[0]:
+                options["mcp_servers"] = self._mcp[0]
+                server = (*server, *self._mcp[1])
+                betas.append(BETA_MCP_CLIENT)
         if not self.provider.features.betas:
             betas, server_betas, extra_betas = [], [], ()
         return ModelRequest(
             system=agent.system or "",
             messages=tuple(messages),
-            tools=self._tool_specs(registry),
+            tools=specs,
             max_tokens=max_tokens,
             thinking=thinking,
             server_tools=server,
             options=options,
             betas=tuple(dict.fromkeys([*betas, *server_betas, *extra_betas])),
+            cache_ttl=opts.cache_ttl,
         )
 
     def _tool_specs(self, registry: Registry) -> tuple[ToolSpec, ...]:
-        """The registry's specs, Anthropic-defined tools declared by type (the same
-        objects turn after turn, so the encoder reuses their JSON)."""
+        """The registry's specs, Anthropic-defined tools declared by type, MCP tools
+        deferred to tool search when there are many (the same objects turn after turn, so
+        the encoder reuses their JSON)."""
         out: list[ToolSpec] = []
-        for spec in registry.specs():
+        specs = registry.specs()
+        mode = self.agent.request_options.tool_search
+        defer_mcp = mode is True or (mode == "auto" and len(specs) > TOOL_SEARCH_THRESHOLD)
+        for spec in specs:
             kept = self._specs.get(id(spec))
-            if kept is None or kept[0] is not spec:
+            if kept is None or kept[0] is not spec or kept[2] != defer_mcp:
                 tool = registry.get(spec.name)
                 base = tool.ANTHROPIC_TYPE if isinstance(tool, AnthropicDefined) else ""
                 typed = base and self.provider.features.anthropic_tools
@@ -299,7 +367,11 @@ class TurnPolicy:
                 new = (
                     dataclasses.replace(spec, anthropic_type=declared["type"]) if declared else spec
                 )
-                kept = self._specs[id(spec)] = (spec, new)
+                if defer_mcp and isinstance(tool, FromMCPServer) and not new.defer_loading:
+                    new = dataclasses.replace(new, defer_loading=True)
+                if mode is False and new.defer_loading:
+                    new = dataclasses.replace(new, defer_loading=False)
+                kept = self._specs[id(spec)] = (spec, new, defer_mcp)
             out.append(kept[1])
         return tuple(out)
 
@@ -452,6 +524,11 @@ def _restricting_rule(rules: PermissionRules, name: str) -> RuleMatch | None:
             if rule.action == action and fnmatch.fnmatchcase(name.lower(), rule.tool.lower()):
                 return RuleMatch(action=action, rule=rule)
     return None
+
+
+def _names_a_file(messages: Sequence[Message]) -> bool:
+    """Whether an attachment of the conversation is named by a ``file_id``."""
+    return any(isinstance(b, ImageBlock) and b.part.file_id for m in messages for b in m.content)
 
 
 def _unthought_tool_turn(messages: Sequence[Message]) -> bool:

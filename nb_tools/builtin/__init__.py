@@ -21,6 +21,7 @@ from nb_tools.builtin._bash_readonly import is_read_only
 from nb_tools.builtin._files import EditFileTool, ReadFileTool, WriteFileTool
 from nb_tools.builtin._glob import GlobTool
 from nb_tools.builtin._grep import GrepTool
+from nb_tools.builtin._memory import MemoryTool
 from nb_tools.builtin._notebook import NotebookEditTool, NotebookReadTool
 from nb_tools.builtin._patch import ApplyPatchTool
 from nb_tools.builtin._readstate import ReadState
@@ -40,6 +41,7 @@ __all__ = [
     "EditFileTool",
     "GlobTool",
     "GrepTool",
+    "MemoryTool",
     "NotebookEditTool",
     "NotebookReadTool",
     "ReadFileTool",

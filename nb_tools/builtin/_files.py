@@ -317,6 +317,7 @@ class WriteFileTool(_Writer):
                 "read_file first; prefer edit_file for changes to part of a file. An existing "
                 "file keeps its encoding and, if it uses CRLF line endings, those."
             ),
+            eager_input_streaming=True,  # the content streams onto the card as written
             parameters=Schema.object(
                 {
                     "file_path": Schema.string(
@@ -389,6 +390,7 @@ class EditFileTool(_Writer):
                 "file in full with read_file first. The file keeps its line endings, encoding "
                 "and final newline."
             ),
+            eager_input_streaming=True,
             parameters=Schema.object(
                 {
                     "file_path": Schema.string(

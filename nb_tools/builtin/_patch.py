@@ -134,6 +134,7 @@ class ApplyPatchTool:
             ),
             requires_approval=True,
             grammar=ToolGrammar(syntax="lark", definition=GRAMMAR),
+            eager_input_streaming=True,
         )
 
     def info(self) -> Info:

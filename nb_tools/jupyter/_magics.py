@@ -97,11 +97,61 @@ class AgentMagics(Magics):
         "code_execution (kept for later runs; 'none' removes them)",
     )
     @argument(
+        "--cache-ttl",
+        choices=("5m", "1h"),
+        default=None,
+        help="how long the prompt cache keeps this conversation between requests (default "
+        "1h: a pause of more than five minutes between cells would rewrite it each cell; "
+        "kept for later runs)",
+    )
+    @argument(
+        "--tool-search",
+        choices=("auto", "on", "off"),
+        default=None,
+        help="defer MCP tools to Claude's tool search: auto (when there are more than 30 "
+        "tools; the default), on, off (kept for later runs)",
+    )
+    @argument(
+        "--memory",
+        action="store_true",
+        help="give Claude its memory tool, on .nb_tools/memories in the notebook's folder "
+        "(kept across conversations and notebooks of the project; kept for later runs)",
+    )
+    @argument(
+        "--mcp-server",
+        action="append",
+        default=None,
+        metavar="NAME=URL",
+        help="a remote MCP server Claude's API connects to itself (the MCP connector; repeat "
+        "for several; 'none' removes them; kept for later runs). The rules apply: "
+        "deny mcp__NAME__TOOL disables that tool",
+    )
+    @argument(
+        "--cite",
+        action="store_true",
+        help="send attached documents with citations enabled: the answer cites them (kept "
+        "for later runs)",
+    )
+    @argument(
+        "--upload",
+        action="store_true",
+        help="upload attachments once to Claude's Files API and name them by file id in "
+        "later requests, instead of sending their bytes each turn (kept for later runs)",
+    )
+    @argument(
         "--attach",
         action="append",
         default=None,
         help="an image or PDF to send with the prompt: a file path or the name of a "
         "variable holding bytes, a path or a PIL image (repeat for several)",
+    )
+    @argument(
+        "--output",
+        default=None,
+        metavar="NAME[:TYPE]",
+        help="a typed answer put in the variable NAME: TYPE is the name of a pydantic model, "
+        "dataclass, TypedDict or JSON Schema dict of the notebook (without it, NAME's "
+        "annotation: `city: City` in an earlier cell)",
     )
     @argument(
         "--no-python",
@@ -138,6 +188,7 @@ class AgentMagics(Magics):
 
 
 _background: set[asyncio.Task[Any]] = set()
+_TOOL_SEARCH: dict[str | None, Any] = {"auto": "auto", "on": True, "off": False}
 
 
 def parse(line: str) -> argparse.Namespace:
@@ -171,10 +222,11 @@ def run_magic(line: str, cell: str | None) -> Any:
     if args.server_tools is not None:
         server = [n.strip() for n in args.server_tools.split(",") if n.strip() not in ("", "none")]
     attachments = [_attachment(a) for a in args.attach or ()]
+    target, output = _output_target(args.output) if args.output else (None, None)
 
     async def go() -> None:
         try:
-            await run_agent(
+            result = await run_agent(
                 prompt,
                 model=args.model,
                 approval=args.approval,
@@ -185,17 +237,85 @@ def run_magic(line: str, cell: str | None) -> Any:
                 builtins=args.builtins,
                 thinking=args.thinking,
                 server_tools=server,
+                cache_ttl=args.cache_ttl,
+                tool_search=_TOOL_SEARCH.get(args.tool_search),
+                memory=args.memory or None,
+                mcp_servers=_mcp_servers(args.mcp_server),
+                citations=args.cite or None,
+                upload_attachments=args.upload or None,
                 attachments=attachments,
                 base_url=args.base_url,
                 python=not args.no_python,
                 budget=args.budget,
                 continue_run=args.continue_run,
                 result_limit=args.result_limit,
+                output=output,
             )
         except (KeyError, ValueError) as exc:
+            from nb_tools.agent._output import OutputError
+
+            if isinstance(exc, OutputError):
+                raise
             raise UsageError(str(exc).strip("'\"")) from None
+        if target is not None and result.output is not None:
+            _user_ns()[target] = result.output
 
     return go()
+
+
+def _mcp_servers(specs: list[str] | None) -> list[dict[str, str]] | None:
+    """``--mcp-server NAME=URL`` (repeated): the connector's servers; None: unchanged."""
+    if specs is None:
+        return None
+    servers: list[dict[str, str]] = []
+    for spec in specs:
+        if spec.strip() == "none":
+            continue
+        name, sep, url = (p.strip() for p in spec.partition("="))
+        if not sep or not name or not url.startswith(("https://", "http://")):
+            raise UsageError(f"%%agent --mcp-server {spec!r}: write NAME=https://...")
+        servers.append({"name": name, "url": url})
+    return servers
+
+
+def _user_ns() -> dict[str, Any]:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        raise UsageError("%%agent --output needs an IPython session")
+    ns: dict[str, Any] = shell.user_ns
+    return ns
+
+
+def _output_target(spec: str) -> tuple[str, object]:
+    """``--output NAME[:TYPE]``: the variable to set and the output type, looked up in
+    the user's namespace (a dotted name reads attributes: ``models.City``)."""
+    name, _, type_name = (p.strip() for p in spec.partition(":"))
+    if not name.isidentifier():
+        raise UsageError(f"%%agent --output {spec!r}: NAME must be a Python variable name")
+    ns = _user_ns()
+    if not type_name:
+        annotations = ns.get("__annotations__") or {}
+        if name not in annotations:
+            raise UsageError(
+                f"%%agent --output {name}: no type for {name}; write --output {name}:TYPE, "
+                f"or annotate it first ({name}: MyModel)"
+            )
+        return name, annotations[name]
+    head, *rest = type_name.split(".")
+    if head not in ns:
+        raise UsageError(
+            f"%%agent --output {spec}: {head} is not defined in the notebook; define the "
+            "type (a pydantic model, dataclass, TypedDict or JSON Schema dict) first"
+        )
+    value = ns[head]
+    for attr in rest:
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            raise UsageError(f"%%agent --output {spec}: {type_name} does not exist") from None
+    return name, value
 
 
 def _attachment(name: str) -> object:

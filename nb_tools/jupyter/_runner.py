@@ -8,6 +8,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._approval import check_policy
@@ -168,12 +169,19 @@ async def run_agent(
     show: bool | None = None,
     thinking: str | int | None = None,
     server_tools: list[str] | None = None,
+    cache_ttl: str | None = None,
+    tool_search: Any = None,
+    memory: bool | None = None,
+    mcp_servers: list[dict[str, str]] | None = None,
+    citations: bool | None = None,
+    upload_attachments: bool | None = None,
     attachments: Sequence[object] = (),
     base_url: str | None = None,
     python: bool = True,
     budget: float | None = None,
     continue_run: bool = False,
     result_limit: int | None = None,
+    output: Any = None,
 ) -> RunResult:
     """Run ``prompt`` in the notebook's conversation (what ``%%agent`` does), showing the
     live widgets and ending with the transcript. ``await nb_tools.run_agent("...")``.
@@ -185,14 +193,20 @@ async def run_agent(
     ``approval``: "ask" (buttons in the cell), "auto", "deny", "read-only"; default
     ``$NB_TOOLS_APPROVAL`` or "ask". ``new``: start a new conversation. ``tools``: only
     these tools of the session registry. ``builtins``: add the built-in coding tools.
-    ``thinking`` (a budget, "adaptive", "0" for off) and ``server_tools`` (names; [] for
-    none) are kept for later runs; ``attachments`` (paths, bytes, PIL images) go with this
-    prompt.
+    ``thinking`` (a budget, "adaptive", "0" for off), ``server_tools`` (names; [] for
+    none), ``cache_ttl`` ("5m", "1h") and ``tool_search`` ("auto", True, False) are kept
+    for later runs, as is ``memory`` (True: Claude's memory tool on ``.nb_tools/memories``
+    of the current folder), ``mcp_servers`` (the MCP connector's remote servers) and
+    ``citations`` (attached documents may be cited), ``upload_attachments`` (the Files
+    API);
+    ``attachments`` (paths, bytes, PIL images) go with this prompt.
     ``python``: offer the ``python`` tool (the kernel's ``list_variables``/``describe``,
     and the live notebook tools when the open notebook is connected, are always there).
     ``budget``: USD per run (default ``$NB_TOOLS_BUDGET_USD``): the run pauses before a turn
     that would pass it. ``continue_run``: go on from where the last run stopped (after the
-    turn limit or a budget), ``prompt`` may then be empty.
+    turn limit or a budget), ``prompt`` may then be empty. ``output``: a type (pydantic
+    model, dataclass, TypedDict) or JSON Schema: the result's ``output`` is a validated
+    value of it (``Agent.run(output=...)``).
     """
     session = get_session()
     if session.running is not None:
@@ -232,7 +246,20 @@ async def run_agent(
     agent.middlewares = (trim_for_model(result_limit or default_result_limit()),)
     if system is not None:
         agent.system = system
-    configure_request(agent, thinking=thinking, server_tools=server_tools)
+    configure_request(
+        agent,
+        thinking=thinking,
+        server_tools=server_tools,
+        cache_ttl=cache_ttl,
+        tool_search=tool_search,
+        mcp_servers=mcp_servers,
+    )
+    if memory:
+        agent.memory = Path.cwd()
+    if citations:
+        agent.citations = True
+    if upload_attachments:
+        agent.upload_attachments = True
     attached = attachment_parts(attachments)
     show = in_kernel() if show is None else show
     if continue_run and new:
@@ -245,8 +272,8 @@ async def run_agent(
     session.running = recorder
     try:
         if show:
-            return await _run_shown(session, agent, prompt, recorder, attached)
-        return await _run_quiet(session, agent, prompt, recorder, attached)
+            return await _run_shown(session, agent, prompt, recorder, attached, output)
+        return await _run_quiet(session, agent, prompt, recorder, attached, output)
     finally:
         session.running = None
 
@@ -257,13 +284,14 @@ async def _run_quiet(
     prompt: str,
     recorder: TranscriptRecorder,
     attachments: Sequence[object] = (),
+    output: Any = None,
 ) -> RunResult:
     def handler(event: Any) -> None:
         recorder.record(event)
         session.record(event)
 
     try:
-        return await agent.run(prompt, on_event=handler, attachments=attachments)
+        return await agent.run(prompt, on_event=handler, attachments=attachments, output=output)
     finally:
         session.transcripts.append(recorder.to_dict())
 
@@ -274,6 +302,7 @@ async def _run_shown(
     prompt: str,
     recorder: TranscriptRecorder,
     attachments: Sequence[object] = (),
+    output: Any = None,
 ) -> RunResult:
     from nb_tools.jupyter._view import RunView
 
@@ -303,7 +332,9 @@ async def _run_shown(
     interrupted = False
     try:
         view.show()
-        task = asyncio.ensure_future(agent.run(prompt, on_event=handler, attachments=attachments))
+        task = asyncio.ensure_future(
+            agent.run(prompt, on_event=handler, attachments=attachments, output=output)
+        )
         try:
             while True:
                 await wait_waking(asyncio.wait({task}))  # the run's end, not its result
@@ -315,7 +346,7 @@ async def _run_shown(
                 if not await view.ask_continue(pause_text(agent, recorder, reason)):
                     break
                 recorder.resume()
-                task = asyncio.ensure_future(agent.run("", on_event=handler))
+                task = asyncio.ensure_future(agent.run("", on_event=handler, output=output))
         except (asyncio.CancelledError, KeyboardInterrupt):
             # Interrupt: stop the run cleanly (it answers its calls and emits RunFinished),
             # show the transcript, then end the cell with a one-line RunInterrupted so

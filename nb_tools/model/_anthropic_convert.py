@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -39,6 +40,12 @@ MAX_CACHE_BREAKPOINTS = 4
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
+def cache_mark(ttl: str | None) -> JSON:
+    """The ``cache_control`` of a breakpoint: ephemeral, with ``ttl`` ("5m", "1h") when
+    one was asked for (without: the API's default, five minutes)."""
+    return {**EPHEMERAL, "ttl": ttl} if ttl else dict(EPHEMERAL)
+
+
 def request_params(request: ModelRequest, *, model: str, cache: bool) -> JSON:
     """The keyword arguments for ``messages.create`` (without ``stream``)."""
     params: JSON = {
@@ -56,7 +63,7 @@ def request_params(request: ModelRequest, *, model: str, cache: bool) -> JSON:
         params["thinking"] = dict(request.thinking)
     params.update(request.options)
     if cache:
-        add_cache_breakpoints(params)
+        add_cache_breakpoints(params, request.cache_ttl)
     return params
 
 
@@ -95,19 +102,20 @@ class RequestEncoder:
     def __init__(self, model: str) -> None:
         self._head = '{"model":' + dumps(model) + ',"stream":true,"max_tokens":'
         self._messages: dict[int, tuple[Message, str]] = {}
-        self._tools: tuple[tuple[ToolSpec, ...], bool, str] | None = None
-        self._system: tuple[str, bool, str] | None = None
+        self._tools: tuple[tuple[ToolSpec, ...], JSON | None, str] | None = None
+        self._system: tuple[str, JSON | None, str] | None = None
 
     def encode(self, request: ModelRequest, *, cache: bool) -> bytes:
         parts = [self._head, str(int(request.max_tokens))]
+        mark = cache_mark(request.cache_ttl) if cache else None
         if request.system:
-            parts += [',"system":', self._system_json(request.system, cache)]
+            parts += [',"system":', self._system_json(request.system, mark)]
         if request.tools or request.server_tools:
-            tools = self._tools_json(request.tools, cache and not request.server_tools)
+            tools = self._tools_json(request.tools, None if request.server_tools else mark)
             if request.server_tools:
                 server = [dict(t) for t in request.server_tools]
-                if cache:
-                    server[-1]["cache_control"] = dict(EPHEMERAL)
+                if mark is not None:
+                    server[-1]["cache_control"] = dict(mark)
                 extra = dumps(server)[1:-1]
                 tools = tools[:-1] + ("," if request.tools else "") + extra + "]"
             parts += [',"tools":', tools]
@@ -116,45 +124,45 @@ class RequestEncoder:
         for key, value in request.options.items():
             parts += [",", dumps(key), ":", dumps(value)]
         parts.append(',"messages":[')
-        parts.append(",".join(self._messages_json(request.messages, cache)))
+        parts.append(",".join(self._messages_json(request.messages, mark)))
         parts.append("]}")
         return "".join(parts).encode()
 
-    def _system_json(self, system: str, cache: bool) -> str:
+    def _system_json(self, system: str, mark: JSON | None) -> str:
         kept = self._system
-        if kept is None or kept[0] != system or kept[1] != cache:
-            if cache:
-                text = dumps([{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}])
+        if kept is None or kept[0] != system or kept[1] != mark:
+            if mark is not None:
+                text = dumps([{"type": "text", "text": system, "cache_control": dict(mark)}])
             else:
                 text = dumps(system)
-            kept = self._system = (system, cache, text)
+            kept = self._system = (system, mark, text)
         return kept[2]
 
-    def _tools_json(self, tools: Sequence[ToolSpec], cache: bool) -> str:
+    def _tools_json(self, tools: Sequence[ToolSpec], mark: JSON | None) -> str:
         if not tools:
             return "[]"
         kept = self._tools
         if (
             kept is None
-            or kept[1] != cache
+            or kept[1] != mark
             or len(kept[0]) != len(tools)
             or any(a is not b for a, b in zip(kept[0], tools, strict=True))
         ):
             api = [tool_to_api(t) for t in tools]
-            if cache:
-                api[-1]["cache_control"] = dict(EPHEMERAL)
-            kept = self._tools = (tuple(tools), cache, dumps(api))
+            if mark is not None:
+                api[-1]["cache_control"] = dict(mark)
+            kept = self._tools = (tuple(tools), mark, dumps(api))
         return kept[2]
 
-    def _messages_json(self, messages: Sequence[Message], cache: bool) -> list[str]:
+    def _messages_json(self, messages: Sequence[Message], mark: JSON | None) -> list[str]:
         old = self._messages
         new: dict[int, tuple[Message, str]] = {}
         out: list[str] = []
         last = len(messages) - 1
         for i, message in enumerate(messages):
-            if i == last and cache:
+            if i == last and mark is not None:
                 api = message_to_api(message)
-                _mark_last(api["content"])
+                _mark_last(api["content"], mark)
                 out.append(dumps(api))
                 continue
             kept = old.get(id(message))
@@ -166,7 +174,7 @@ class RequestEncoder:
         return out
 
 
-def add_cache_breakpoints(params: JSON) -> None:
+def add_cache_breakpoints(params: JSON, ttl: str | None = None) -> None:
     """Mark the last tool, the system prompt and the last block of the last message, so
     the whole prefix is cached turn after turn (the API allows four breakpoints)."""
     targets: list[JSON] = []
@@ -181,14 +189,14 @@ def add_cache_breakpoints(params: JSON) -> None:
         if markable:
             targets.append(markable[-1])
     for target in targets[:MAX_CACHE_BREAKPOINTS]:
-        target["cache_control"] = dict(EPHEMERAL)
+        target["cache_control"] = cache_mark(ttl)
 
 
-def _mark_last(content: list[JSON]) -> None:
+def _mark_last(content: list[JSON], mark: JSON) -> None:
     """Put the cache breakpoint on the last block that may carry one."""
     for block in reversed(content):
         if block.get("type") not in _NO_CACHE_MARK:
-            block["cache_control"] = dict(EPHEMERAL)
+            block["cache_control"] = dict(mark)
             return
 
 
@@ -202,6 +210,12 @@ def tool_to_api(spec: ToolSpec) -> JSON:
     }
     if spec.strict:
         out["strict"] = True
+    if spec.eager_input_streaming:
+        out["eager_input_streaming"] = True
+    if spec.defer_loading:
+        out["defer_loading"] = True
+    if spec.allowed_callers:
+        out["allowed_callers"] = list(spec.allowed_callers)
     return out
 
 
@@ -228,12 +242,15 @@ def block_to_api(block: Block) -> JSON | None:
     if isinstance(block, RedactedThinkingBlock):
         return {"type": "redacted_thinking", "data": block.data}
     if isinstance(block, ToolUseBlock | ServerToolUseBlock):
-        return {
+        use: JSON = {
             "type": "tool_use" if isinstance(block, ToolUseBlock) else "server_tool_use",
             "id": block.id,
             "name": block.name,
             "input": arguments_object(block.arguments),
         }
+        if isinstance(block, ToolUseBlock) and block.caller is not None:
+            use["caller"] = dict(block.caller)
+        return use
     if isinstance(block, ServerToolResultBlock):
         return {"type": block.type, "tool_use_id": block.tool_use_id, "content": block.content}
     if isinstance(block, CompactionBlock):
@@ -283,6 +300,11 @@ def tool_result_to_api(result: ToolResult) -> JSON:
 def part_to_api(part: Part) -> JSON:
     """An image, a PDF or a text document; anything else becomes a note saying so."""
     media_type = part.media_type.split(";")[0].strip().lower()
+    if part.file_id and (media_type in IMAGE_TYPES or part.kind == "document"):
+        source: JSON = {"type": "file", "file_id": part.file_id}
+        if part.kind == "image":
+            return {"type": "image", "source": source}
+        return _titled({"type": "document", "source": source}, part)
     if part.kind == "image" and media_type in IMAGE_TYPES:
         return {"type": "image", "source": _base64_source(media_type, part.data)}
     if part.kind == "document" and media_type == "application/pdf":
@@ -314,6 +336,8 @@ def _base64_source(media_type: str, data: bytes) -> JSON:
 def _titled(doc: JSON, part: Part) -> JSON:
     if part.title:
         doc["title"] = part.title
+    if part.citations:
+        doc["citations"] = {"enabled": True}
     return doc
 
 
@@ -336,7 +360,14 @@ def request_from_api(body: Mapping[str, Any]) -> ModelRequest:
             t for t in tools if "input_schema" not in t and not _is_anthropic_tool(t)
         ),
         options={k: v for k, v in body.items() if k not in known},
+        cache_ttl=_cache_ttl(body),
     )
+
+
+def _cache_ttl(body: Mapping[str, Any]) -> str | None:
+    """The ``ttl`` of the request's cache breakpoints (the first one that has one)."""
+    found = re.search(r'"cache_control":\s*\{[^}]*"ttl":\s*"([^"]+)"', dumps(dict(body)))
+    return found.group(1) if found else None
 
 
 def _is_anthropic_tool(tool: Mapping[str, Any]) -> bool:
@@ -361,6 +392,9 @@ def tool_from_api(tool: Mapping[str, Any]) -> ToolSpec:
         description=tool.get("description", ""),
         input_schema=tool["input_schema"],
         strict=bool(tool.get("strict", False)),
+        eager_input_streaming=bool(tool.get("eager_input_streaming", False)),
+        defer_loading=bool(tool.get("defer_loading", False)),
+        allowed_callers=tuple(tool.get("allowed_callers") or ()),
     )
 
 
@@ -379,8 +413,12 @@ def block_from_api(block: Mapping[str, Any]) -> Block | None:
     if kind == "text":
         return TextBlock(text=block.get("text", ""), citations=tuple(block.get("citations") or ()))
     if kind == "tool_use":
+        caller = block.get("caller")
         return ToolUseBlock(
-            id=block["id"], name=block["name"], arguments=json.dumps(block.get("input", {}))
+            id=block["id"],
+            name=block["name"],
+            arguments=json.dumps(block.get("input", {})),
+            caller=dict(caller) if isinstance(caller, Mapping) else None,
         )
     if kind == "thinking":
         return ThinkingBlock(
@@ -433,10 +471,13 @@ def tool_result_from_api(block: Mapping[str, Any]) -> ToolResult:
 def part_from_api(block: Mapping[str, Any]) -> Part | None:
     source = block.get("source") or {}
     kind: Literal["image", "document"] = "image" if block.get("type") == "image" else "document"
+    file_id = ""
     if source.get("type") == "base64":
         data = base64.b64decode(source.get("data", ""))
     elif source.get("type") == "text":
         data = str(source.get("data", "")).encode()
+    elif source.get("type") == "file":
+        data, file_id = b"", str(source.get("file_id", ""))
     else:
         return None
     return Part(
@@ -444,4 +485,6 @@ def part_from_api(block: Mapping[str, Any]) -> Part | None:
         media_type=source.get("media_type", ""),
         data=data,
         title=block.get("title", "") or "",
+        citations=bool((block.get("citations") or {}).get("enabled")),
+        file_id=file_id,
     )

@@ -1,6 +1,7 @@
 """What a model turn cost, from a small per-family price table (USD per million tokens).
 
-Prompt-cache writes cost 1.25x the input price (5-minute cache) and cache reads 0.1x.
+Prompt-cache writes cost 1.25x the input price (5-minute cache) or 2x (1-hour cache), and
+cache reads 0.1x.
 Thinking tokens are part of the output tokens (billed as output); a server-side web search
 costs $10 per thousand searches, web fetch nothing beyond its tokens.
 A newer version of a known family takes that family's latest known price; a model of an
@@ -29,6 +30,10 @@ class Price:
     @property
     def cache_write(self) -> float:
         return self.input * 1.25
+
+    @property
+    def cache_write_1h(self) -> float:
+        return self.input * 2.0
 
     @property
     def cache_read(self) -> float:
@@ -77,7 +82,9 @@ def cost_usd(model: str, usage: Usage) -> float:
     return (
         usage.input_tokens * price.input
         + usage.output_tokens * price.output
-        + usage.cache_creation_input_tokens * price.cache_write
+        + (usage.cache_creation_input_tokens - usage.cache_creation_1h_input_tokens)
+        * price.cache_write
+        + usage.cache_creation_1h_input_tokens * price.cache_write_1h
         + usage.cache_read_input_tokens * price.cache_read
     ) / 1_000_000 + usage.web_search_requests * WEB_SEARCH_USD
 

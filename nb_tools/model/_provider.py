@@ -41,6 +41,8 @@ class ModelRequest:
     ``top_p``, ``stop_sequences``, ``output_config``, ``context_management``, ..."""
     betas: Sequence[str] = ()
     """Beta features the request needs (the ``anthropic-beta`` header)."""
+    cache_ttl: str | None = None
+    """How long prompt-cache breakpoints live ("5m", "1h"); None: the provider's default."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +88,9 @@ class ResponseEvent:
     stop_details: Mapping[str, Any] | None = None
     """The API's ``stop_details`` (a refusal's category and explanation), as received."""
     stop_sequence: str | None = None
+    container: Mapping[str, Any] | None = None
+    """The code-execution container the API used (``{"id", "expires_at"}``), as received:
+    the next requests of the conversation name it, so its files persist."""
 
 
 ModelEvent: TypeAlias = (

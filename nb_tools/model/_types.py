@@ -20,6 +20,12 @@ class Part:
     media_type: str
     data: bytes
     title: str = ""
+    citations: bool = False
+    """A document the model may cite (Claude: ``citations: {"enabled": true}``); the text
+    of its answer then carries citations of it."""
+    file_id: str = ""
+    """Where a provider's file store holds ``data`` (Claude's Files API), once uploaded:
+    the request then names the file instead of sending the bytes."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +48,12 @@ class ToolSpec:
     anthropic_type: str = ""
     """An Anthropic-defined tool's type (``text_editor_20250728``, ``bash_20250124``): the
     Anthropic provider then declares it by type and name, with Claude's trained schema."""
+    eager_input_streaming: bool = False
+    """Claude: stream the arguments without buffering whole values."""
+    defer_loading: bool = False
+    """Claude: leave the tool out of the prompt until tool search finds it."""
+    allowed_callers: tuple[str, ...] = ()
+    """Claude: who may call the tool ("direct", "code_execution_20260120"); (): the default."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,11 +141,15 @@ class OtherBlock:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolUseBlock:
-    """A tool call inside an assistant message (``arguments`` is the raw JSON text)."""
+    """A tool call inside an assistant message (``arguments`` is the raw JSON text).
+    ``caller``: who made it, as the API said (``{"type": "direct"}``, or the code-execution
+    tool for a programmatic call: ``{"type": "code_execution_20260120", "tool_id": ...}``),
+    kept and sent back as received; None when the API did not say."""
 
     id: str
     name: str
     arguments: str
+    caller: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,6 +212,9 @@ class Usage:
     thinking_tokens: int = 0  # part of output_tokens (the API bills them as output)
     web_search_requests: int = 0
     web_fetch_requests: int = 0
+    cache_creation_1h_input_tokens: int = 0
+    """The part of ``cache_creation_input_tokens`` written with the 1-hour TTL (priced at
+    2x input, the 5-minute writes at 1.25x)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -208,4 +227,6 @@ class Usage:
             thinking_tokens=self.thinking_tokens + other.thinking_tokens,
             web_search_requests=self.web_search_requests + other.web_search_requests,
             web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
+            cache_creation_1h_input_tokens=self.cache_creation_1h_input_tokens
+            + other.cache_creation_1h_input_tokens,
         )

@@ -32,6 +32,11 @@ from nb_tools.model._anthropic_errors import (
     mid_stream_error,
     retryable_status,
 )
+from nb_tools.model._anthropic_features import (
+    BETA_FILES_API,
+    output_format,
+    structured_outputs,
+)
 from nb_tools.model._defaults import (
     BLOCK_ENV,
     default_model,
@@ -59,6 +64,7 @@ from nb_tools.model._types import (
     CompactionBlock,
     Message,
     OtherBlock,
+    Part,
     RedactedThinkingBlock,
     ServerToolResultBlock,
     ServerToolUseBlock,
@@ -124,6 +130,7 @@ class AnthropicProvider(RetryHandover):
         self._warn_deprecated = True
         self._encoder = RequestEncoder(self._model)
         self._options: dict[str, Any] | None = None
+        self._files: dict[str, str] = {}  # content hash -> file_id (Files API uploads)
 
     name = "anthropic"
     features = CLAUDE_FEATURES
@@ -159,6 +166,37 @@ class AnthropicProvider(RetryHandover):
                 timeout=self._timeout,
             )
         return self._client
+
+    async def upload_file(self, part: Part) -> str:
+        """Upload an attachment to the Files API once (per provider, by content) and return
+        its ``file_id``; the requests then name the file instead of sending its bytes."""
+        self._check_allowed()
+        import hashlib
+
+        import anthropic
+
+        key = hashlib.sha256(part.media_type.encode() + b"\0" + part.data).hexdigest()
+        known = self._files.get(key)
+        if known is not None:
+            return known
+        name = part.title or ("attachment.pdf" if part.kind == "document" else "attachment")
+        try:
+            meta = await self.client.beta.files.upload(
+                file=(name, part.data, part.media_type), betas=[BETA_FILES_API]
+            )
+        except anthropic.APIStatusError as err:
+            raise self._status_error(err) from err
+        except anthropic.APIConnectionError as err:
+            raise ModelError(f"the file upload failed: {err}", retryable=True) from err
+        self._files[key] = str(meta.id)
+        return self._files[key]
+
+    def output_options(self, schema: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The request options asking for JSON matching ``schema`` (structured outputs:
+        ``output_config.format``), or None when this model has none."""
+        if not structured_outputs(self._model):
+            return None
+        return {"output_config": {"format": output_format(schema)}}
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(model={self._model!r}, base_url={self.base_url!r})"
@@ -255,6 +293,7 @@ class AnthropicProvider(RetryHandover):
             usage=self._priced(turn.usage),
             stop_details=turn.stop_details,
             stop_sequence=turn.stop_sequence,
+            container=turn.container,
         )
 
     async def count_tokens(self, request: ModelRequest) -> int:
@@ -377,8 +416,12 @@ class _Block:
                 return None
             return TextBlock(text=text, citations=tuple(self.citations))
         if kind == "tool_use":
+            caller = start.get("caller")
             return ToolUseBlock(
-                id=start["id"], name=start["name"], arguments=text or self.initial or "{}"
+                id=start["id"],
+                name=start["name"],
+                arguments=text or self.initial or "{}",
+                caller=dict(caller) if isinstance(caller, Mapping) else None,
             )
         if kind == "thinking":
             return ThinkingBlock(thinking=text, signature=self.signature)
@@ -413,6 +456,7 @@ class _Turn:
         self.stop_reason: str | None = None
         self.stop_details: Mapping[str, Any] | None = None
         self.stop_sequence: str | None = None
+        self.container: Mapping[str, Any] | None = None
         self.stopped = False
 
     def feed_data(self, data: bytes) -> list[ModelEvent]:
@@ -445,11 +489,13 @@ class _Turn:
                 return self._start(event["index"], event["content_block"])
             if kind == "message_start":
                 self.usage = _usage(event["message"].get("usage"), self.usage)
+                self.container = event["message"].get("container") or self.container
             elif kind == "message_delta":
                 delta = event.get("delta") or {}
                 self.stop_reason = delta.get("stop_reason") or self.stop_reason
                 self.stop_details = delta.get("stop_details") or self.stop_details
                 self.stop_sequence = delta.get("stop_sequence") or self.stop_sequence
+                self.container = delta.get("container") or self.container
                 self.usage = _usage(event.get("usage"), self.usage)
             elif kind == "message_stop":
                 self.stopped = True
@@ -544,6 +590,10 @@ def _usage(api: Mapping[str, Any] | None, previous: Usage) -> Usage:
     details = api.get("output_tokens_details") or {}
     thinking = details.get("thinking_tokens")
     counts["thinking_tokens"] = previous.thinking_tokens if thinking is None else int(thinking)
+    hour = (api.get("cache_creation") or {}).get("ephemeral_1h_input_tokens")
+    counts["cache_creation_1h_input_tokens"] = (
+        previous.cache_creation_1h_input_tokens if hour is None else int(hour)
+    )
     server = api.get("server_tool_use") or {}
     for name in ("web_search_requests", "web_fetch_requests"):
         value = server.get(name)

@@ -45,6 +45,8 @@ class Reply:
     stop_details: Mapping[str, Any] | None = None
     cut_last_call: bool = False
     """Stream only the first half of the last call's arguments (a call cut by max_tokens)."""
+    container: Mapping[str, Any] | None = None
+    """The code-execution container the reply says it used (``{"id", "expires_at"}``)."""
     raw_sse: bytes | None = None
     """A recorded stream served byte for byte instead (the fake server only): replays the
     API's own responses (tests/model/fixtures) inside a tool loop."""

@@ -57,18 +57,34 @@ def usage_for(
     of the request's ``prompt_keys`` (the Messages API's by default)."""
     if reply.usage is not None:
         return reply.usage
-    prompt = json.dumps([body.get(key) for key in prompt_keys])
+    prompt = json.dumps([_loaded(body, key) for key in prompt_keys])
     produced = len(reply.text) + sum(len(c.argument_text) for c in reply.calls)
     return Usage(input_tokens=max(1, len(prompt) // 4), output_tokens=max(1, produced // 4))
 
 
+def _loaded(body: Mapping[str, Any], key: str) -> Any:
+    """A part of the prompt as the model reads it: deferred tools (``defer_loading``) are
+    not in it until tool search loads them."""
+    value = body.get(key)
+    if key == "tools" and isinstance(value, list):
+        return [t for t in value if not (isinstance(t, Mapping) and t.get("defer_loading"))]
+    return value
+
+
 def usage_json(usage: Usage) -> JSON:
-    return {
+    out: JSON = {
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cache_creation_input_tokens": usage.cache_creation_input_tokens,
         "cache_read_input_tokens": usage.cache_read_input_tokens,
     }
+    if usage.cache_creation_input_tokens:
+        hour = usage.cache_creation_1h_input_tokens
+        out["cache_creation"] = {
+            "ephemeral_5m_input_tokens": usage.cache_creation_input_tokens - hour,
+            "ephemeral_1h_input_tokens": hour,
+        }
+    return out
 
 
 def content_json(reply: Reply, tool_ids: Sequence[str]) -> list[JSON]:
@@ -111,6 +127,8 @@ def message_json(
     }
     if reply.stop_details:
         message["stop_details"] = dict(reply.stop_details)
+    if reply.container is not None:
+        message["container"] = dict(reply.container)
     return message
 
 
@@ -180,6 +198,8 @@ def stream_events(
     delta: JSON = {"stop_reason": reply.effective_stop_reason, "stop_sequence": None}
     if reply.stop_details is not None:
         delta["stop_details"] = dict(reply.stop_details)
+    if reply.container is not None:
+        delta["container"] = dict(reply.container)
     events.append(
         (
             "message_delta",

@@ -17,6 +17,7 @@ import collections
 import contextlib
 import itertools
 import json
+import re
 import runpy
 import socket
 import sys
@@ -30,6 +31,8 @@ from typing import Any
 
 from nb_tools.model import ModelRequest, Usage
 from nb_tools.model._anthropic_convert import request_from_api
+from nb_tools.model._anthropic_features import BETA_FILES_API as BETA_FILES
+from nb_tools.testing._cache import PromptCache
 from nb_tools.testing._script import Fault, Reply, ScriptedCall, Step
 from nb_tools.testing._sse import (
     check_body,
@@ -96,12 +99,22 @@ class FakeMessagesServer:
         port: int = 0,
         fallback: Callable[[ModelRequest], Reply | Fault] | None = None,
         retry_after_ms: int = 10,
+        prompt_cache: PromptCache | bool = False,
     ) -> None:
         self.host = host
+        self.prompt_cache: PromptCache | None = (
+            PromptCache() if prompt_cache is True else prompt_cache or None
+        )
+        """With ``prompt_cache`` (True, or a :class:`PromptCache` with its own clock):
+        usage reports cache reads and writes as the API would for the request's
+        breakpoints and TTLs (a reply's own ``usage`` still wins)."""
         self.port = port
         self.fallback = fallback
         self.retry_after_ms = retry_after_ms
         self.requests: list[RecordedRequest] = []
+        self.files: dict[str, dict[str, Any]] = {}
+        """Files uploaded to ``POST /v1/files`` (the Files API), by id: their metadata and,
+        under ``"data"``, their bytes."""
         self._steps: collections.deque[Step] = collections.deque(script or ())
         self._fault_uses = 0
         self._served = 0
@@ -286,10 +299,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         fake = self.server.fake
-        body, problem = self._read_body()
         path = self.path.split("?")[0]
+        if path == "/v1/files":
+            self._upload(fake)
+            return
+        body, problem = self._read_body()
         if problem is None:
             problem = check_body(body, count=path.endswith("/count_tokens"), signed=fake.signed)
+        if problem is None:
+            problem = self._file_problem(fake, body, self.headers.get("anthropic-beta", ""))
         if path not in ("/v1/messages", "/v1/messages/count_tokens"):
             self._send_error(404, f"FakeMessagesServer: no route POST {path}")
         elif problem is not None:
@@ -312,6 +330,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         ids = [c.id or fake.new_id("toolu") for c in reply.calls]
         msg_id, model, usage = fake.new_id("msg"), str(body["model"]), usage_for(reply, body)
+        if fake.prompt_cache is not None and reply.usage is None:
+            counts = fake.prompt_cache.usage(body)
+            usage = Usage(
+                input_tokens=counts["input_tokens"],
+                output_tokens=usage.output_tokens,
+                cache_read_input_tokens=counts["cache_read_input_tokens"],
+                cache_creation_input_tokens=counts["cache_creation_input_tokens"],
+                cache_creation_1h_input_tokens=counts["ephemeral_1h_input_tokens"],
+            )
         cut = action.fault.cut_after if action.fault else None
         try:
             if body.get("stream"):
@@ -324,6 +351,54 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, message, cut=cut is not None)
         except OSError:
             self.close_connection = True  # the client went away (an interrupted turn)
+
+    def _upload(self, fake: FakeMessagesServer) -> None:
+        """``POST /v1/files``: a multipart upload (the Files API, a beta)."""
+        import email.parser
+        import email.policy
+
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=raw))
+        if BETA_FILES not in headers.get("anthropic-beta", ""):
+            self._send_error(400, f"the Files API needs the beta header {BETA_FILES}")
+            return
+        head = f"Content-Type: {headers.get('content-type', '')}\r\n\r\n".encode()
+        message = email.parser.BytesParser(policy=email.policy.default).parsebytes(head + raw)
+        part = next(
+            (
+                p
+                for p in message.iter_parts()
+                if p.get_param("name", header="content-disposition") == "file"
+            ),
+            None,
+        )
+        if part is None:
+            self._send_error(400, "file: Field required (a multipart part named 'file')")
+            return
+        data = part.get_payload(decode=True) or b""
+        meta = {
+            "id": fake.new_id("file"),
+            "type": "file",
+            "filename": part.get_filename() or "upload",
+            "mime_type": part.get_content_type(),
+            "size_bytes": len(data),
+            "created_at": "2026-12-01T00:00:00Z",
+            "downloadable": False,
+        }
+        fake.files[meta["id"]] = {**meta, "data": data}
+        self._send_json(200, meta)
+
+    @staticmethod
+    def _file_problem(fake: FakeMessagesServer, body: Any, betas: str) -> str | None:
+        """A request naming a file the server does not hold, or without the beta header."""
+        named = re.findall(r'"file_id":\s*"([^"]*)"', json.dumps(body))
+        if named and BETA_FILES not in betas:
+            return f"file sources need the beta header {BETA_FILES}"
+        for file_id in named:
+            if file_id not in fake.files:
+                return f"File not found: {file_id}"
+        return None
 
     api_error: Callable[[int, str], Mapping[str, Any]] = staticmethod(error_body)
     """The API's error object for a status and a message."""

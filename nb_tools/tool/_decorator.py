@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from nb_tools.model import ToolGrammar
@@ -68,6 +68,9 @@ class FunctionTool:
         preview: PreviewFn | None = None,
         timeout: float | None = None,
         grammar: ToolGrammar | str | None = None,
+        eager_input_streaming: bool = False,
+        defer_loading: bool = False,
+        allowed_callers: Sequence[str] = (),
     ) -> None:
         if isinstance(fn, staticmethod):
             fn = fn.__func__
@@ -125,6 +128,9 @@ class FunctionTool:
             requires_approval=requires_approval,
             strict=strict,
             grammar=tool_grammar,
+            eager_input_streaming=eager_input_streaming,
+            defer_loading=defer_loading,
+            allowed_callers=_callers(allowed_callers, tool_name),
         )
         self._validate = strict_validator(schema) if strict else schema.validate
         # In strict mode optional properties arrive as null: drop them so defaults apply.
@@ -295,6 +301,19 @@ _CLASSES: dict[tuple[bool, bool], type[FunctionTool]] = {
 }
 
 
+def _callers(callers: Sequence[str], name: str) -> tuple[str, ...]:
+    """``allowed_callers`` checked: "direct" or a code-execution tool version."""
+    if isinstance(callers, str):
+        callers = (callers,)
+    for caller in callers:
+        if caller != "direct" and not caller.startswith("code_execution_"):
+            raise ValueError(
+                f"@tool {name}: allowed_callers={caller!r}: use 'direct' (the model) or a "
+                "code-execution version such as 'code_execution_20260120'"
+            )
+    return tuple(callers)
+
+
 def _doc(fn: Callable[..., Any]) -> str:
     return inspect.getdoc(fn) or ""
 
@@ -362,6 +381,9 @@ class ToolOptions(TypedDict, total=False):
     preview: PreviewFn | None
     timeout: float | None
     grammar: ToolGrammar | str | None
+    eager_input_streaming: bool
+    defer_loading: bool
+    allowed_callers: Sequence[str]
 
 
 @overload
@@ -399,6 +421,11 @@ def tool(
     freeform tool: the function takes one string, the model's text in that grammar (a
     custom tool on OpenAI's Responses API; elsewhere a function with one string parameter,
     ``input``).
+    Claude's tool options, sent in the tool's definition (other providers ignore them):
+    ``eager_input_streaming=True`` streams the arguments as the model writes them;
+    ``defer_loading=True`` keeps the tool out of the prompt until tool search finds it;
+    ``allowed_callers=("code_execution_20260120",)`` lets the model's code call it
+    (programmatic tool calling; add "direct" to keep direct calls too).
     """
 
     unknown = sorted(options.keys() - ToolOptions.__annotations__.keys())

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 # The type mapper, the docstring parser and the converter generator are imported by the
 # functions below: ``import nb_tools`` imports this module but derives nothing.
 
-__all__ = ["FunctionSchema", "SignatureError", "function_schema", "schema_of"]
+__all__ = ["FunctionSchema", "SignatureError", "function_schema", "schema_of", "type_schema"]
 
 
 class SignatureError(TypeError):
@@ -83,19 +83,26 @@ class FunctionSchema:
 def schema_of(t: Any) -> Schema:
     """The object schema of a function's parameters, a dataclass, a TypedDict or a pydantic
     model (or the schema of any other supported type). Raises ``SignatureError``."""
-    from nb_tools.tool._typemap import Mapper, type_name
-
     if inspect.isroutine(t) or (
         callable(t)
         and not isinstance(t, type)
         and type(t).__module__ not in ("typing", "types", "typing_extensions")
     ):
         return function_schema(t).schema
+    return type_schema(t)[0]
+
+
+def type_schema(t: Any) -> tuple[Schema, Converter | None]:
+    """The schema of a type (a dataclass, TypedDict, pydantic model, ...) and the converter
+    from a JSON value valid for it to a value of the type (``None``: the JSON value is
+    it). Raises ``SignatureError``."""
+    from nb_tools.tool._typemap import Mapper, type_name
+
     mapper = Mapper()
-    schema, _ = mapper.map(t, "")
+    schema, convert = mapper.map(t, "")
     if mapper.problems:
         raise SignatureError(type_name(t), mapper.problems)
-    return schema
+    return schema, convert
 
 
 def function_schema(

@@ -69,6 +69,9 @@ def make_entry(tool: Tool) -> Entry:
         input_schema=input_schema,
         strict=info.strict,
         grammar=info.grammar,
+        eager_input_streaming=info.eager_input_streaming,
+        defer_loading=info.defer_loading,
+        allowed_callers=tuple(info.allowed_callers),
     )
     # A tool that takes arguments already validated (a ValidatedCall, e.g. a @tool
     # function) gets the parsed value, so the executor parses the raw text once.

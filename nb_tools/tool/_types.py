@@ -34,6 +34,18 @@ class Info:
     strict: bool = False
     grammar: ToolGrammar | None = None
 
+    # -- Claude's tool options (sent in the tool's definition; other providers ignore them)
+    eager_input_streaming: bool = False
+    """Stream the arguments as the model writes them, without buffering whole JSON values
+    (a writer's diff can grow on its card while the model writes the file)."""
+    defer_loading: bool = False
+    """Left out of the prompt until the model finds it with the tool-search tool."""
+    allowed_callers: tuple[str, ...] = ()
+    """Who may call it: "direct" (the model) and/or a code-execution version
+    ("code_execution_20260120": programmatic calls from the model's code); () means the
+    API's default (the model only)."""
+    # -- end of Claude's tool options
+
 
 @dataclass(kw_only=True)
 class Result:

@@ -240,7 +240,7 @@ async def test_text_cut_by_max_tokens_continues_with_an_empty_run(
             {
                 "type": "text",
                 "text": "Continue from where you stopped.",
-                "cache_control": {"type": "ephemeral"},
+                "cache_control": {"type": "ephemeral", "ttl": "1h"},
             }
         ],
     }
@@ -290,7 +290,7 @@ async def test_pause_turn_is_continued_and_server_blocks_are_kept(
     assert body(server, 0)["tools"][-1] == {
         "type": "web_search_20250305",
         "name": "web_search",
-        "cache_control": {"type": "ephemeral"},
+        "cache_control": {"type": "ephemeral", "ttl": "1h"},
     }
     resent = body(server, 1)["messages"][-1]
     assert resent["role"] == "assistant"
@@ -344,7 +344,7 @@ async def test_anthropic_defined_tools_are_declared_by_type(server: FakeMessages
             "description": "Add two integers.",
             "input_schema": body(server, 0)["tools"][0]["input_schema"],
         },
-        {"type": "bash_20250124", "name": "bash", "cache_control": {"type": "ephemeral"}},
+        {"type": "bash_20250124", "name": "bash", "cache_control": {"type": "ephemeral", "ttl": "1h"}},
     ]
     old, _ = agent_for(server, add, bash, model="claude-3-5-sonnet-20241022")
     await old.run("hi")
@@ -371,7 +371,7 @@ async def test_the_text_editor_is_declared_by_type_and_runs(
         {
             "type": "text_editor_20250728",
             "name": "str_replace_based_edit_tool",
-            "cache_control": {"type": "ephemeral"},
+            "cache_control": {"type": "ephemeral", "ttl": "1h"},
         }
     ]
     answer = body(server, 1)["messages"][-1]["content"][0]

@@ -119,7 +119,7 @@ async def test_recorded_refusal_after_thinking_drops_the_turn(server: FakeMessag
                 {
                     "type": "text",
                     "text": "what is an eclipse?",
-                    "cache_control": {"type": "ephemeral"},
+                    "cache_control": {"type": "ephemeral", "ttl": "1h"},
                 }
             ],
         }

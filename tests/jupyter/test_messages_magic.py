@@ -3,6 +3,8 @@ the request carries them and the transcript shows thinking and the server tool."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from kernel_helpers import TRANSCRIPT, Kernel
 
@@ -46,3 +48,45 @@ def test_agent_options_reach_the_request_and_the_transcript(
     server.push(reply("Still a square."))
     kernel.ok("%%agent\nAnd now?")
     assert server.requests[-1].body["thinking"] == {"type": "enabled", "budget_tokens": 2000}
+
+
+def test_output_puts_a_validated_value_in_a_variable(
+    kernel: Kernel, server: FakeMessagesServer
+) -> None:
+    kernel.ok(
+        "%load_ext nb_tools\nimport pydantic, dataclasses\n"
+        "class City(pydantic.BaseModel):\n    name: str\n    population: int\n"
+        "@dataclasses.dataclass\nclass Point:\n    x: int\n    y: int\n"
+        "where: Point"
+    )
+    server.push(reply('{"name": "Paris", "population": "many"}'))
+    server.push(reply('{"name": "Paris", "population": 2100000}'))
+    ex = kernel.ok("%%agent --new --output city:City\nThe biggest French city?")
+    assert not ex.errors, ex.errors[0].get("traceback")
+    body = server.requests[-2].body
+    assert body["output_config"]["format"]["schema"]["required"] == ["name", "population"]
+    retry = server.requests[-1].body["messages"][-1]["content"][-1]["text"]
+    assert "/population: expected integer, got string" in retry
+    shown = kernel.ok("print(type(city).__name__, city.name, city.population)")
+    assert shown.stdout.strip() == "City Paris 2100000"
+    # the type from the variable's annotation
+    server.push(reply('{"x": 3, "y": 4}'))
+    kernel.ok("%%agent --output where\nA point?")
+    assert kernel.ok("print(where)").stdout.strip() == "Point(x=3, y=4)"
+    # an unknown type is a usage error naming the fix
+    bad = kernel.run("%%agent --output c:Nope\nA city?")
+    stderr = "".join(o.get("text", "") for o in bad.outputs if o.get("name") == "stderr")
+    assert stderr.startswith("UsageError: %%agent --output c:Nope: Nope is not defined"), stderr
+
+
+def test_cache_ttl_reaches_every_breakpoint_and_is_kept(
+    kernel: Kernel, server: FakeMessagesServer
+) -> None:
+    kernel.ok("%load_ext nb_tools")
+    server.push(reply("one"), reply("two"))
+    kernel.ok("%%agent --new --cache-ttl 5m\nhello")
+    text = json.dumps(server.requests[-1].body)
+    assert text.count('"cache_control"') == text.count('"ttl": "5m"') >= 2
+    kernel.ok("%%agent\nagain")
+    text = json.dumps(server.requests[-1].body)
+    assert text.count('"cache_control"') == text.count('"ttl": "5m"') >= 2

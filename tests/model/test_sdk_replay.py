@@ -130,7 +130,15 @@ def _expected(sdk_block: Any, raw: str | None) -> Any:
     if kind in ("tool_use", "server_tool_use"):
         cls = ToolUseBlock if kind == "tool_use" else ServerToolUseBlock
         arguments = raw if raw else json.dumps(sdk_block.input) if sdk_block.input else "{}"
-        return cls(id=sdk_block.id, name=sdk_block.name, arguments=arguments)
+        if kind == "server_tool_use":
+            return cls(id=sdk_block.id, name=sdk_block.name, arguments=arguments)
+        caller = getattr(sdk_block, "caller", None)  # kept, to be sent back as received
+        return ToolUseBlock(
+            id=sdk_block.id,
+            name=sdk_block.name,
+            arguments=arguments,
+            caller=_dump(caller) if caller is not None else None,
+        )
     if kind == "compaction":
         return CompactionBlock(
             content=sdk_block.content, encrypted_content=sdk_block.encrypted_content
