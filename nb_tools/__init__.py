@@ -49,7 +49,7 @@ from nb_tools.tool import (
 )
 
 if TYPE_CHECKING:
-    from nb_tools.agent import Agent, Conversation, RunResult
+    from nb_tools.agent import Agent, Conversation, RunResult, amap, map
     from nb_tools.jupyter import run_agent
 
 __version__ = "0.1.0"
@@ -60,6 +60,8 @@ __getattr__ = lazy_exports(
         "Agent": "nb_tools.agent",
         "Conversation": "nb_tools.agent",
         "RunResult": "nb_tools.agent",
+        "amap": "nb_tools.agent",
+        "map": "nb_tools.agent",
         "run_agent": "nb_tools.jupyter",
     },
 )
@@ -110,8 +112,10 @@ __all__ = [
     "ToolPanic",
     "ValidationError",
     "allow",
+    "amap",
     "chain",
     "default_registry",
+    "map",
     "needs_approval",
     "progress",
     "run_agent",

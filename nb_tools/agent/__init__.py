@@ -31,6 +31,7 @@ from nb_tools.agent._approval import (
 )
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._deciders import Decider, decide
+from nb_tools.agent._map import MapInfo, MapSettings, amap, map
 from nb_tools.agent._events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -91,6 +92,8 @@ __all__ = [
     "Finished",
     "GoOn",
     "ModelFailed",
+    "MapInfo",
+    "MapSettings",
     "ModelRetrying",
     "OutputError",
     "Permission",
@@ -117,6 +120,8 @@ __all__ = [
     "Verdict",
     "decide",
     "denial_text",
+    "amap",
     "is_protected_call",
+    "map",
     "source_label",
 ]

@@ -100,8 +100,22 @@ class FakeMessagesServer:
         fallback: Callable[[ModelRequest], Reply | Fault] | None = None,
         retry_after_ms: int = 10,
         prompt_cache: PromptCache | bool = False,
+        latency: float = 0.0,
+        max_concurrent: int | None = None,
     ) -> None:
         self.host = host
+        self.latency = latency
+        """Seconds every ``POST /v1/messages`` takes before its answer starts (a model's
+        time to first token)."""
+        self.max_concurrent = max_concurrent
+        """With a number: a Messages request that arrives while that many are being
+        answered gets a 429 ``rate_limit_error`` with ``retry-after-ms`` (and
+        ``retry-after``), as the API's concurrency limits answer."""
+        self.active = 0
+        self.peak_active = 0
+        """The most Messages requests answered at once."""
+        self.rate_limited = 0
+        """Requests answered 429 for ``max_concurrent``."""
         self.prompt_cache: PromptCache | None = (
             PromptCache() if prompt_cache is True else prompt_cache or None
         )
@@ -252,6 +266,21 @@ class FakeMessagesServer:
     def _fault_action(self, fault: Fault) -> _Action:
         return _Action(fault=fault, status=fault.status or 500, message=fault.message)
 
+    def _enter(self) -> bool:
+        """Count a Messages request in; False (count nothing) when ``max_concurrent`` are
+        being answered already."""
+        with self._lock:
+            if self.max_concurrent is not None and self.active >= self.max_concurrent:
+                self.rate_limited += 1
+                return False
+            self.active += 1
+            self.peak_active = max(self.peak_active, self.active)
+            return True
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.active -= 1
+
     def new_id(self, prefix: str) -> str:
         """A fresh id (``toolu_fake_0001``)."""
         with self._lock:
@@ -260,6 +289,7 @@ class FakeMessagesServer:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # many rows connect at once (the default backlog is 5)
     fake: FakeMessagesServer
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -315,8 +345,20 @@ class _Handler(BaseHTTPRequestHandler):
         elif path.endswith("/count_tokens"):
             tokens = usage_for(Reply(), body).input_tokens
             self._send_json(200, {"input_tokens": tokens})
+        elif not fake._enter():
+            headers = {
+                "retry-after-ms": str(fake.retry_after_ms),
+                "retry-after": str(max(1, -(-fake.retry_after_ms // 1000))),
+            }
+            message = f"FakeMessagesServer: more than {fake.max_concurrent} concurrent requests"
+            self._send_json(429, self.api_error(429, message), headers)
         else:
-            self._answer(fake, body)
+            try:
+                if fake.latency:
+                    time.sleep(fake.latency)
+                self._answer(fake, body)
+            finally:
+                fake._leave()
 
     def _answer(self, fake: FakeMessagesServer, body: Mapping[str, Any]) -> None:
         action = fake.next_action(body)
