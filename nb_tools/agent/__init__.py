@@ -31,7 +31,6 @@ from nb_tools.agent._approval import (
 )
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._deciders import Decider, decide
-from nb_tools.agent._map import MapInfo, MapSettings, amap, map
 from nb_tools.agent._events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -46,6 +45,7 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
+from nb_tools.agent._map import MapInfo, MapSettings, amap, map
 from nb_tools.agent._notices import (
     CitationsReceived,
     ContextCompacted,
@@ -91,9 +91,9 @@ __all__ = [
     "EventHandler",
     "Finished",
     "GoOn",
-    "ModelFailed",
     "MapInfo",
     "MapSettings",
+    "ModelFailed",
     "ModelRetrying",
     "OutputError",
     "Permission",
@@ -118,9 +118,9 @@ __all__ = [
     "TurnStarted",
     "UsageUpdated",
     "Verdict",
+    "amap",
     "decide",
     "denial_text",
-    "amap",
     "is_protected_call",
     "map",
     "source_label",

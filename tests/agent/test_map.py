@@ -225,3 +225,30 @@ async def test_rows_run_concurrently_up_to_the_limit() -> None:
     )
     assert list(out["status"]) == ["ok"] * 10
     assert peak == 4
+
+
+async def test_the_first_request_goes_alone_then_the_limit_adapts() -> None:
+    """The first reply writes the prompt cache the other rows read: until it is back,
+    no other request goes; a 429 halves the limit, successes raise it back."""
+    from nb_tools.agent._map_gate import Limiter
+
+    limiter = Limiter(concurrency=4)
+    order: list[str] = []
+
+    async def request(name: str, hold: float) -> None:
+        async with limiter.slot():
+            order.append(f"{name}+")
+            await asyncio.sleep(hold)
+            await limiter.succeeded(0.0)
+            order.append(f"{name}-")
+
+    await asyncio.gather(request("first", 0.05), request("b", 0.01), request("c", 0.01))
+    assert order[:2] == ["first+", "first-"]
+    assert limiter.in_flight == 0
+
+    async with limiter.slot(), limiter.slot(), limiter.slot(), limiter.slot():
+        await limiter.refused()
+    assert limiter.limit == 2 and limiter.lowest == 2
+    for _ in range(20):
+        await limiter.succeeded(0.0)
+    assert limiter.limit == 4
