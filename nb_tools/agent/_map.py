@@ -125,8 +125,9 @@ def _may_ask(registry: Registry, rules: PermissionRules | None) -> list[str]:
         info = t.info()
         if info.requires_approval or hasattr(t, "requires_approval_for"):
             names.append(info.name)
-    if rules is not None and not names and len(registry):
-        names = ["(calls an ask rule matches)"]
+    if rules is not None:
+        tools = {t.info().name for t in registry.list()}
+        names += [r.text for r in rules.rules if r.action == "ask" and r.tool in tools]
     return names
 
 

@@ -1,0 +1,90 @@
+"""``%%agent --over df`` in a real kernel against the fake Messages API server: the cell
+body is the template, the result table goes in a variable and is shown."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kernel_helpers import Kernel
+
+from nb_tools.model import ModelRequest
+from nb_tools.testing import FakeMessagesServer, call, reply
+
+pytestmark = pytest.mark.kernel
+
+SETUP = '''
+%load_ext nb_tools
+import pandas as pd
+from dataclasses import dataclass
+from nb_tools import tool
+
+@tool(read_only=True)
+def plan_of(customer: str) -> str:
+    """A customer's plan."""
+    return {"acme": "enterprise"}.get(customer, "free")
+
+@dataclass
+class Triage:
+    plan: str
+
+tickets = pd.DataFrame({"ticket": ["T1", "T2", "T3"], "customer": ["acme", "globex", "acme"]})
+'''
+
+
+def answer(request: ModelRequest) -> Any:
+    if len(request.messages) == 1:
+        return reply("", call("plan_of", customer=request.messages[0].text.split()[-1]))
+    plan = request.messages[-1].content[0].result.content
+    return reply(json.dumps({"plan": plan}))
+
+
+def test_over_a_frame_puts_the_table_in_a_variable_and_shows_it(
+    kernel: Kernel, server: FakeMessagesServer
+) -> None:
+    kernel.ok(SETUP)
+    server.fallback = answer
+    before = len(server.requests)
+    ex = kernel.ok(
+        "%%agent --over tickets --output triage:Triage --concurrency 2 --model claude-sonnet-4-5 "
+        "--tools plan_of\nTicket {ticket} from {customer}"
+    )
+    shown = [o["data"].get("text/html", "") for o in ex.displays]
+    assert any("enterprise" in h and "<table" in h for h in shown), shown
+    check = kernel.ok(
+        "print(list(triage['plan']), list(triage['status']), triage.attrs['nb_tools'].requests)"
+    )
+    assert check.stdout.strip() == "['enterprise', 'free', 'enterprise'] ['ok', 'ok', 'ok'] 6"
+    bodies = [r.body for r in server.requests[before:]]
+    assert sorted(
+        b["messages"][0]["content"][0]["text"] for b in bodies if len(b["messages"]) == 1
+    ) == [
+        "Ticket T1 from acme",
+        "Ticket T2 from globex",
+        "Ticket T3 from acme",
+    ]
+
+
+def test_a_missing_column_is_a_usage_error(kernel: Kernel, server: FakeMessagesServer) -> None:
+    kernel.ok(SETUP)
+    before = len(server.requests)
+    ex = kernel.run("%%agent --over tickets\nTicket {ticket} on {plan}")
+    assert "UsageError: nb_tools.map: the prompt names {plan}" in "".join(
+        o.get("text", "") for o in ex.outputs
+    )
+    assert len(server.requests) == before
+
+
+def test_ask_over_many_rows_says_to_choose_a_policy(
+    kernel: Kernel, server: FakeMessagesServer
+) -> None:
+    kernel.ok(
+        SETUP
+        + '\n@tool(requires_approval=True)\ndef refund(customer: str) -> str:\n    """Refund."""\n    return "done"\n'
+    )
+    before = len(server.requests)
+    ex = kernel.run("%%agent --over tickets --tools refund --approval ask\nRefund {customer}")
+    text = "".join(o.get("text", "") for o in ex.outputs)
+    assert "calls of refund may need a person for every row. Choose a policy" in text
+    assert len(server.requests) == before
