@@ -45,7 +45,7 @@ from nb_tools.agent._events import (
     TurnStarted,
     UsageUpdated,
 )
-from nb_tools.agent._map import MapInfo, MapSettings, amap, map
+from nb_tools.agent._map import MapInfo, MapProgress, MapSettings, amap, map
 from nb_tools.agent._notices import (
     CitationsReceived,
     ContextCompacted,
@@ -92,6 +92,7 @@ __all__ = [
     "Finished",
     "GoOn",
     "MapInfo",
+    "MapProgress",
     "MapSettings",
     "ModelFailed",
     "ModelRetrying",

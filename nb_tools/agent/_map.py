@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor as FuturesExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -49,8 +51,8 @@ _STOP_TEXT = {
     "max_turns": "the turn limit was reached before an answer",
     "max_tokens": "the reply was cut at max_tokens",
     "refusal": "the model refused",
-    "stopped": "the row was stopped",
-    "stopped_after_turn": "the row was stopped",
+    "stopped": "stopped while running (the map was stopped)",
+    "stopped_after_turn": "stopped while running (the map was stopped)",
 }
 
 
@@ -112,6 +114,23 @@ class MapInfo:
             f"MapInfo({len(self.conversations)} rows, {self.requests} requests, "
             f"${self.spent_usd:.4f}, {self.rate_limited} rate-limited)"
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class MapProgress:
+    """Where a map run is, for a progress view (``amap(on_progress=...)``): called when a
+    row starts and when it finishes."""
+
+    rows: int
+    done: int
+    running: int
+    failed: int
+    """Rows that finished with a status other than "ok"."""
+    spent_usd: float
+    budget_usd: float | None
+    elapsed: float
+    eta: float | None
+    """Seconds until every row is done at the pace so far (None before a row finished)."""
 
 
 def _policy(approval: Policy | None) -> Policy:
@@ -199,6 +218,31 @@ class _Map:
         self.outcomes: list[RowOutcome | None] = [None] * len(prompts)
         self.conversations: list[Conversation | None] = [None] * len(prompts)
         self.running: set[int] = set()
+        self.agents: dict[int, Agent] = {}
+        self.stop_flag = threading.Event()
+        self.on_progress: Any = None
+        self.started = time.monotonic()
+        self.finished_here = 0
+
+    def progress(self) -> MapProgress:
+        done = [o for o in self.outcomes if o is not None]
+        elapsed = time.monotonic() - self.started
+        left = len(self.outcomes) - len(done)
+        eta = elapsed / self.finished_here * left if self.finished_here else None
+        return MapProgress(
+            rows=len(self.outcomes),
+            done=len(done),
+            running=len(self.running),
+            failed=sum(o.status != "ok" for o in done),
+            spent_usd=self.limiter.spent_usd,
+            budget_usd=self.budget_usd,
+            elapsed=elapsed,
+            eta=eta,
+        )
+
+    def _report(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(self.progress())
 
     def restore(self) -> int:
         if self.checkpoint is None:
@@ -232,6 +276,11 @@ class _Map:
                 error=f"not started: the map's budget (${self.budget_usd}) is spent",
             )
             return
+        if self.stop_flag.is_set():
+            self.outcomes[i] = RowOutcome(
+                status="skipped", error="not started: the map was stopped"
+            )
+            return
         denied: list[str] = []
         names: dict[str, str] = {}
 
@@ -244,6 +293,8 @@ class _Map:
         agent = self.settings.agent(self.gated, left, watch)
         self.conversations[i] = agent.conversation
         self.running.add(i)
+        self.agents[i] = agent
+        self._report()
         try:
             try:
                 result = await agent.run(prompt, output=self.settings.output)
@@ -266,9 +317,19 @@ class _Map:
                 outcome = _outcome(result, self.settings.output, denied)
         finally:
             self.running.discard(i)
+            self.agents.pop(i, None)
         self.outcomes[i] = outcome
+        self.finished_here += 1
         if self.checkpoint is not None:
             self.checkpoint.write(i, row_key(prompt), outcome)
+        self._report()
+
+    async def _watch_stop(self) -> None:
+        """Stop the rows in flight once :attr:`stop_flag` is set (from any thread)."""
+        while not self.stop_flag.is_set():
+            await asyncio.sleep(0.1)
+        for agent in list(self.agents.values()):
+            agent.stop()
 
     async def go(self) -> None:
         todo = [i for i, o in enumerate(self.outcomes) if o is None]
@@ -277,7 +338,7 @@ class _Map:
             queue.put_nowait(i)
 
         async def worker() -> None:
-            while True:
+            while not self.stop_flag.is_set():
                 try:
                     i = queue.get_nowait()
                 except asyncio.QueueEmpty:
@@ -285,12 +346,18 @@ class _Map:
                 await self.run_row(i)
 
         workers = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(todo)))]
+        watcher = asyncio.ensure_future(self._watch_stop())
         try:
             await asyncio.gather(*workers)
         finally:
-            for w in workers:
+            for w in (*workers, watcher):
                 w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await asyncio.gather(*workers, watcher, return_exceptions=True)
+        for i, o in enumerate(self.outcomes):
+            if o is None:
+                self.outcomes[i] = RowOutcome(
+                    status="skipped", error="not started: the map was stopped"
+                )
 
 
 async def amap(
@@ -311,9 +378,15 @@ async def amap(
     tool_executor: FuturesExecutor | None = None,
     backend: str = "kernel",
     middlewares: Sequence[Middleware] = (),
+    on_progress: Callable[[MapProgress], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> Any:
     """``await nb_tools.amap(...)``: :func:`map` in a running event loop (a notebook cell).
-    Cancelling it stops every row; finished rows are in the checkpoint already."""
+    Cancelling it stops every row and raises; finished rows are in the checkpoint already.
+    ``stop`` (a ``threading.Event``, set from anywhere: a Stop button) ends it cleanly
+    instead: rows in flight are stopped (status "error", "stopped while running"), rows
+    not started get "skipped", and the table is returned. ``on_progress`` gets a
+    :class:`MapProgress` as rows start and finish."""
     if concurrency < 1:
         raise ValueError(f"nb_tools.map: concurrency must be >= 1, got {concurrency}")
     if budget_usd is not None and budget_usd <= 0:
@@ -367,6 +440,9 @@ async def amap(
     )
     store = Checkpoint(checkpoint) if checkpoint is not None else None
     run = _Map(settings, prompts, concurrency, budget_usd, store)
+    run.on_progress = on_progress
+    if stop is not None:
+        run.stop_flag = stop
     restored = run.restore()
     try:
         await run.go()

@@ -252,3 +252,49 @@ async def test_the_first_request_goes_alone_then_the_limit_adapts() -> None:
     for _ in range(20):
         await limiter.succeeded(0.0)
     assert limiter.limit == 4
+
+
+async def test_stop_ends_cleanly_with_rows_in_flight_marked(tmp_path: Any) -> None:
+    import threading
+
+    from nb_tools.agent import MapProgress
+
+    gate = asyncio.Event()
+
+    @tool(register=False, read_only=True)
+    async def wait(customer: str) -> str:
+        """Waits while the row is 'slow'."""
+        if customer.startswith("slow"):
+            await gate.wait()
+        return "free"
+
+    def ask(request: ModelRequest) -> Any:
+        if len(request.messages) == 1:
+            return reply("", call("wait", customer=customer_of(request)))
+        return reply("done")
+
+    stop = threading.Event()
+    seen: list[MapProgress] = []
+
+    def on_progress(p: MapProgress) -> None:
+        seen.append(p)
+        if p.done == 1:
+            stop.set()
+
+    rows = ["fast a", "slow c", "slow d", "fast e", "fast f"]
+    rows = [r.replace(" ", "_") for r in rows]
+    out = await nb_tools.amap(
+        "{input}",
+        rows,
+        tools=[wait],
+        model=ScriptedModel([ask] * 12),
+        concurrency=3,
+        stop=stop,
+        on_progress=on_progress,
+        checkpoint=tmp_path / "c.jsonl",
+    )
+    assert list(out["status"]) == ["ok", "error", "error", "skipped", "skipped"]
+    assert out["error"][1] == "stopped while running (the map was stopped)"
+    assert out["error"][3] == "not started: the map was stopped"
+    assert seen[-1].rows == 5 and seen[-1].running == 0 and seen[-1].done == 3
+    assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 3
