@@ -58,6 +58,10 @@ async def run_over(args: Namespace, template: str, ns: dict[str, Any]) -> Any:
     registry = default_registry()
     if args.tools:
         registry = registry.subset(*(n.strip() for n in args.tools.split(",") if n.strip()))
+    from nb_tools.jupyter._map_view import MapView
+
+    view = MapView()
+    view.show()
     try:
         result = await nb_tools.amap(
             template.strip(),
@@ -72,11 +76,15 @@ async def run_over(args: Namespace, template: str, ns: dict[str, Any]) -> Any:
             budget_usd=args.budget if args.budget is not None else default_budget(),
             max_turns=args.max_turns or 10,
             checkpoint=args.checkpoint,
+            on_progress=view.update,
+            stop=view.stop,
         )
     except (KeyError, ValueError, TypeError) as exc:
+        view.finish(None)
         raise UsageError(str(exc).strip("'\"")) from None
+    except BaseException:  # an interrupt: finished rows are in the checkpoint, if any
+        view.finish(None)
+        raise
     ns[variable] = result
-    from IPython.display import display
-
-    display(result)
+    view.finish(result)
     return result

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from kernel_helpers import Kernel
+from kernel_helpers import WIDGET_VIEW, Kernel
 
 from nb_tools.model import ModelRequest
 from nb_tools.testing import FakeMessagesServer, call, reply
@@ -52,6 +52,9 @@ def test_over_a_frame_puts_the_table_in_a_variable_and_shows_it(
     )
     shown = [o["data"].get("text/html", "") for o in ex.displays]
     assert any("enterprise" in h and "<table" in h for h in shown), shown
+    # the progress view was shown, then replaced by the table: no widget view is left
+    assert ex.of_type("comm_open")
+    assert not [o for o in ex.displays if WIDGET_VIEW in o["data"]]
     check = kernel.ok(
         "print(list(triage['plan']), list(triage['status']), triage.attrs['nb_tools'].requests)"
     )
