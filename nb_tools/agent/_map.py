@@ -12,6 +12,7 @@ provider's rate limits. pandas is imported only to build the result.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import threading
 import time
@@ -44,6 +45,11 @@ if TYPE_CHECKING:
     from nb_tools.permissions import PermissionRules
 
 APPROVAL_ENV = "NB_TOOLS_APPROVAL"
+
+current_row: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "nb_tools_map_row", default=None
+)
+"""The position of the row whose conversation is running (an approver reads it)."""
 DEFAULT_CONCURRENCY = 8
 BACKENDS = ("kernel", "batch")
 
@@ -290,6 +296,7 @@ class _Map:
             elif isinstance(event, ApprovalDecided) and not event.approved:
                 denied.append(f"denied {names.get(event.call_id, 'a call')} ({event.by})")
 
+        current_row.set(i)
         agent = self.settings.agent(self.gated, left, watch)
         self.conversations[i] = agent.conversation
         self.running.add(i)

@@ -59,9 +59,19 @@ async def run_over(args: Namespace, template: str, ns: dict[str, Any]) -> Any:
     if args.tools:
         registry = registry.subset(*(n.strip() for n in args.tools.split(",") if n.strip()))
     from nb_tools.jupyter._map_view import MapView
+    from nb_tools.jupyter._runner import default_approval
 
     view = MapView()
     view.show()
+    queue = approver = None
+    if (args.approval or default_approval()) == "ask":
+        from nb_tools.jupyter._headless import FrontendWatch
+        from nb_tools.jupyter._review_queue import ReviewQueue
+
+        queue = ReviewQueue()
+        watch = FrontendWatch(queue.box)  # headless (nbclient): deny at once, never wait
+        queue.show()
+        approver = watch.guard(queue)
     try:
         result = await nb_tools.amap(
             template.strip(),
@@ -72,6 +82,7 @@ async def run_over(args: Namespace, template: str, ns: dict[str, Any]) -> Any:
             system=args.system,
             concurrency=args.concurrency or 8,
             approval=args.approval,
+            approver=approver,
             rules=session.rules,
             budget_usd=args.budget if args.budget is not None else default_budget(),
             max_turns=args.max_turns or 10,
@@ -85,6 +96,9 @@ async def run_over(args: Namespace, template: str, ns: dict[str, Any]) -> Any:
     except BaseException:  # an interrupt: finished rows are in the checkpoint, if any
         view.finish(None)
         raise
+    finally:
+        if queue is not None:
+            queue.close()
     ns[variable] = result
     view.finish(result)
     return result

@@ -79,15 +79,46 @@ def test_a_missing_column_is_a_usage_error(kernel: Kernel, server: FakeMessagesS
     assert len(server.requests) == before
 
 
-def test_ask_over_many_rows_says_to_choose_a_policy(
+def test_ask_sends_the_calls_to_one_review_queue(
     kernel: Kernel, server: FakeMessagesServer
 ) -> None:
+    """Three rows each want refund; the queue shows the three calls; Deny all answers them."""
     kernel.ok(
         SETUP
-        + '\n@tool(requires_approval=True)\ndef refund(customer: str) -> str:\n    """Refund."""\n    return "done"\n'
+        + "\nrefunded = []\n@tool(requires_approval=True)\ndef refund(customer: str) -> str:"
+        + '\n    """Refund."""\n    refunded.append(customer)\n    return "done"\n'
     )
-    before = len(server.requests)
-    ex = kernel.run("%%agent --over tickets --tools refund --approval ask\nRefund {customer}")
-    text = "".join(o.get("text", "") for o in ex.outputs)
-    assert "calls of refund may need a person for every row. Choose a policy" in text
-    assert len(server.requests) == before
+
+    def wants_refund(request: ModelRequest) -> Any:
+        if len(request.messages) == 1:
+            return reply("", call("refund", customer=request.messages[0].text.split()[-1]))
+        return reply("no refund")
+
+    server.fallback = wants_refund
+    ids: dict[str, str] = {}
+    clicked: list[int] = []
+
+    def on_message(k: Kernel, msg: dict[str, Any], ex: Any) -> None:
+        content = msg["content"]
+        if msg["msg_type"] == "comm_open":
+            state = content["data"]["state"]
+            if state.get("_model_name") == "SelectMultipleModel":
+                ids["table"] = content["comm_id"]
+            if state.get("description") == "Deny all":
+                ids["deny"] = content["comm_id"]
+        elif msg["msg_type"] == "comm_msg" and content["comm_id"] == ids.get("table"):
+            labels = content["data"].get("state", {}).get("_options_labels")
+            if labels is not None and len(labels) == 3 and not clicked:
+                clicked.append(len(labels))
+                assert sorted(x.split(" · ")[1] for x in labels) == ["refund"] * 3
+                k.click(ids["deny"])
+
+    ex = kernel.ok(
+        "%%agent --over tickets --tools refund --approval ask --concurrency 3 "
+        "--output refunds\nRefund {customer}",
+        on_message=on_message,
+    )
+    assert clicked == [3]
+    check = kernel.ok("print(list(refunds['status']), refunded)")
+    assert check.stdout.strip() == "['denied', 'denied', 'denied'] []"
+    assert not [o for o in ex.displays if WIDGET_VIEW in o["data"]]
