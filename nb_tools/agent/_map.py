@@ -16,6 +16,7 @@ import contextvars
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor as FuturesExecutor
 from dataclasses import dataclass, field
@@ -111,6 +112,8 @@ class MapInfo:
     spent_usd: float = 0.0
     checkpoint: str | None = None
     notices: list[str] = field(default_factory=list)
+    batch_ids: list[str] = field(default_factory=list)
+    """With ``backend="batch"``: the Message Batches sent, one per round."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> MapInfo:
         return self  # pandas deep-copies attrs on every operation; this is a record
@@ -217,7 +220,8 @@ class _Map:
         self.settings = settings
         self.prompts = prompts
         self.limiter = Limiter(concurrency=concurrency)
-        self.gated = GatedProvider(settings.provider, self.limiter)
+        self.gated: Provider = GatedProvider(settings.provider, self.limiter)
+        self.rounds: Any = None
         self.concurrency = concurrency
         self.budget_usd = budget_usd
         self.checkpoint = checkpoint
@@ -271,6 +275,13 @@ class _Map:
         return self.budget_usd - self.limiter.spent_usd
 
     async def run_row(self, i: int) -> None:
+        try:
+            await self._run_row(i)
+        finally:
+            if self.rounds is not None:  # a batch round waits for no finished row
+                self.rounds.row_finished()
+
+    async def _run_row(self, i: int) -> None:
         prompt = self.prompts[i]
         if prompt is None:
             self.outcomes[i] = RowOutcome(status="skipped", error="the prompt callable gave None")
@@ -340,6 +351,8 @@ class _Map:
 
     async def go(self) -> None:
         todo = [i for i, o in enumerate(self.outcomes) if o is None]
+        if self.rounds is not None:
+            self.rounds.active = len(todo)  # every row is in the first round
         queue: asyncio.Queue[int] = asyncio.Queue()
         for i in todo:
             queue.put_nowait(i)
@@ -387,6 +400,7 @@ async def amap(
     middlewares: Sequence[Middleware] = (),
     on_progress: Callable[[MapProgress], None] | None = None,
     stop: threading.Event | None = None,
+    batch_poll_seconds: float = 2.0,
 ) -> Any:
     """``await nb_tools.amap(...)``: :func:`map` in a running event loop (a notebook cell).
     Cancelling it stops every row and raises; finished rows are in the checkpoint already.
@@ -429,11 +443,16 @@ async def amap(
 
         mws = (*mws, ship_to(tool_executor, registry))
     provider = _provider(model)
-    if backend == "batch":
-        notices.append(
-            f"backend='batch': {provider.name} rows run in the kernel (Message Batches are "
-            "not supported by nb_tools.map yet)"
+    from nb_tools.agent._map_batch import has_batches
+
+    batched = backend == "batch" and has_batches(provider)
+    if backend == "batch" and not batched:
+        notice = (
+            f"nb_tools.map: backend='batch': the {provider.name} provider has no batch API; "
+            "the rows run in the kernel"
         )
+        notices.append(notice)
+        warnings.warn(notice, stacklevel=2)
     settings = MapSettings(
         provider=provider,
         tools=registry,
@@ -446,7 +465,14 @@ async def amap(
         middlewares=mws,
     )
     store = Checkpoint(checkpoint) if checkpoint is not None else None
+    if batched:
+        concurrency = max(concurrency, len(prompts))  # a round holds every row in flight
     run = _Map(settings, prompts, concurrency, budget_usd, store)
+    if batched:
+        from nb_tools.agent._map_batch import BatchedProvider, BatchRounds
+
+        run.rounds = BatchRounds(provider, run.limiter, poll_seconds=batch_poll_seconds)
+        run.gated = BatchedProvider(provider, run.limiter, run.rounds)
     run.on_progress = on_progress
     if stop is not None:
         run.stop_flag = stop
@@ -454,6 +480,8 @@ async def amap(
     try:
         await run.go()
     finally:
+        if run.rounds is not None:
+            await run.rounds.close()
         if store is not None:
             store.close()
     info = MapInfo(
@@ -466,6 +494,7 @@ async def amap(
         spent_usd=run.limiter.spent_usd,
         checkpoint=str(checkpoint) if checkpoint is not None else None,
         notices=notices,
+        batch_ids=list(run.rounds.batch_ids) if run.rounds is not None else [],
     )
     from nb_tools.agent._map_frame import to_frame
 

@@ -178,6 +178,12 @@ class AgentMagics(Magics):
         metavar="PATH",
         help="with --over: a JSON-lines file of finished rows; a rerun skips them",
     )
+    @argument(
+        "--batch",
+        action="store_true",
+        help="with --over: each round of the rows' loops goes as one Message Batch (half "
+        "the price, slower); a provider without batches runs the rows in the kernel",
+    )
     @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:

@@ -87,6 +87,7 @@ async def run_over(args: Namespace, template: str, ns: dict[str, Any]) -> Any:
             budget_usd=args.budget if args.budget is not None else default_budget(),
             max_turns=args.max_turns or 10,
             checkpoint=args.checkpoint,
+            backend="batch" if args.batch else "kernel",
             on_progress=view.update,
             stop=view.stop,
         )

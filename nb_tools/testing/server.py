@@ -32,6 +32,7 @@ from typing import Any
 from nb_tools.model import ModelRequest, Usage
 from nb_tools.model._anthropic_convert import request_from_api
 from nb_tools.model._anthropic_features import BETA_FILES_API as BETA_FILES
+from nb_tools.testing._batches import ROUTE as BATCH_ROUTE
 from nb_tools.testing._cache import PromptCache
 from nb_tools.testing._script import Fault, Reply, ScriptedCall, Step
 from nb_tools.testing._sse import (
@@ -102,8 +103,15 @@ class FakeMessagesServer:
         prompt_cache: PromptCache | bool = False,
         latency: float = 0.0,
         max_concurrent: int | None = None,
+        batch_delay: float = 0.0,
     ) -> None:
+        from nb_tools.testing._batches import Batches
+
         self.host = host
+        self.batches = Batches()
+        """Message Batches created (``POST /v1/messages/batches``), by id."""
+        self.batch_delay = batch_delay
+        """Seconds a batch is "in_progress" before it has ended."""
         self.latency = latency
         """Seconds every ``POST /v1/messages`` takes before its answer starts (a model's
         time to first token)."""
@@ -325,6 +333,22 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
+        fake = self.server.fake
+        path = self.path.split("?")[0]
+        m = BATCH_ROUTE.match(path)
+        if m is not None and m["id"] and m["action"] in (None, "results"):
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            fake._record(RecordedRequest(method="GET", path=self.path, headers=headers, body=None))
+            if m["action"] == "results":
+                status, data = fake.batches.results(fake, m["id"])
+                self.send_response(status)
+                self.send_header("content-type", "application/binary")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            else:
+                self._send_json(*fake.batches.get(fake, m["id"]))
+            return
         self._send_json(404, error_body(404, f"FakeMessagesServer: no route GET {self.path}"))
 
     def do_POST(self) -> None:
@@ -332,6 +356,18 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path == "/v1/files":
             self._upload(fake)
+            return
+        m = BATCH_ROUTE.match(path)
+        if m is not None:
+            body, problem = self._read_body()
+            if problem is not None:
+                self._send_error(400, problem)
+            elif m["id"] is None:
+                self._send_json(*fake.batches.create(fake, body))
+            elif m["action"] == "cancel":
+                self._send_json(*fake.batches.cancel(fake, m["id"]))
+            else:
+                self._send_error(404, f"FakeMessagesServer: no route POST {path}")
             return
         body, problem = self._read_body()
         if problem is None:
