@@ -107,7 +107,12 @@ async def test_a_process_pool_works_too() -> None:
         return str(_os.getpid())
 
     m = ScriptedModel([calls_then_answers("pid")] * 4)
-    with ProcessPoolExecutor(max_workers=1) as pool:
+    import multiprocessing
+
+    # spawn: forking a process that runs threads (servers, a cluster) can hang the child
+    with ProcessPoolExecutor(
+        max_workers=1, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
         out = await nb_tools.amap("{input}", ["a", "b"], tools=[pid], model=m, tool_executor=pool)
     assert list(out["status"]) == ["ok", "ok"]
     assert int(out["output"][0]) != os.getpid()
