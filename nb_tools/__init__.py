@@ -49,7 +49,7 @@ from nb_tools.tool import (
 )
 
 if TYPE_CHECKING:
-    from nb_tools.agent import Agent, Conversation, RunResult, call_tool
+    from nb_tools.agent import Agent, Conversation, RunResult, amap, call_tool, map
     from nb_tools.jupyter import run_agent
 
 __version__ = "0.1.0"
@@ -61,6 +61,8 @@ __getattr__ = lazy_exports(
         "Conversation": "nb_tools.agent",
         "RunResult": "nb_tools.agent",
         "call_tool": "nb_tools.agent",
+        "amap": "nb_tools.agent",
+        "map": "nb_tools.agent",
         "run_agent": "nb_tools.jupyter",
     },
 )
@@ -111,9 +113,11 @@ __all__ = [
     "ToolPanic",
     "ValidationError",
     "allow",
+    "amap",
     "call_tool",
     "chain",
     "default_registry",
+    "map",
     "needs_approval",
     "progress",
     "run_agent",

@@ -30,6 +30,9 @@ ALLOWED = {
     # importer -> another package's private module, still to be moved behind an __init__
     ("nb_tools.agent._budget", "nb_tools.model._pricing"),
     ("nb_tools.agent._persist", "nb_tools.model._types"),  # every block dataclass, by name
+    # the map's notebook side: what a row is being run (for the review queue), a frame test
+    ("nb_tools.jupyter._review_queue", "nb_tools.agent._map"),
+    ("nb_tools.jupyter._map_magic", "nb_tools.agent._map_rows"),
     # typed outputs: a type's schema, its strict validator and null stripping, as tools do
     ("nb_tools.agent._output", "nb_tools.tool._derive"),
     ("nb_tools.agent._output", "nb_tools.tool._registry"),

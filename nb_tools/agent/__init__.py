@@ -46,6 +46,7 @@ from nb_tools.agent._events import (
 )
 from nb_tools.agent._instructions import Instructions, ProjectInstructions, find_instructions
 from nb_tools.agent._journal import RestoreReport, RunChange
+from nb_tools.agent._map import MapInfo, MapProgress, MapSettings, amap, map
 from nb_tools.agent._notices import (
     CitationsReceived,
     ContextCompacted,
@@ -92,6 +93,9 @@ __all__ = [
     "Finished",
     "GoOn",
     "Instructions",
+    "MapInfo",
+    "MapProgress",
+    "MapSettings",
     "ModelFailed",
     "ModelRetrying",
     "OutputError",
@@ -121,10 +125,12 @@ __all__ = [
     "TurnStarted",
     "UsageUpdated",
     "Verdict",
+    "amap",
     "call_tool",
     "decide",
     "denial_text",
     "find_instructions",
     "is_protected_call",
+    "map",
     "source_label",
 ]

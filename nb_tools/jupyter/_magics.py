@@ -170,6 +170,32 @@ class AgentMagics(Magics):
         action="store_true",
         help="do not read the project's AGENTS.md / CLAUDE.md / .nb_tools/instructions.md",
     )
+    @argument(
+        "--over",
+        default=None,
+        metavar="DF",
+        help="run the cell body, a template naming columns ({ticket}), over every row of the "
+        "DataFrame DF (nb_tools.map): one conversation per row; the result table goes in "
+        "--output NAME (default map_result) and is shown; --budget is then the whole map's",
+    )
+    @argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="with --over: rows at once (default 8; lowered while the provider rate-limits)",
+    )
+    @argument(
+        "--checkpoint",
+        default=None,
+        metavar="PATH",
+        help="with --over: a JSON-lines file of finished rows; a rerun skips them",
+    )
+    @argument(
+        "--batch",
+        action="store_true",
+        help="with --over: each round of the rows' loops goes as one Message Batch (half "
+        "the price, slower); a provider without batches runs the rows in the kernel",
+    )
     @argument("prompt", nargs="*", help="the request (the cell magic takes it from the cell body)")
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
@@ -227,6 +253,15 @@ def run_magic(line: str, cell: str | None) -> Any:
     from nb_tools.jupyter._runner import run_agent
 
     args = parse(line)
+    if args.over is not None:
+        from nb_tools.jupyter._map_magic import run_over
+
+        async def over() -> None:
+            await run_over(
+                args, "\n".join(x for x in (" ".join(args.prompt), cell) if x), _user_ns()
+            )
+
+        return over()
     words = " ".join(args.prompt)
     prompt = words if cell is None else "\n".join(x for x in (words, cell.strip()) if x)
     names = [n.strip() for n in args.tools.split(",") if n.strip()] if args.tools else None

@@ -15,6 +15,7 @@ checks the status before handing over the body.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -350,6 +351,33 @@ class AnthropicProvider(RetryHandover):
                 "on loopback; use nb_tools.testing.FakeMessagesServer and pass "
                 "base_url=server.base_url, or ScriptedModel"
             )
+
+    # -- Message Batches (nb_tools.map(backend="batch")) -----------------------------------
+
+    BATCH_PRICE = 0.5
+    """A batched request costs half the list price."""
+
+    def batch_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The ``params`` of one request of a Message Batch: the body ``stream`` would
+        send (cache breakpoints included), without ``stream``."""
+        params: dict[str, Any] = json.loads(self._encoder.encode(request, cache=self.cache))
+        params.pop("stream", None)
+        return params
+
+    def batch_response(self, message: Mapping[str, Any]) -> ResponseEvent:
+        """A batch result's message as the turn's :class:`ResponseEvent`, at batch price."""
+        from nb_tools.model._anthropic_convert import message_from_api
+
+        usage = self._priced(_usage(message.get("usage"), Usage()))
+        usage = dataclasses.replace(usage, cost_usd=usage.cost_usd * self.BATCH_PRICE)
+        return ResponseEvent(
+            message=message_from_api({**message, "role": "assistant"}),
+            stop_reason=message.get("stop_reason") or "end_turn",
+            usage=usage,
+            stop_details=message.get("stop_details"),
+            stop_sequence=message.get("stop_sequence"),
+            container=message.get("container"),
+        )
 
     def _priced(self, usage: Usage) -> Usage:
         if not self.priced and not self._warned_unpriced:

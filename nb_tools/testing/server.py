@@ -30,6 +30,7 @@ from typing import Any
 
 from nb_tools.model import ModelRequest, Usage
 from nb_tools.model._anthropic_convert import request_from_api
+from nb_tools.testing._batches import ROUTE as BATCH_ROUTE
 from nb_tools.testing._cache import PromptCache
 from nb_tools.testing._files import file_problem, upload
 from nb_tools.testing._script import Fault, Reply, ScriptedCall, Step
@@ -99,8 +100,29 @@ class FakeMessagesServer:
         fallback: Callable[[ModelRequest], Reply | Fault] | None = None,
         retry_after_ms: int = 10,
         prompt_cache: PromptCache | bool = False,
+        latency: float = 0.0,
+        max_concurrent: int | None = None,
+        batch_delay: float = 0.0,
     ) -> None:
+        from nb_tools.testing._batches import Batches
+
         self.host = host
+        self.batches = Batches()
+        """Message Batches created (``POST /v1/messages/batches``), by id."""
+        self.batch_delay = batch_delay
+        """Seconds a batch is "in_progress" before it has ended."""
+        self.latency = latency
+        """Seconds every ``POST /v1/messages`` takes before its answer starts (a model's
+        time to first token)."""
+        self.max_concurrent = max_concurrent
+        """With a number: a Messages request that arrives while that many are being
+        answered gets a 429 ``rate_limit_error`` with ``retry-after-ms`` (and
+        ``retry-after``), as the API's concurrency limits answer."""
+        self.active = 0
+        self.peak_active = 0
+        """The most Messages requests answered at once."""
+        self.rate_limited = 0
+        """Requests answered 429 for ``max_concurrent``."""
         self.prompt_cache: PromptCache | None = (
             PromptCache() if prompt_cache is True else prompt_cache or None
         )
@@ -251,6 +273,21 @@ class FakeMessagesServer:
     def _fault_action(self, fault: Fault) -> _Action:
         return _Action(fault=fault, status=fault.status or 500, message=fault.message)
 
+    def _enter(self) -> bool:
+        """Count a Messages request in; False (count nothing) when ``max_concurrent`` are
+        being answered already."""
+        with self._lock:
+            if self.max_concurrent is not None and self.active >= self.max_concurrent:
+                self.rate_limited += 1
+                return False
+            self.active += 1
+            self.peak_active = max(self.peak_active, self.active)
+            return True
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.active -= 1
+
     def new_id(self, prefix: str) -> str:
         """A fresh id (``toolu_fake_0001``)."""
         with self._lock:
@@ -259,6 +296,7 @@ class FakeMessagesServer:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # many rows connect at once (the default backlog is 5)
     fake: FakeMessagesServer
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -294,6 +332,22 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
+        fake = self.server.fake
+        path = self.path.split("?")[0]
+        m = BATCH_ROUTE.match(path)
+        if m is not None and m["id"] and m["action"] in (None, "results"):
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            fake._record(RecordedRequest(method="GET", path=self.path, headers=headers, body=None))
+            if m["action"] == "results":
+                status, data = fake.batches.results(fake, m["id"])
+                self.send_response(status)
+                self.send_header("content-type", "application/binary")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            else:
+                self._send_json(*fake.batches.get(fake, m["id"]))
+            return
         self._send_json(404, error_body(404, f"FakeMessagesServer: no route GET {self.path}"))
 
     def do_POST(self) -> None:
@@ -301,6 +355,18 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path == "/v1/files":
             self._upload(fake)
+            return
+        m = BATCH_ROUTE.match(path)
+        if m is not None:
+            body, problem = self._read_body()
+            if problem is not None:
+                self._send_error(400, problem)
+            elif m["id"] is None:
+                self._send_json(*fake.batches.create(fake, body))
+            elif m["action"] == "cancel":
+                self._send_json(*fake.batches.cancel(fake, m["id"]))
+            else:
+                self._send_error(404, f"FakeMessagesServer: no route POST {path}")
             return
         body, problem = self._read_body()
         if problem is None:
@@ -314,8 +380,20 @@ class _Handler(BaseHTTPRequestHandler):
         elif path.endswith("/count_tokens"):
             tokens = usage_for(Reply(), body).input_tokens
             self._send_json(200, {"input_tokens": tokens})
+        elif not fake._enter():
+            headers = {
+                "retry-after-ms": str(fake.retry_after_ms),
+                "retry-after": str(max(1, -(-fake.retry_after_ms // 1000))),
+            }
+            message = f"FakeMessagesServer: more than {fake.max_concurrent} concurrent requests"
+            self._send_json(429, self.api_error(429, message), headers)
         else:
-            self._answer(fake, body)
+            try:
+                if fake.latency:
+                    time.sleep(fake.latency)
+                self._answer(fake, body)
+            finally:
+                fake._leave()
 
     def _answer(self, fake: FakeMessagesServer, body: Mapping[str, Any]) -> None:
         action = fake.next_action(body)

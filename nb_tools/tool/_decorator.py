@@ -54,6 +54,11 @@ class FunctionTool:
             ]
         return super().__new__(cls)
 
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        """For pickling (cloudpickle ships tools to other processes): ``__new__`` takes
+        the function; the rest is the instance's ``__dict__``."""
+        return (self._fn,)
+
     def __init__(
         self,
         fn: Callable[..., Any],

@@ -1,0 +1,147 @@
+"""nb_tools.map over many rows against a model with a fixed latency: wall time against the
+ideal, kernel memory per finished row, and the loop a user would write instead.
+
+    python benchmarks/bench_map.py [--rows 1000] [--tool-rounds 2] [--latency 0.2]
+                                   [--concurrency 50]
+
+Each row is a tool loop of ``--tool-rounds`` rounds (a model request that calls ``lookup``,
+the call answered), then a final answer: ``tool_rounds + 1`` model requests. The fake
+Messages server runs in a child process (so it does not share the benchmark's GIL) and
+waits ``--latency`` seconds before each answer. The ideal is
+``rows * requests_per_row * latency / concurrency``. The alternative is what a user writes
+without ``map``: ``asyncio.gather`` over ``Agent.run`` calls, at most ``--concurrency`` at
+once (an ``asyncio.Semaphore``). Memory: the process's resident size after the first full
+map run minus before it (after a 20-row warm-up), per row (the result table and every
+row's conversation are still held). Each timing is the better of two runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import resource
+import time
+from typing import Any
+
+from nb_tools import tool
+from nb_tools.agent import Agent, amap
+from nb_tools.model import ModelRequest
+from nb_tools.model.anthropic import AnthropicProvider
+from nb_tools.testing import call, reply
+
+MODEL = "claude-sonnet-4-5"
+SYSTEM = "You classify support tickets. Look the customer up before you answer. " * 10
+
+
+@tool(register=False, read_only=True)
+def lookup(customer: str, step: int) -> str:
+    """A customer's record."""
+    return f"{customer}: plan=pro, step={step}"
+
+
+def _responder(tool_rounds: int) -> Any:
+    def answer(request: ModelRequest) -> Any:
+        done = (len(request.messages) - 1) // 2
+        if done < tool_rounds:
+            return reply("", call("lookup", customer=f"c{len(request.messages)}", step=done))
+        return reply("billing")
+
+    return answer
+
+
+def _serve(latency: float, tool_rounds: int, port: Any, stop: Any) -> None:
+    from nb_tools.testing.server import FakeMessagesServer
+
+    with FakeMessagesServer(fallback=_responder(tool_rounds), latency=latency) as srv:
+        port.put(srv.port)
+        stop.wait()
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return pages * resource.getpagesize() / 2**20
+
+
+async def with_map(base_url: str, rows: list[dict[str, str]], concurrency: int) -> float:
+    provider = AnthropicProvider(MODEL, base_url=base_url, api_key="bench")
+    start = time.perf_counter()
+    out = await amap(
+        "Classify ticket {ticket}",
+        rows,
+        tools=[lookup],
+        model=provider,
+        system=SYSTEM,
+        concurrency=concurrency,
+        approval="auto",
+    )
+    wall = time.perf_counter() - start
+    bad = out[out["status"] != "ok"]
+    if len(bad):
+        raise SystemExit(f"{len(bad)} rows failed: {bad['error'].iloc[0]}")
+    await provider.client.close()
+    globals()["_kept"] = out  # keep the table while memory is measured
+    return wall
+
+
+async def with_gather(base_url: str, rows: list[dict[str, str]], concurrency: int) -> float:
+    provider = AnthropicProvider(MODEL, base_url=base_url, api_key="bench")
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(row: dict[str, str]) -> Any:
+        async with gate:
+            agent = Agent(provider, tools=[lookup], system=SYSTEM, approval="auto")
+            return await agent.run(f"Classify ticket {row['ticket']}")
+
+    start = time.perf_counter()
+    results = await asyncio.gather(*(one(r) for r in rows))
+    wall = time.perf_counter() - start
+    failed = [r for r in results if r.stop_reason != "end_turn"]
+    if failed:
+        raise SystemExit(f"gather: {len(failed)} rows failed: {failed[0].error}")
+    await provider.client.close()
+    return wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--tool-rounds", type=int, default=2)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=50)
+    args = parser.parse_args()
+
+    ctx = multiprocessing.get_context("spawn")
+    port, stop = ctx.Queue(), ctx.Event()
+    server = ctx.Process(target=_serve, args=(args.latency, args.tool_rounds, port, stop))
+    server.start()
+    try:
+        base_url = f"http://127.0.0.1:{port.get(timeout=60)}"
+        rows = [{"ticket": f"T{i:05d}"} for i in range(args.rows)]
+        requests = args.tool_rounds + 1
+        ideal = args.rows * requests * args.latency / args.concurrency
+        asyncio.run(with_map(base_url, rows[:20], args.concurrency))  # imports, warm server
+        before = rss_mb()
+        mapped = asyncio.run(with_map(base_url, rows, args.concurrency))
+        per_row_kb = (rss_mb() - before) * 1024 / args.rows
+        gathered = asyncio.run(with_gather(base_url, rows, args.concurrency))
+        # the machine may be shared: run both again, keep each one's best
+        gathered = min(gathered, asyncio.run(with_gather(base_url, rows, args.concurrency)))
+        mapped = min(mapped, asyncio.run(with_map(base_url, rows, args.concurrency)))
+    finally:
+        stop.set()
+        server.join(timeout=10)
+    print(
+        f"{args.rows} rows x {requests} requests, {args.latency * 1000:.0f} ms each, "
+        f"concurrency {args.concurrency}"
+    )
+    print(f"ideal                 {ideal:8.2f} s")
+    print(f"nb_tools.map          {mapped:8.2f} s   {mapped / ideal:.2f}x the ideal")
+    print(f"asyncio.gather(run)   {gathered:8.2f} s   {gathered / ideal:.2f}x the ideal")
+    print(f"map / gather          {mapped / gathered:.2f}x")
+    print(f"kernel memory         {per_row_kb:.1f} KB per finished row (RSS growth)")
+
+
+if __name__ == "__main__":
+    main()

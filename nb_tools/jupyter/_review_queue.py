@@ -1,0 +1,153 @@
+"""One review queue for the calls of a map's rows that need a person (``%%agent --over``
+with approval "ask"): a table (row, tool, arguments) with Approve selected, Deny all and
+Always allow RULE; each waiting row waits for its own answer while the other rows go on.
+"Always allow" holds for every row of the map (and approves the waiting calls it covers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as widgets
+from IPython.display import display
+
+from nb_tools.agent import ApprovalRequest, Decision
+from nb_tools.agent._map import current_row
+from nb_tools.jupyter._visible import hidden_runs
+
+ARGUMENTS_CHARS = 160
+"""Arguments longer than this are cut in the table (the whole call is approved as made)."""
+
+
+def visible_text(text: str) -> str:
+    """``text`` with every hidden character shown as a ``⟨U+202E⟩`` marker."""
+    out, at = [], 0
+    for run in hidden_runs(text):
+        out.append(text[at : run.start])
+        out.append(f"⟨{run.label}⟩")
+        at = run.end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def row_label(row: int | None, request: ApprovalRequest) -> str:
+    args = request.call.arguments
+    with contextlib.suppress(ValueError):
+        args = json.dumps(json.loads(args), ensure_ascii=False)
+    if len(args) > ARGUMENTS_CHARS:
+        args = args[: ARGUMENTS_CHARS - 1] + "…"
+    where = f"row {row}" if row is not None else "row ?"
+    return visible_text(f"{where} · {request.call.name} · {args}")
+
+
+@dataclass
+class _Pending:
+    row: int | None
+    request: ApprovalRequest
+    answer: asyncio.Future[Decision]
+
+
+class ReviewQueue:
+    """The approver of a map's rows: ``await queue(request)``."""
+
+    def __init__(self) -> None:
+        self.pending: dict[int, _Pending] = {}
+        self.allowed: set[str] = set()
+        self._keys = itertools.count()
+        self.table = widgets.SelectMultiple(options=[], rows=8, layout={"width": "100%"})
+        self.title = widgets.HTML()
+        self.approve = widgets.Button(description="Approve selected", button_style="success")
+        self.deny = widgets.Button(description="Deny all", button_style="danger")
+        self.always = widgets.Button(description="Always allow", disabled=True)
+        self.approve.on_click(lambda _: self.approve_selected())
+        self.deny.on_click(lambda _: self.deny_all())
+        self.always.on_click(lambda _: self.always_allow())
+        self.table.observe(lambda _: self._offer_rule(), names="value")
+        buttons = widgets.HBox([self.approve, self.deny, self.always])
+        self.box = widgets.VBox([self.title, self.table, buttons])
+        self.box.layout.display = "none"
+        self.handle: Any = None
+
+    def show(self) -> None:
+        self.handle = display(self.box, display_id=True)
+
+    async def __call__(self, request: ApprovalRequest) -> Decision:
+        rule = request.always_allow_rule
+        if rule is not None and rule in self.allowed:
+            return Decision(approved=True, by=f"always-allow {rule} (review queue)")
+        answer: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        key = next(self._keys)
+        self.pending[key] = _Pending(row=current_row.get(), request=request, answer=answer)
+        self._refresh()
+        try:
+            return await answer
+        finally:
+            self.pending.pop(key, None)
+            self._refresh()
+
+    # -- the buttons ------------------------------------------------------------------
+
+    def _settle(self, keys: list[int], decision: Decision) -> None:
+        for key in keys:
+            item = self.pending.get(key)
+            if item is not None and not item.answer.done():
+                item.answer.get_loop().call_soon_threadsafe(_set, item.answer, decision)
+
+    def approve_selected(self) -> None:
+        self._settle(list(self.table.value), Decision(approved=True, by="user (review queue)"))
+
+    def deny_all(self) -> None:
+        self._settle(
+            list(self.pending),
+            Decision(approved=False, message="denied in the review queue", by="user"),
+        )
+
+    def always_allow(self) -> None:
+        rules = self._selected_rules()
+        self.allowed.update(rules)
+        covered = [k for k, p in self.pending.items() if p.request.always_allow_rule in rules]
+        label = ", ".join(sorted(rules))
+        self._settle(covered, Decision(approved=True, by=f"always-allow {label} (review queue)"))
+
+    # -- the view ---------------------------------------------------------------------
+
+    def _selected_rules(self) -> set[str]:
+        return {
+            rule
+            for k in self.table.value
+            if k in self.pending and (rule := self.pending[k].request.always_allow_rule)
+        }
+
+    def _offer_rule(self) -> None:
+        rules = self._selected_rules()
+        self.always.disabled = not rules
+        label = ", ".join(sorted(rules)) if rules else "RULE"
+        self.always.description = f"Always allow {label}"
+
+    def _refresh(self) -> None:
+        options = [(row_label(p.row, p.request), k) for k, p in self.pending.items()]
+        selected = tuple(k for k in self.table.value if k in self.pending)
+        self.table.options = options
+        self.table.value = selected
+        n = len(options)
+        self.title.value = f"<b>{n} call(s) wait for you</b> (the other rows go on)" if n else ""
+        self.box.layout.display = "" if n else "none"
+        self._offer_rule()
+
+    def close(self) -> None:
+        self.deny_all()
+        if self.handle is not None:
+            self.handle.update({"text/plain": ""}, raw=True)
+        with contextlib.suppress(Exception):
+            for w in (self.table, self.title, self.approve, self.deny, self.always, self.box):
+                w.close()
+
+
+def _set(future: asyncio.Future[Decision], decision: Decision) -> None:
+    if not future.done():
+        future.set_result(decision)
