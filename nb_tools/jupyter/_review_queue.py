@@ -18,7 +18,7 @@ from IPython.display import display
 
 from nb_tools.agent import ApprovalRequest, Decision
 from nb_tools.agent._map import current_row
-from nb_tools.jupyter._visible import hidden_runs
+from nb_tools.transcript import hidden_runs
 
 ARGUMENTS_CHARS = 160
 """Arguments longer than this are cut in the table (the whole call is approved as made)."""

@@ -22,6 +22,7 @@ __all__ = [
     "diff_dict",
     "diff_html",
     "footer_html",
+    "hidden_runs",
     "hidden_warning",
     "json_strings",
     "safe_split",
