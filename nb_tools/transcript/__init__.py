@@ -8,6 +8,7 @@ from nb_tools.transcript._markdown import safe_split
 from nb_tools.transcript._recorder import TranscriptRecorder, diff_dict, usage_line
 from nb_tools.transcript._visible import (
     count_in_arguments,
+    hidden_runs,
     hidden_warning,
     json_strings,
     visible_html,
