@@ -23,7 +23,7 @@ PATCH = """*** Begin Patch
 *** End Patch"""
 
 
-@tool(requires_approval=True)
+@tool(requires_approval=True, register=False)
 def send_email(to: str) -> str:
     """Send an e-mail.
 

@@ -16,7 +16,7 @@ from nb_tools.testing import ScriptedModel, call, reply
 LEDGER: list[tuple[str, int]] = []
 
 
-@tool(requires_approval=True)
+@tool(requires_approval=True, register=False)
 def book_table(restaurant: str, people: int, vip: bool = False) -> str:
     """Book a table.
 

@@ -71,6 +71,7 @@ def sample_transcript() -> dict[str, Any]:
                 "kind": "tool",
                 "id": "toolu_01",
                 "name": "edit_file",
+                "headline": {"arg": "file_path", "kind": "path", "language": None},
                 "arguments": json.dumps({"file_path": "notes.txt", "old": "old line"}),
                 "status": "ok",
                 "result": "Edited notes.txt (1 replacement)",
