@@ -68,6 +68,9 @@ def changes_of(
         ]
     if read_only:
         return []
+    said = (metadata or {}).get("undo_note") if isinstance(metadata, dict) else None
+    if isinstance(said, str) and said:  # the tool says how its change is taken back
+        return [RunChange(call_id=call_id, tool=tool, path="", kind="ran", note=said)]
     if code:
         note = "code run in the kernel: its effects are not tracked, so it cannot be undone"
     else:

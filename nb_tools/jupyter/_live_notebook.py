@@ -582,6 +582,11 @@ class LiveNotebookEdit:
             return Result.error(f"notebook_edit: the open notebook was not changed: {exc}")
         self.nb.take_snapshot(reply.get("snapshot"))
         meta["changes"] = [change]
+        if edit["action"] in ("delete", "move"):
+            meta["undo_note"] = (
+                f"{edit['action']} of cell {edit.get('cell_id')}: one z in the notebook takes "
+                "it back (the run's edits are one undo step)"
+            )
         if edit["action"] in ("insert", "replace") and target:
             from nb_tools.jupyter._cell_undo import CellUndo
 

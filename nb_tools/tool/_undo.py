@@ -1,5 +1,6 @@
 """What a tool hands back to take its change back: an :class:`Undo` in its result's
-``metadata["undo"]`` (or a list of them). The agent's run journal collects them
+``metadata["undo"]`` (or a list of them), or, for a change it cannot take back itself, a
+``metadata["undo_note"]`` saying how the person can. The agent's run journal collects them
 (``RunResult.changes``) and ``RunResult.restore`` calls them, newest first."""
 
 from __future__ import annotations

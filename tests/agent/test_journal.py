@@ -142,3 +142,15 @@ def test_restore_from_sync_code(workspace: Path) -> None:
     agent = asyncio.run(run(workspace))
     report = agent.last_result.restore()
     assert (workspace / "old.log").read_text() == "old log\n" and report.restored
+
+
+def test_a_tool_can_say_how_its_change_is_taken_back() -> None:
+    from nb_tools.agent._journal import changes_of
+
+    [entry] = changes_of(
+        "c1", "notebook_edit", {"undo_note": "one z takes it back"}, code=False, read_only=False
+    )
+    assert (entry.undoable, entry.note) == (False, "one z takes it back")
+    [plain] = changes_of("c2", "send", {}, code=False, read_only=False)
+    assert plain.note == "its effects are not tracked, so it cannot be undone"
+    assert changes_of("c3", "read", {}, code=False, read_only=True) == []

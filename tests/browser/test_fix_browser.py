@@ -131,10 +131,14 @@ def test_fix_with_agent_is_one_click_and_one_approve(
     assert page.console.unexpected() == []
 
 
+@pytest.mark.parametrize("kind", ["lab", "notebook"])
 def test_notebook_run_fills_the_cells_and_stops_at_the_error(
-    lab: Any, page: Any, script: Any, fake_model: Any
+    kind: str, request: pytest.FixtureRequest, page: Any, script: Any, fake_model: Any
 ) -> None:
-    name = "run_until_clean.ipynb"
+    lab = request.getfixturevalue("lab" if kind == "lab" else "notebook7")
+    if kind == "notebook":
+        page.console.allowed = ("Cannot read properties of undefined (reading 'schema')",)
+    name = f"run_until_clean_{kind}.ipynb"
     write(
         lab,
         name,
@@ -161,5 +165,5 @@ def test_notebook_run_fills_the_cells_and_stops_at_the_error(
     expect(cell(page, 2).locator(OUTPUTS)).to_contain_text("ZeroDivisionError")
     expect(cell(page, 3).locator(OUTPUTS)).not_to_contain_text("never")
     cell(page, 2).scroll_into_view_if_needed()
-    shot(page, "lab-notebook-run")
+    shot(page, f"{kind}-notebook-run")
     assert page.console.unexpected() == []
