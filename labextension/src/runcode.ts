@@ -95,7 +95,8 @@ export function transcriptAsCode(t: Transcript): string {
     if (item.status !== 'ok') {
       lines.push(`# ${n + 1}. ${name}: ${NOT_REDONE[item.status] ?? item.status}, not re-done`);
       const shown = code ?? callLine(name, item.arguments);
-      shown.split('\n').forEach(l => lines.push(`# ${l}`));
+      // every line end Python honours (a bare CR too), or a denied call's code would run
+      shown.split(/\r\n|\r|\n/).forEach(l => lines.push(`# ${l}`));
     } else if (code !== null) {
       lines.push(`# ${n + 1}. ${name}: code run in the kernel`);
       lines.push(code.replace(/\s+$/, ''));

@@ -140,6 +140,17 @@ test('Copy as code: the calls that ran as code, the rest as comments', () => {
       ''
     ].join('\n')
   );
+  // a bare CR ends a line for Python: a denied call's code must stay commented out
+  const crafted = renderTranscript(
+    transcript([
+      { kind: 'tool', id: 'e', name: 'python', headline: { arg: 'code', kind: 'code', language: 'python' }, arguments: '{"code": "x = 1\\rimport os; os.remove(\\"f\\")"}', status: 'denied' }
+    ]),
+    null,
+    []
+  ).querySelector('button[data-nbt-action="copy-code"]').dataset.nbtCode;
+  for (const line of crafted.split(/\r\n|\r|\n/)) {
+    assert.ok(line === '' || line.startsWith('#'), JSON.stringify(line));
+  }
   const none = renderTranscript(transcript([{ kind: 'assistant', text: 'hi' }]), null, []);
   assert.equal(none.querySelector('button[data-nbt-action="copy-code"]'), null);
 });

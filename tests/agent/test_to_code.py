@@ -101,3 +101,14 @@ async def test_a_run_without_calls_says_so() -> None:
     agent = Agent(ScriptedModel([reply("Hi.")]), tools=Registry())
     result = await agent.run("hello")
     assert "# (the run made no tool calls)" in result.to_code()
+
+
+def test_a_denied_calls_code_stays_commented_whatever_its_line_ends() -> None:
+    """Python ends a line at a bare CR too: denied code must not run when the cell runs."""
+    from nb_tools.agent._replay import ReplayedCall, calls_as_code
+
+    code = "x = 1\rraise SystemExit('ran')\r\nimport os\x0cos.remove('f')"
+    text = calls_as_code(
+        [ReplayedCall(id="c", name="python", arguments="{}", status="denied", code=code)]
+    )
+    exec(compile(text, "<to_code>", "exec"), {})  # nothing runs: every line a comment
