@@ -7,6 +7,7 @@ on an agent's first run when it was given a model name (or none).
 
 from nb_tools.agent._agent import Agent, RunResult
 from nb_tools.agent._approval import (
+    APPROVAL_ENV,
     POLICIES,
     Allow,
     ApprovalRequest,
@@ -25,6 +26,7 @@ from nb_tools.agent._approval import (
     RuleSource,
     Source,
     Verdict,
+    default_policy,
     denial_text,
     source_label,
 )
@@ -69,6 +71,7 @@ from nb_tools.agent._turns import RequestOptions
 from nb_tools.tool._votes import is_protected_call
 
 __all__ = [
+    "APPROVAL_ENV",
     "BACKGROUND_TEXT",
     "CUT_OFF_TEXT",
     "POLICIES",
@@ -128,6 +131,7 @@ __all__ = [
     "amap",
     "call_tool",
     "decide",
+    "default_policy",
     "denial_text",
     "find_instructions",
     "is_protected_call",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -215,6 +216,16 @@ def stricter_policy(chosen: Policy, offered: str) -> Policy:
     if offered in POLICIES and POLICY_RANK[offered] < POLICY_RANK[chosen]:
         return offered  # type: ignore[return-value]
     return chosen
+
+
+APPROVAL_ENV = "NB_TOOLS_APPROVAL"
+"""The environment variable naming the policy of runs that pass none (``%%agent``,
+``nb_tools.map``): how unattended runs (nbclient, papermill) choose one."""
+
+
+def default_policy() -> str:
+    """``$NB_TOOLS_APPROVAL``, else "ask" (not checked: the caller checks it)."""
+    return os.environ.get(APPROVAL_ENV, "").strip() or "ask"
 
 
 def check_policy(policy: str) -> Policy:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._agent import Agent
-from nb_tools.agent._approval import Approver, Policy, check_policy
+from nb_tools.agent._approval import APPROVAL_ENV, Approver, Policy, check_policy, default_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import ApprovalDecided, Event, ToolCallStarted
 from nb_tools.agent._map_checkpoint import Checkpoint, restore
@@ -45,7 +45,6 @@ from nb_tools.tool._sync import run_blocking
 if TYPE_CHECKING:
     from nb_tools.permissions import PermissionRules
 
-APPROVAL_ENV = "NB_TOOLS_APPROVAL"
 
 current_row: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "nb_tools_map_row", default=None
@@ -143,7 +142,7 @@ class MapProgress:
 
 
 def _policy(approval: Policy | None) -> Policy:
-    return check_policy(approval or os.environ.get(APPROVAL_ENV, "").strip() or "ask")
+    return check_policy(approval or default_policy())
 
 
 def _may_ask(registry: Registry, rules: PermissionRules | None) -> list[str]:

@@ -24,7 +24,6 @@ from nb_tools.transcript import TranscriptRecorder, shown_in
 if TYPE_CHECKING:
     from nb_tools.agent import Agent, RunResult
 
-APPROVAL_ENV = "NB_TOOLS_APPROVAL"
 BUDGET_ENV = "NB_TOOLS_BUDGET_USD"
 PAUSES = ("max_turns", "budget")
 """Stop reasons after which the cell asks "Continue?" (when a person approves calls)."""
@@ -44,7 +43,9 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def default_approval() -> str:
-    return os.environ.get(APPROVAL_ENV, "").strip() or "ask"
+    from nb_tools.agent import default_policy
+
+    return default_policy()
 
 
 def default_budget() -> float | None:
