@@ -509,17 +509,6 @@ def kernel_tools(*, python: bool = True, shell: Any = None) -> list[Tool]:
     return tools
 
 
-KERNEL_TOOL_NAMES = (
-    "python",
-    "list_variables",
-    "describe",
-    "ask_user",
-    "notebook_read",
-    "notebook_edit",
-    "notebook_run",
-)
-
-
 def listed_kernel_tools() -> list[Tool]:
     """The kernel tools a run may offer, for ``%tools`` (none outside IPython)."""
     ip = sys.modules.get("IPython")
@@ -548,8 +537,10 @@ def agent_tools(
     ip = sys.modules.get("IPython")
     if ip is None or ip.get_ipython() is None:
         return names, builtins
-    wanted = None if names is None else {n for n in names if n in KERNEL_TOOL_NAMES}
-    rest = None if names is None else [n for n in names if n not in KERNEL_TOOL_NAMES]
+    # the kernel tools' names come from the tools themselves (one list: listed_kernel_tools)
+    kernel_names = {t.info().name for t in listed_kernel_tools()}
+    wanted = None if names is None else {n for n in names if n in kernel_names}
+    rest = None if names is None else [n for n in names if n not in kernel_names]
     extra = Registry()
     disk: dict[str, Tool] = {}
     if builtins is not None:
