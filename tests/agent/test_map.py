@@ -192,7 +192,7 @@ async def test_the_budget_stops_rows_not_yet_started() -> None:
     priced = Usage(input_tokens=1000, output_tokens=10, cost_usd=3.0)
     m = ScriptedModel([reply("a", usage=priced)] * 5)
     rows = [f"r{i}" for i in range(5)]
-    out = await nb_tools.amap("{input}", rows, model=m, concurrency=1, budget_usd=5.0)
+    out = await nb_tools.amap("{input}", rows, model=m, tools=[], concurrency=1, budget_usd=5.0)
     assert list(out["status"]) == ["ok", "ok", "budget", "budget", "budget"]
     assert out["cost_usd"][0] == pytest.approx(3.0)
     assert out["error"][2].startswith("not started: the map's budget")

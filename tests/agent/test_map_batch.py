@@ -74,7 +74,7 @@ async def test_each_round_is_one_batch_and_finished_rows_drop_out(closing: None)
 async def test_a_provider_without_batches_says_so_and_runs_in_the_kernel() -> None:
     m = ScriptedModel([reply("done")] * 2)
     with pytest.warns(UserWarning, match="has no batch API; the rows run in the kernel"):
-        out = await nb_tools.amap("{input}", ["a", "b"], model=m, backend="batch")
+        out = await nb_tools.amap("{input}", ["a", "b"], model=m, tools=[], backend="batch")
     assert list(out["status"]) == ["ok", "ok"]
     assert out.attrs["nb_tools"].notices == [
         "nb_tools.map: backend='batch': the ScriptedModel provider has no batch API; "
