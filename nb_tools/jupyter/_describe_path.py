@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.jupyter._redact import secret_name
-from nb_tools.jupyter._static_frames import holds_secrets
+from nb_tools.jupyter._static_frames import holds_secrets, secret_levels
 from nb_tools.jupyter._static_pandas import pandas_kind, unreadable
 from nb_tools.jupyter._static_read import StaticReadError, read_attr, read_item
 
@@ -90,6 +90,10 @@ labels, besides other labels: its structure, never its values by position or in 
 (``values``, ``iloc``, ``T``, ``to_numpy``...)."""
 
 
+_AXIS_STEPS = frozenset({"shape", "dtype", "dtypes", "ndim", "size", "empty", "name", "names"})
+"""What ``describe`` reads of an axis named like a secret: its structure, not its labels."""
+
+
 def secret_path(path: str) -> str:
     """Why ``describe`` does not show ``path``: its name looks like a secret."""
     return (
@@ -101,7 +105,16 @@ def secret_path(path: str) -> str:
 def _check_step(value: Any, done: str, key: Any) -> None:
     """On a pandas container that holds values under secret-looking labels, refuse any
     step but another label or its structure."""
-    if pandas_kind(value) not in ("DataFrame", "Series") or unreadable(value):
+    kind = pandas_kind(value)
+    if kind == "Index" and not unreadable(value) and secret_levels(value):
+        if key in _AXIS_STEPS:
+            return
+        raise PathError(
+            f"describe: {done} is an axis named like a secret, so its labels are secrets; "
+            "describe reads its structure only (the python tool can read it once the user "
+            "approves)"
+        )
+    if kind not in ("DataFrame", "Series") or unreadable(value):
         return
     if key in _LABEL_STEPS or not holds_secrets(value):
         return

@@ -33,11 +33,13 @@ from nb_tools.jupyter._redact import (
 )
 from nb_tools.jupyter._static_frames import (
     NOT_RUN,
+    hidden_axis,
     hide_secrets,
     null_count,
     relabel,
     repr_name,
     safe_head,
+    secret_levels,
 )
 from nb_tools.jupyter._static_pandas import (
     default_display,
@@ -137,7 +139,8 @@ def _frame_summary(df: Any, limit: int = 6, exact: int = 50) -> tuple[str, int]:
     mem = int(df.index.nbytes)
     asked = 0
     cols: list[str] = []
-    for i, (name, dtype) in enumerate(zip(dtypes.index, dtypes.values, strict=False)):
+    labels = hidden_axis(df.columns) if secret_levels(df.columns) else dtypes.index
+    for i, (name, dtype) in enumerate(zip(labels, dtypes.values, strict=False)):
         if i < limit:
             cols.append(f"{repr_name(name)}:{dtype}")
         if issubclass(type(dtype), np.dtype):
@@ -378,7 +381,7 @@ def _describe_unread(name: str, value: Any, kind: str, why: str) -> str:
         f"{name}: {kind} {shape}; its values are not read: {why} (the python "
         "tool can read them once the user approves)"
     ]
-    if kind == "DataFrame" and not unreadable(value.columns):
+    if kind == "DataFrame" and not unreadable(value.columns) and not secret_levels(value.columns):
         labels = [repr_name(c) for c in value.columns[:60]]
         out.append("columns: " + ", ".join(labels) + (" …" if len(value.columns) > 60 else ""))
     return "\n".join(out)

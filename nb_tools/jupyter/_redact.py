@@ -84,13 +84,21 @@ def secret_name(key: object) -> bool:
     words = [w.lower() for w in _WORDS.findall(key)]
     if any(w in _SECRET_WORDS for w in words):
         return True
+    if _JOINED.search("".join(words)) or (len(words) > 1 and words[-1] == "pass"):
+        return True  # dbpassword, PassWord, authtoken, DB_PASS
     return any(w == "key" and i and words[i - 1] in _KEY_KINDS for i, w in enumerate(words))
+
+
+_JOINED = re.compile(r"password|passwd|passphrase|secret(?!ar)|credential|apikey|tokens?$")
+"""Secret words inside a name written without separators (``dbpassword``, ``mysecret``,
+``authtoken``; ``PassWord`` splits into two words), and ``pass`` as a name's last word
+after another (``db_pass``, ``SMTP_PASS``); not ``tokenizer`` or ``secretary``."""
 
 
 _SCREEN = tuple(
     w
-    for w in _SECRET_WORDS | {"key"}
-    if not any(o != w and o in w for o in _SECRET_WORDS | {"key"})
+    for w in _SECRET_WORDS | {"key", "pass", "credential"}
+    if not any(o != w and o in w for o in _SECRET_WORDS | {"key", "pass", "credential"})
 )
 """The secret words (and ``key``) that contain no other: one substring search each."""
 
@@ -142,9 +150,12 @@ _PEM = re.compile(
     r"(?:" + _CUT + r")?(?:" + _NEWLINES + r"*-----END [A-Z0-9 ]{1,60}-----)?"
 )
 _PEM_SHOWN = ("CERTIFICATE", "PUBLIC KEY")
+_NAME = r"(?:(?<![\w.\-\\])|(?<=\\[nrt]))[A-Za-z_][\w.\-]{0,100}"
+"""An unquoted name: not the ``n`` of an escaped line break (``\\npassword``)."""
 _ASSIGNED = re.compile(
-    r"(?P<name>(?:(?<![\w.\-])|(?<=\\[nrt]))[A-Za-z_][\w.\-]{0,100}"
-    r"|\"[^\"\n]{1,100}\"\]?|'[^'\n]{1,100}'\]?)"  # a quoted key: JSON, env["KEY"] =
+    r"(?P<name>"
+    + _NAME
+    + r"|\"[^\"\n]{1,100}\"\]?|'[^'\n]{1,100}'\]?)"  # a quoted key: JSON, env["KEY"] =
     r"(?P<sep>[ \t]*(?:=|(?<=[\"']):)[ \t]*)"
     r"(?!<hidden)(?P<value>"
     # a quoted value up to its quote, or up to a cut or the line's end when it was cut
@@ -152,6 +163,26 @@ _ASSIGNED = re.compile(
     r"|'(?:[^'\\\n]|\\.)*?(?:'|" + _CUT + r"|(?=\n)|$)"
     r"|[^\s&;,'\"}\]\\]+)"
 )
+_COLON = re.compile(r"(?P<name>" + _NAME + r")(?P<sep>:[ \t]+)(?!<hidden)(?P<value>[^\r\n\\'\"]+)")
+"""``name: value`` to the line's end (a YAML line, an HTTP header, ``X-Api-Key: ...``)."""
+_TOKENS = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:"
+    r"sk-ant-[A-Za-z0-9_\-]{20,}"  # Anthropic
+    r"|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}"  # OpenAI
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
+    r"|glpat-[A-Za-z0-9_\-]{20,}"  # GitLab
+    r"|xox[abeprs]-[A-Za-z0-9\-]{10,}"  # Slack
+    r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face
+    r"|AIza[0-9A-Za-z_\-]{35}"  # Google
+    r"|[sr]k_live_[0-9A-Za-z]{20,}"  # Stripe
+    r"|npm_[A-Za-z0-9]{36}|pypi-AgE[A-Za-z0-9_\-]{40,}"  # npm, PyPI
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"  # a JWT
+    r"|(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}"
+    r"|(?<=/api/webhooks/)[0-9]{10,}/[A-Za-z0-9_\-]{20,}"  # Discord
+    r")"
+)
+"""API keys and tokens known by their shape (their issuers' documented prefixes), under
+whatever name they are kept, and the secret part of a Slack or Discord webhook URL."""
 _BEARER = re.compile(r"(?i)\b(bearer\s+)(?!<hidden)[A-Za-z0-9._~+/=\-]{8,}")
 _TOKEN_USER = 16
 """A URL's userinfo without a password is hidden from this length on (a token, not a
@@ -189,6 +220,9 @@ def _by_shape(text: str, known: dict[str, str]) -> str:
     if "://" in text:
         text = _URL_USERINFO.sub(url, text)
     text = _ASSIGNED.sub(assigned, text)
+    if ":" in text:
+        text = _COLON.sub(assigned, text)
+    text = _TOKENS.sub(lambda m: mark(m[0]), text)
     return _BEARER.sub(lambda m: m[1] + mark(m[0][len(m[1]) :]), text)
 
 

@@ -17,11 +17,13 @@ from nb_tools.jupyter._static_repr import safe_repr
 
 __all__ = [
     "NOT_RUN",
+    "hidden_axis",
     "hide_secrets",
     "holds_secrets",
     "null_count",
     "relabel",
     "safe_head",
+    "secret_levels",
     "secret_positions",
     "shown_positions",
 ]
@@ -40,15 +42,53 @@ def _safe_labels(index: Any) -> Any:
     return pd.Index([safe_repr(v) for v in values], dtype=object)
 
 
+def secret_levels(index: Any) -> list[int]:
+    """The levels of a pandas axis whose name looks like a secret: their labels are the
+    secrets (``df.set_index("password")``, a pivot's columns named ``token``)."""
+    return [i for i, name in enumerate(index.names) if secret_label(name)]
+
+
+def hidden_axis(index: Any) -> Any:
+    """``index`` with the labels of its secret-named levels replaced by ``<hidden N>``
+    and the other levels' unsafe labels by their safe reprs (names by their text); built
+    from NumPy takes, so no label of the user's is hashed, compared or formatted."""
+    import numpy as np
+    import pandas as pd
+
+    hide = set(secret_levels(index))
+    names = [None if n is None else repr_name(n) for n in index.names]
+    n = len(index)
+    arrays: list[Any] = []
+    is_multi = type_name(type(index)) == "pandas.MultiIndex"
+    levels = list(index.levels) if is_multi else [index]
+    for i, level in enumerate(levels):
+        if i in hide:
+            arrays.append([f"<hidden {j + 1}>" for j in range(n)])
+            continue
+        values = np.asarray(level.to_numpy(), dtype=object)
+        if is_multi:
+            codes = np.asarray(index.codes[i])
+            values = np.where(codes >= 0, values.take(codes, mode="clip"), None)
+        arrays.append(list(values) if labels_safe(level) else [safe_repr(v) for v in values])
+    if not is_multi:
+        return pd.Index(arrays[0], dtype=object, name=names[0])
+    return pd.MultiIndex.from_arrays(arrays, names=names)
+
+
 def relabel(obj: Any) -> tuple[Any, list[str]]:
     """``obj`` (a DataFrame or Series) with any axis that holds unsafe labels replaced by
-    their safe reprs (a new object: the user's is not touched), and notes saying so."""
+    their safe reprs, and the labels of an axis level named like a secret hidden (a new
+    object: the user's is not touched), and notes saying so."""
     notes: list[str] = []
     axes = [("index", 0, obj.index)]
     if _is_frame(obj):
         axes.append(("column", 1, obj.columns))
     for what, axis, index in axes:
-        if not labels_safe(index):
+        if secret_levels(index):
+            obj = obj.set_axis(hidden_axis(index), axis=axis)
+            names = ", ".join(repr_name(index.names[i]) for i in secret_levels(index))
+            notes.append(f"note: the {what} labels named {names} are hidden: {HIDDEN[9:-1]}")
+        elif not labels_safe(index):
             obj = obj.set_axis(_safe_labels(index), axis=axis)
             notes.append(f"note: the {what} labels are {NOT_RUN}")
     return obj, notes

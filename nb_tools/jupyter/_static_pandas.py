@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,8 +49,10 @@ __all__ = [
     "axis_length",
     "default_display",
     "exact_array",
+    "field_names",
     "pandas_kind",
     "plain_data",
+    "plain_dtype",
     "shape_of",
     "trusted_tz",
     "unreadable",
@@ -148,7 +151,47 @@ def exact_array(value: Any) -> bool:
 def _numpy_dtype(dtype: Any) -> bool:
     np = sys.modules["numpy"]
     t = type(dtype)
-    return issubclass(t, np.dtype) and trusted_type(t)  # NumPy's own, not a plug-in's
+    # NumPy's own, not a plug-in's, and nothing of the user's formatted with it
+    return issubclass(t, np.dtype) and trusted_type(t) and plain_dtype(dtype)
+
+
+def plain_dtype(dtype: Any, depth: int = 0) -> bool:
+    """A NumPy dtype whose ``str``/``repr`` formats nothing of the user's: every field
+    name and title of a structured dtype (nested too) a ``str``, and its ``metadata``
+    builtins only (a title may be any object: NumPy's repr calls its ``__repr__``)."""
+    np = sys.modules["numpy"]
+    if depth > 32 or not (issubclass(type(dtype), np.dtype) and trusted_type(type(dtype))):
+        return False
+    meta = dtype.metadata  # a mappingproxy of a dict: its items() are the dict's own
+    if meta is not None and not (
+        type(meta) is types.MappingProxyType
+        and all(plain_data(k) and plain_data(v) for k, v in meta.items())
+    ):
+        return False
+    sub = dtype.subdtype
+    if sub is not None:
+        return plain_dtype(sub[0], depth + 1)
+    fields = dtype.fields
+    if fields is None:
+        return True
+    for key, spec in fields.items():
+        if type(key) is not str or type(spec) is not tuple:
+            return False
+        if len(spec) > 2 and type(spec[2]) is not str:
+            return False
+        if not plain_dtype(spec[0], depth + 1):
+            return False
+    return True
+
+
+def field_names(dtype: Any) -> list[str]:
+    """Every field name of a structured dtype, nested fields included."""
+    out: list[str] = []
+    for name in dtype.names or ():
+        out.append(name)
+        out += field_names(dtype.fields[name][0])
+    sub = dtype.subdtype
+    return out + (field_names(sub[0]) if sub is not None else [])
 
 
 def _array_reason(arr: Any) -> str | None:

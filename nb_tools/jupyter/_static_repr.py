@@ -202,6 +202,10 @@ def _items_kv(fields: list[tuple[str, Any]], level: int) -> str:
     return ", ".join(parts)
 
 
+_DTYPE_NOT_READ = (
+    "whose field titles or metadata are objects of types other than builtins (formatting "
+    "it would run their __repr__)"
+)
 _PANDAS_SCALARS = ("Timestamp", "Timedelta", "Period", "NaTType", "NAType")
 
 
@@ -210,7 +214,7 @@ def _trusted_repr(value: Any, level: int) -> str | None:
     the generic view (a GroupBy, a Styler, ... shown by their fields)."""
     import numpy as np
 
-    from nb_tools.jupyter._static_pandas import shape_of, trusted_tz, unreadable
+    from nb_tools.jupyter._static_pandas import plain_dtype, shape_of, trusted_tz, unreadable
 
     t = type(value)
     if issubclass(t, np.ndarray):
@@ -219,7 +223,9 @@ def _trusted_repr(value: Any, level: int) -> str | None:
     pkg = _package(type_module(t))
     if pkg == "pandas" and qual in ("DataFrame", "Series"):
         return f"<{qual} {shape_of(value)}>"
-    if issubclass(t, np.dtype) or (issubclass(t, np.generic) and not issubclass(t, np.void)):
+    if issubclass(t, np.dtype):
+        return _cut(repr(value)) if plain_dtype(value) else f"<numpy.dtype {_DTYPE_NOT_READ}>"
+    if issubclass(t, np.generic) and not issubclass(t, np.void):
         return _cut(repr(value))
     if pkg == "pandas" and qual in _PANDAS_SCALARS:
         tz = getattr(value, "tzinfo", None)
@@ -230,6 +236,12 @@ def _trusted_repr(value: Any, level: int) -> str | None:
         why = unreadable(value)
         if why:
             return f"<{pkg}.{qual}: values not read: {why}>"
+        if qual.endswith("Index"):
+            from nb_tools.jupyter._static_frames import secret_levels
+
+            if secret_levels(value):
+                names = ", ".join(str(n) for n in value.names if type(n) is str)
+                return f"<{pkg}.{qual} of {len(value)} labels named {names}: {HIDDEN}>"
         safe = labels_safe(value) if qual.endswith("Index") else safe_values(value)
         if safe:
             return _cut(repr(value))
@@ -241,7 +253,11 @@ def array_text(a: Any, level: int = 0) -> str:
     """An ndarray as ``np.array2string`` shows it, object elements through ``safe_repr``."""
     import numpy as np
 
-    fields = a.dtype.names or ()
+    from nb_tools.jupyter._static_pandas import field_names, plain_dtype
+
+    if not plain_dtype(a.dtype):
+        return f"<ndarray {a.shape} of a dtype {_DTYPE_NOT_READ}>"
+    fields = field_names(a.dtype)
     if any(secret_name(f) for f in fields):
         return f"<structured array {a.shape}: fields {', '.join(fields)}; {HIDDEN}>"
     if not a.dtype.hasobject:
