@@ -163,8 +163,11 @@ _ASSIGNED = re.compile(
     r"|'(?:[^'\\\n]|\\.)*?(?:'|" + _CUT + r"|(?=\n)|$)"
     r"|[^\s&;,'\"}\]\\]+)"
 )
-_COLON = re.compile(r"(?P<name>" + _NAME + r")(?P<sep>:[ \t]+)(?!<hidden)(?P<value>[^\r\n\\'\"]+)")
-"""``name: value`` to the line's end (a YAML line, an HTTP header, ``X-Api-Key: ...``)."""
+_COLON = re.compile(
+    r"(?P<name>" + _NAME + r")(?P<sep>:[ \t]+)(?![^\r\n]*<hidden)(?P<value>[^\r\n\\'\"]+)"
+)
+"""``name: value`` to the line's end (a YAML line, an HTTP header, ``X-Api-Key: ...``);
+not a line that already shows a hidden value (``api_key: str <hidden: ...>``)."""
 _TOKENS = re.compile(
     r"(?<![A-Za-z0-9_\-])(?:"
     r"sk-ant-[A-Za-z0-9_\-]{20,}"  # Anthropic
