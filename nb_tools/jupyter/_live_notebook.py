@@ -435,7 +435,7 @@ class LiveNotebookEdit:
                 }
             ),
             requires_approval=True,
-            subject=Subject(arg="notebook_path", kind="path"),
+            subject=Subject(arg="notebook_path", kind="path", runs_code=_runs),
         )
 
     # -- the plan: preview and call share it --------------------------------------------
@@ -599,6 +599,11 @@ class LiveNotebookEdit:
                 notebook=self.nb,
             )
         return Result(content=text, parts=parts, metadata=meta)
+
+
+def _runs(args: Mapping[str, Any]) -> bool:
+    """``run=true`` makes an edit run the new source in the kernel (``Subject.runs_code``)."""
+    return args.get("run") is not False and args.get("run") is not None
 
 
 def _key(args: str | bytes) -> str:

@@ -30,7 +30,7 @@ from nb_tools.jupyter._live_notebook import (
     LiveNotebook,
     output_text,
 )
-from nb_tools.tool import Change, Info, Result, Schema
+from nb_tools.tool import Change, Info, Result, Schema, Subject
 
 __all__ = ["NotebookRunTool", "select_cells"]
 
@@ -110,6 +110,8 @@ class NotebookRunTool:
                 }
             ),
             requires_approval=True,
+            # it runs the cells as they are when it runs, not code the card could pin
+            subject=Subject(arg="cells", kind="text", runs_code=lambda args: True),
         )
 
     # -- what runs -----------------------------------------------------------------------

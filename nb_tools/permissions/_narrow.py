@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.permissions._hosts import HostError, url_host
+from nb_tools.permissions._rules import runs_code
 from nb_tools.permissions._shell_rules import bash_rule_for
 from nb_tools.tool import subject_of
 
@@ -38,6 +39,8 @@ def narrowest_rule(
     """The rule text "Always allow" adds for this call, or ``None`` (see the module): the
     tool's declared ``always_allow_rule`` if it has one, else made from its subject's kind."""
     args = arguments or {}
+    if runs_code(subject_of(info), args):
+        return None  # a rule would stand for code nobody has seen yet
     declared = info.always_allow_rule if info is not None else None
     if callable(declared):
         made = declared(args, root)

@@ -49,7 +49,7 @@ import fnmatch
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -313,6 +313,8 @@ def _matches(rule: Rule, call: _Call, root: Path) -> bool:
     spec = rule.specifier
     strict = rule.action == "allow"  # allow must match every part; deny/ask any part
     subject, args = call.subject, call.args
+    if strict and runs_code(subject, args):
+        return False  # the specifier does not read the code the call runs
     if subject.kind == "command":
         if strict:
             return False  # allow rules for a shell: PermissionRules._cover_compound
@@ -327,6 +329,17 @@ def _matches(rule: Rule, call: _Call, root: Path) -> bool:
         path = str(args[subject.arg]) if subject.arg in args else "."
         return _match_path(spec, path, root, strict, below=below)
     return _match_generic(spec, call, strict)
+
+
+def runs_code(subject: Subject, args: Mapping[str, Any]) -> bool:
+    """The call runs code from its arguments (``Subject.runs_code``); a declaration that
+    fails counts as yes (fail closed)."""
+    if subject.runs_code is None:
+        return False
+    try:
+        return bool(subject.runs_code(args))
+    except Exception:
+        return True
 
 
 def _match_generic(spec: str, call: _Call, strict: bool) -> bool:

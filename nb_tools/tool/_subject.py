@@ -42,13 +42,19 @@ class Subject:
     ``reads_files``: the tool shows file contents, so a deny or ask rule for
     ``read_file`` covers it too ("the model does not read these").
     ``searches``: the tool reads everything under its path (``grep``, ``glob``), so a deny
-    or ask rule matches a search whose folder may hold what the rule names."""
+    or ask rule matches a search whose folder may hold what the rule names.
+    ``runs_code``: see the field."""
 
     arg: str | None = None
     kind: SubjectKind = "text"
     paths: Callable[[str], list[str]] | None = None
     reads_files: bool = False
     searches: bool = False
+    runs_code: Callable[[Mapping[str, Any]], bool] | None = None
+    """The call runs code taken from its arguments (``notebook_edit`` with ``run=true``,
+    ``notebook_run``): an allow rule with a specifier does not allow it (the specifier
+    reads the path or the selection, not the code), and "Always allow" offers no rule
+    for it, as for ``python`` beyond its exact code. Deny and ask rules still apply."""
 
     def __post_init__(self) -> None:
         if self.kind not in SUBJECT_KINDS:

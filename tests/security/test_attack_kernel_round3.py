@@ -126,7 +126,7 @@ cats = pd.Series(pd.Categorical([Cell(1), Cell(2)]))
 cells = pd.DataFrame({"o": np.array([Cell(3), "x"], dtype=object), "n": [1, 2]})
 
 key = "sk-ant-api03-ShapeOnly0123456789abcdefGHIJ"
-tokens = ["ghp_ShapeOnlyGitHub0123456789abcdefGHIJ", "plain"]
+refs = ["ghp_ShapeOnlyGitHub0123456789abcdefGHIJ", "plain"]
 jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzaGFwZS1vbmx5In0.SigShapeOnly0123456789abcd"
 hub = {"value": "hf_ShapeOnlyHuggingFace0123456789abcdef"}
 hook = "https://hooks.slack.com/services/T0SHAPE00/B0SHAPE00/WebhookShapeOnly0123456789"
@@ -195,7 +195,7 @@ SECRET_PATHS = [
     "pivot.columns",
     "nested_rec",
     "key",
-    "tokens",
+    "refs",
     "jwt",
     "hub",
     "hook",
