@@ -12,7 +12,7 @@ from typing import Any
 from nb_tools.jupyter._redact import secret_name
 from nb_tools.jupyter._static_frames import holds_secrets, secret_levels
 from nb_tools.jupyter._static_pandas import pandas_kind, unreadable
-from nb_tools.jupyter._static_read import StaticReadError, read_attr, read_item
+from nb_tools.jupyter._static_read import StaticReadError, _lookup, read_attr, read_item
 
 __all__ = ["PathError", "last_name", "resolve_path", "secret_path"]
 
@@ -90,6 +90,18 @@ labels, besides other labels: its structure, never its values by position or in 
 (``values``, ``iloc``, ``T``, ``to_numpy``...)."""
 
 
+def _field_name(value: Any, key: Any) -> str | None:
+    """The field an integer index reads of a namedtuple (its class's ``_fields``)."""
+    if not issubclass(type(value), tuple) or type(key) is not int:
+        return None
+    found = _lookup(type(value), "_fields")
+    fields = found[1] if found is not None else None
+    if type(fields) is not tuple or not -len(fields) <= key < len(fields):
+        return None
+    name = fields[key]
+    return name if type(name) is str else None
+
+
 _AXIS_STEPS = frozenset({"shape", "dtype", "dtypes", "ndim", "size", "empty", "name", "names"})
 """What ``describe`` reads of an axis named like a secret: its structure, not its labels."""
 
@@ -105,6 +117,9 @@ def secret_path(path: str) -> str:
 def _check_step(value: Any, done: str, key: Any) -> None:
     """On a pandas container that holds values under secret-looking labels, refuse any
     step but another label or its structure."""
+    field = _field_name(value, key)
+    if field is not None and secret_name(field):  # creds[1] of a namedtuple's token
+        raise PathError(secret_path(f"{done}[{key!r}] (the field {field})"))
     kind = pandas_kind(value)
     if kind == "Index" and not unreadable(value) and secret_levels(value):
         if key in _AXIS_STEPS:

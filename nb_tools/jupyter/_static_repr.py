@@ -146,7 +146,10 @@ def safe_repr(value: Any, level: int = 0) -> str:
         fields = found[1] if found is not None else None
         if type(fields) is tuple and all(type(f) is str for f in fields):
             shown = _items(tuple.__iter__(value), level)
-            parts = [f"{f}={v}" for f, v in zip(fields, shown, strict=False)]
+            parts = [
+                f"{f}={HIDDEN if secret_name(f) else v}"
+                for f, v in zip(fields, shown, strict=False)
+            ]
             return f"{name}({', '.join(parts + shown[len(fields) :])})"
         body = ", ".join(_items(tuple.__iter__(value), level))
         body = f"({body},)" if tuple.__len__(value) == 1 else f"({body})"

@@ -14,8 +14,10 @@ named like a secret (``set_index("password")``, a MultiIndex level ``api_key``, 
 columns named ``token``, and that axis inside a Styler); a nested structured field
 ``password``; API tokens kept under names that say nothing (``key = "sk-ant-..."``, a JWT,
 a GitHub token in a list, a Slack webhook); names written without separators
-(``dbpassword``, ``PassWord``, ``SMTP_PASS``); ``password = ...`` after an escaped line
-break, ``password: ...`` YAML lines and ``X-Api-Key: ...`` headers."""
+(``dbpassword``, ``PassWord``, ``SMTP_PASS``); ``api_key = ...`` after an escaped line
+break in a repr (``'[db]\\napi_key = ...'``), ``password: ...`` YAML lines and
+``X-Api-Key: ...`` headers; a namedtuple's field ``token`` holding bytes (shown by its
+repr, and by ``creds[1]``)."""
 
 from __future__ import annotations
 
@@ -134,7 +136,7 @@ dbpassword = "joined-name-fff666"
 PassWord = "camel-name-ggg777"
 SMTP_PASS = "last-word-hhh888"
 cfg = {"dbPassWord": "dict-key-iii999", "host": "db"}
-ini = "[db]\npassword = ini-line-jjj000\nhost = db\n"
+ini = "[db]\napi_key = ini-line-jjj000\nhost = db\n"
 yaml_text = "db:\n  password: yaml-line-kkk111\n  host: db\n"
 header = "X-Api-Key: header-line-lll222"
 nested = {"cfg": [{"password": "nested-mmm333"}], "b": b"password=bytes-nnn444"}
@@ -143,6 +145,8 @@ chain = collections.ChainMap({"password": "chain-ppp666"}, os.environ)
 err = KeyError({"token": "exception-qqq777"})
 os.environ["DATABASE_URL"] = "postgres://app:env-url-rrr888@db.internal/prod"
 env_copy = dict(os.environ)
+Creds = collections.namedtuple("Creds", "user token")
+creds = Creds("ann", b"namedtuple-sss999")
 '''
 
 PROBE = r"""
@@ -212,6 +216,8 @@ SECRET_PATHS = [
     "chain",
     "err",
     "env_copy",
+    "creds",
+    "creds[1]",
 ]
 
 SECRETS = {
@@ -227,7 +233,7 @@ SECRETS = {
     "camel-name-ggg777": "a variable PassWord",
     "last-word-hhh888": "a variable SMTP_PASS",
     "dict-key-iii999": "a dict key dbPassWord",
-    "ini-line-jjj000": "password = after an escaped line break",
+    "ini-line-jjj000": "api_key = after an escaped line break",
     "yaml-line-kkk111": "a YAML password: line",
     "header-line-lll222": "an X-Api-Key: header",
     "nested-mmm333": "a password in nested containers",
@@ -236,6 +242,7 @@ SECRETS = {
     "chain-ppp666": "a ChainMap over os.environ",
     "exception-qqq777": "an exception's args",
     "env-url-rrr888": "DATABASE_URL's password, copied",
+    "namedtuple-sss999": "a namedtuple's field token (bytes), by name and by position",
 }
 
 
