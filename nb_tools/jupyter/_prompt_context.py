@@ -109,6 +109,7 @@ def prompt_context(
     """What to add before ``prompt``: the cell position, then each mention's content."""
     from nb_tools.jupyter._kernel_tools import DescribeTool, PathError, resolve_path
     from nb_tools.jupyter._live_notebook import cell_text
+    from nb_tools.jupyter._redact import redact_secrets
 
     cells = _cells(snapshot)
     blocks: list[str] = []
@@ -126,7 +127,9 @@ def prompt_context(
                 unknown.append(name)
                 continue
             i = ids.index(wanted)
-            blocks.append(f'<mention name="@{name}">\n{cell_text(cells[i], i)}\n</mention>')
+            # as notebook_read shows it: the environment's secret values hidden (outputs)
+            text = redact_secrets(cell_text(cells[i], i), shapes=False)
+            blocks.append(f'<mention name="@{name}">\n{text}\n</mention>')
             added.append(f"@{name}")
             continue
         try:

@@ -17,7 +17,8 @@ a GitHub token in a list, a Slack webhook); names written without separators
 (``dbpassword``, ``PassWord``, ``SMTP_PASS``); ``api_key = ...`` after an escaped line
 break in a repr (``'[db]\\napi_key = ...'``), ``password: ...`` YAML lines and
 ``X-Api-Key: ...`` headers; a namedtuple's field ``token`` holding bytes (shown by its
-repr, and by ``creds[1]``)."""
+repr, and by ``creds[1]``); an ``@cell`` mention of a cell whose output printed an
+environment variable's secret value (``notebook_read`` hid it; the mention did not)."""
 
 from __future__ import annotations
 
@@ -144,6 +145,11 @@ ns_obj = types.SimpleNamespace(password="namespace-ooo555")
 chain = collections.ChainMap({"password": "chain-ppp666"}, os.environ)
 err = KeyError({"token": "exception-qqq777"})
 os.environ["DATABASE_URL"] = "postgres://app:env-url-rrr888@db.internal/prod"
+os.environ["OPENAI_API_KEY"] = "cell-output-ttt000-plain"
+printed = {"output_type": "stream", "name": "stdout", "text": "KEY=cell-output-ttt000-plain\n"}
+snapshot = {"path": "nb.ipynb", "cells": [
+    {"id": "c1", "cell_type": "code", "source": "!env | grep KEY", "outputs": [printed]},
+]}
 env_copy = dict(os.environ)
 Creds = collections.namedtuple("Creds", "user token")
 creds = Creds("ann", b"namedtuple-sss999")
@@ -160,6 +166,7 @@ for _p in %(paths)r:
 _out["@mentions"] = prompt_context(
     "look at @by_pw and @pivot and @loud_str and @wm", shell=_ip
 ).text
+_out["@cell"] = prompt_context("why did @cell:c1 print that", shell=_ip, snapshot=snapshot).text
 Path(%(out)r).write_text(json.dumps(_out))
 """
 
@@ -243,6 +250,7 @@ SECRETS = {
     "exception-qqq777": "an exception's args",
     "env-url-rrr888": "DATABASE_URL's password, copied",
     "namedtuple-sss999": "a namedtuple's field token (bytes), by name and by position",
+    "cell-output-ttt000": "$OPENAI_API_KEY printed in a cell's output, by @cell",
 }
 
 
@@ -302,3 +310,4 @@ def test_what_is_shown_instead(answers: dict[str, Any]) -> None:
     assert "host = db" in answers["ini"] and "host: db" in answers["yaml_text"]
     assert "dbpassword: str <hidden" in answers["list"], answers["list"]
     assert '<mention name="@by_pw">' in answers["@mentions"]
+    assert "KEY=<hidden: the value of $OPENAI_API_KEY>" in answers["@cell"]
