@@ -14,8 +14,8 @@ named like a secret (``set_index("password")``, a MultiIndex level ``api_key``, 
 columns named ``token``, and that axis inside a Styler); a nested structured field
 ``password``; API tokens kept under names that say nothing (``key = "sk-ant-..."``, a JWT,
 a GitHub token in a list, a Slack webhook); names written without separators
-(``dbpassword``, ``PassWord``, ``SMTP_PASS``); ``api_key = ...`` after an escaped line
-break in a repr (``'[db]\\napi_key = ...'``), ``password: ...`` YAML lines and
+(``dbpassword``, ``PassWord``, ``SMTP_PASS``); ``access_key = ...`` after an escaped line
+break in a repr (``'[db]\\naccess_key = ...'``), ``password: ...`` YAML lines and
 ``X-Api-Key: ...`` headers; a namedtuple's field ``token`` holding bytes (shown by its
 repr, and by ``creds[1]``); an ``@cell`` mention of a cell whose output printed an
 environment variable's secret value (``notebook_read`` hid it; the mention did not)."""
@@ -137,7 +137,7 @@ dbpassword = "joined-name-fff666"
 PassWord = "camel-name-ggg777"
 SMTP_PASS = "last-word-hhh888"
 cfg = {"dbPassWord": "dict-key-iii999", "host": "db"}
-ini = "[db]\napi_key = ini-line-jjj000\nhost = db\n"
+ini = "[db]\naccess_key = ini-line-jjj000\nhost = db\n"
 yaml_text = "db:\n  password: yaml-line-kkk111\n  host: db\n"
 header = "X-Api-Key: header-line-lll222"
 nested = {"cfg": [{"password": "nested-mmm333"}], "b": b"password=bytes-nnn444"}
@@ -240,7 +240,7 @@ SECRETS = {
     "camel-name-ggg777": "a variable PassWord",
     "last-word-hhh888": "a variable SMTP_PASS",
     "dict-key-iii999": "a dict key dbPassWord",
-    "ini-line-jjj000": "api_key = after an escaped line break",
+    "ini-line-jjj000": "access_key = after an escaped line break",
     "yaml-line-kkk111": "a YAML password: line",
     "header-line-lll222": "an X-Api-Key: header",
     "nested-mmm333": "a password in nested containers",
