@@ -282,9 +282,10 @@ def load(
     options = data.get("request_options")
     if options is not None and hasattr(agent, "request_options"):
         restored = _restore(type(agent.request_options), options)
-        if not trust_settings:  # the API runs server tools without asking: a setting
+        if not trust_settings:  # the API runs these without asking: settings, not talk
+            own = agent.request_options
             restored = dataclasses.replace(
-                restored, server_tools=agent.request_options.server_tools
+                restored, server_tools=own.server_tools, mcp_servers=own.mcp_servers
             )
         agent.request_options = restored
     return agent
