@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.jupyter._redact import secret_name
-from nb_tools.jupyter._static_frames import holds_secrets, secret_levels
+from nb_tools.jupyter._static_frames import holds_secrets, record_value_label, secret_levels
 from nb_tools.jupyter._static_pandas import pandas_kind, unreadable
 from nb_tools.jupyter._static_read import StaticReadError, _lookup, read_attr, read_item
+from nb_tools.jupyter._static_repr import secret_record_value
 
 __all__ = ["PathError", "last_name", "resolve_path", "secret_path"]
 
@@ -117,6 +118,8 @@ def secret_path(path: str) -> str:
 def _check_step(value: Any, done: str, key: Any) -> None:
     """On a pandas container that holds values under secret-looking labels, refuse any
     step but another label or its structure."""
+    if secret_record_value(value, key):  # env[0]["value"] of {"name": "DB_PASSWORD", ...}
+        raise PathError(secret_path(f"{done}[{key!r}] (the value of a secret-named entry)"))
     field = _field_name(value, key)
     if field is not None and secret_name(field):  # creds[1] of a namedtuple's token
         raise PathError(secret_path(f"{done}[{key!r}] (the field {field})"))
@@ -134,7 +137,8 @@ def _check_step(value: Any, done: str, key: Any) -> None:
     if key in _LABEL_STEPS or not holds_secrets(value):
         return
     labels = value.columns if pandas_kind(value) == "DataFrame" else value.index
-    if type(key) is str and any(type(label) is str and label == key for label in labels):
+    hidden = record_value_label(value)
+    if type(key) is str and key != hidden and any(type(lb) is str and lb == key for lb in labels):
         return
     raise PathError(
         f"describe: {done} holds values under labels that look like secrets; describe "

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nb_tools.jupyter._redact import HIDDEN, may_hold_secret_names, secret_label
+from nb_tools.jupyter._redact import HIDDEN, may_hold_secret_names, secret_label, secret_name
 from nb_tools.jupyter._static_read import labels_safe, safe_values, trusted_type, type_name
-from nb_tools.jupyter._static_repr import safe_repr
+from nb_tools.jupyter._static_repr import _NAME_KEYS, _VALUE_KEYS, safe_repr
 
 __all__ = [
     "NOT_RUN",
@@ -21,6 +21,7 @@ __all__ = [
     "hide_secrets",
     "holds_secrets",
     "null_count",
+    "record_value_label",
     "relabel",
     "safe_head",
     "secret_levels",
@@ -175,10 +176,34 @@ def secret_positions(index: Any) -> list[int]:
 
 
 def holds_secrets(obj: Any) -> bool:
-    """A DataFrame or Series whose name, columns or row labels look like secrets."""
+    """A DataFrame or Series whose name, columns or row labels look like secrets, or a
+    frame of name/value records with a secret-looking name."""
     if not _is_frame(obj):
         return secret_label(obj.name) or bool(secret_positions(obj.index))
-    return bool(secret_positions(obj.columns) or secret_positions(obj.index))
+    return bool(secret_positions(obj.columns) or secret_positions(obj.index) or _record_rows(obj))
+
+
+def record_value_label(frame: Any) -> Any:
+    """The label of the value column of a frame of name/value records that hides some of
+    its values (``None`` for other frames)."""
+    pairs = _record_rows(frame) if _is_frame(frame) else None
+    return frame.columns[pairs[0]] if pairs else None
+
+
+def _record_rows(frame: Any) -> tuple[int, list[int]] | None:
+    """A frame of name/value records (``pd.DataFrame(task["environment"])``): the
+    position of its value column and the rows whose name looks like a secret."""
+    labels = [label.lower() if type(label) is str else None for label in frame.columns]
+    names = [i for i, label in enumerate(labels) if label in _NAME_KEYS]
+    values = [i for i, label in enumerate(labels) if label in _VALUE_KEYS]
+    if len(names) != 1 or len(values) != 1 or not safe_values(frame.iloc[:, names[0]]):
+        return None
+    rows = [
+        i
+        for i, v in enumerate(frame.iloc[:, names[0]].tolist())
+        if type(v) is str and (secret_name(v) or any(secret_name(p) for p in v.split("/")))
+    ]
+    return (values[0], rows) if rows else None
 
 
 def hide_secrets(obj: Any) -> tuple[Any, list[str]]:
@@ -198,10 +223,19 @@ def hide_secrets(obj: Any) -> tuple[Any, list[str]]:
         obj.iloc[rows] = HIDDEN
         return obj, [f"note: {len(rows)} value(s) hidden: their labels look like secrets"]
     cols = secret_positions(obj.columns)
-    if not cols and not rows:
+    pairs = _record_rows(obj)
+    if not cols and not rows and not pairs:
         return obj, []
     notes = []
     obj = obj.copy(deep=False)
+    if pairs:
+        value_col, hidden_rows = pairs
+        obj = obj.astype({obj.columns[value_col]: object})
+        obj.iloc[hidden_rows, value_col] = HIDDEN
+        notes.append(
+            f"note: {len(hidden_rows)} value(s) of column {repr_name(obj.columns[value_col])} "
+            "hidden: the name beside them looks like a secret"
+        )
     if cols:
         for pos in cols:
             obj.isetitem(pos, [HIDDEN] * len(obj))

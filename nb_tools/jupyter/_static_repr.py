@@ -32,7 +32,7 @@ from nb_tools.jupyter._static_read import (
     type_name,
 )
 
-__all__ = ["HIDDEN", "array_text", "safe_repr", "secret_name"]
+__all__ = ["HIDDEN", "array_text", "safe_repr", "secret_name", "secret_record_value"]
 
 _REPR_EXACT = _ids(
     type(None),
@@ -133,11 +133,13 @@ def safe_repr(value: Any, level: int = 0) -> str:
     name = _type_qualname(t)
     if issubclass(t, dict):
         pairs = []
+        named = _names_a_secret(value)
         for i, (k, v) in enumerate(dict.items(value)):
             if i >= MAX_ITEMS:
                 pairs.append("...")
                 break
-            shown = HIDDEN if secret_name(k) else safe_repr(v, level + 1)
+            hide = secret_name(k) or (named and _is_value_key(k))
+            shown = HIDDEN if hide else safe_repr(v, level + 1)
             pairs.append(f"{safe_repr(k, level + 1)}: {shown}")
         body = "{" + ", ".join(pairs) + "}"
         return body if t is dict else f"{name}({body})"
@@ -181,6 +183,34 @@ def safe_repr(value: Any, level: int = 0) -> str:
     fields = _items_kv(_fields(value), level)
     head = f"<{type_name(t)} object"
     return f"{head}: {fields}>" if fields else f"{head}>"
+
+
+_NAME_KEYS = frozenset(("name", "key", "parametername", "secretname", "variable"))
+_VALUE_KEYS = frozenset(("value", "secretvalue", "secretstring", "val"))
+
+
+def secret_record_value(d: Any, key: Any) -> bool:
+    """``d[key]`` is the value of a name/value record whose name looks like a secret."""
+    return issubclass(type(d), dict) and _is_value_key(key) and _names_a_secret(d)
+
+
+def _is_value_key(key: Any) -> bool:
+    return type(key) is str and key.lower() in _VALUE_KEYS
+
+
+def _names_a_secret(d: Any) -> bool:
+    """A name/value record whose name looks like a secret: ``{"name": "DB_PASSWORD",
+    "value": ...}`` (a Kubernetes or ECS environment entry), ``{"Name": "/prod/api_key",
+    "Value": ...}`` (an SSM parameter), ``{"key": "token", "value": ...}``. Its value
+    entries are hidden as if they were kept under that name. ``d``: a dict (subclasses
+    read by dict's own methods)."""
+    return any(
+        type(k) is str
+        and k.lower() in _NAME_KEYS
+        and type(v) is str
+        and (secret_name(v) or any(secret_name(part) for part in v.split("/")))
+        for k, v in dict.items(d)
+    )
 
 
 def _fields(value: Any) -> list[tuple[str, Any]]:

@@ -18,7 +18,9 @@ a GitHub token in a list, a Slack webhook); names written without separators
 break in a repr (``'[db]\\naccess_key = ...'``), ``password: ...`` YAML lines and
 ``X-Api-Key: ...`` headers; a namedtuple's field ``token`` holding bytes (shown by its
 repr, and by ``creds[1]``); an ``@cell`` mention of a cell whose output printed an
-environment variable's secret value (``notebook_read`` hid it; the mention did not)."""
+environment variable's secret value (``notebook_read`` hid it; the mention did not);
+name/value records whose name is a secret (``{"name": "DB_PASSWORD", "value": ...}`` as
+in a task definition's environment, an SSM parameter, a DataFrame of them)."""
 
 from __future__ import annotations
 
@@ -153,6 +155,9 @@ snapshot = {"path": "nb.ipynb", "cells": [
 env_copy = dict(os.environ)
 Creds = collections.namedtuple("Creds", "user token")
 creds = Creds("ann", b"namedtuple-sss999")
+task_env = [{"name": "DB_PASSWORD", "value": "record-uuu111"}, {"name": "HOST", "value": "db"}]
+ssm = {"Parameter": {"Name": "/prod/stripe/api_key", "Value": "record-vvv222"}}
+env_frame = pd.DataFrame(task_env)
 '''
 
 PROBE = r"""
@@ -225,6 +230,13 @@ SECRET_PATHS = [
     "env_copy",
     "creds",
     "creds[1]",
+    "task_env",
+    'task_env[0]["value"]',
+    "ssm",
+    'ssm["Parameter"]["Value"]',
+    "env_frame",
+    "env_frame.value",
+    "env_frame.values",
 ]
 
 SECRETS = {
@@ -251,6 +263,8 @@ SECRETS = {
     "env-url-rrr888": "DATABASE_URL's password, copied",
     "namedtuple-sss999": "a namedtuple's field token (bytes), by name and by position",
     "cell-output-ttt000": "$OPENAI_API_KEY printed in a cell's output, by @cell",
+    "record-uuu111": "the value of a Kubernetes/ECS environment entry named DB_PASSWORD",
+    "record-vvv222": "the Value of an SSM parameter named /prod/stripe/api_key",
 }
 
 
@@ -311,3 +325,4 @@ def test_what_is_shown_instead(answers: dict[str, Any]) -> None:
     assert "dbpassword: str <hidden" in answers["list"], answers["list"]
     assert '<mention name="@by_pw">' in answers["@mentions"]
     assert "KEY=<hidden: the value of $OPENAI_API_KEY>" in answers["@cell"]
+    assert "{'name': 'HOST', 'value': 'db'}" in answers["task_env"]
