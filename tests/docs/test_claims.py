@@ -29,12 +29,23 @@ def _n(value: float) -> str:
 
 
 def _scan() -> list[tuple[str, str]]:
-    from nb_tools.sandbox._hide import MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES
+    from nb_tools.sandbox._hide import MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, MAX_UNSCANNED_MASKS
 
     return [
+        ("sandbox.md", f"more than {MAX_UNSCANNED_MASKS} of them and the call is refused"),
         ("sandbox.md", f"the scan stops at {MAX_SCAN_DEPTH} levels and {_n(MAX_SCAN_ENTRIES)} entries"),
         ("sandbox.md", f"at most {MAX_SCAN_DEPTH} levels and {_n(MAX_SCAN_ENTRIES)} entries; what it did not read"),
     ]  # fmt: skip
+
+
+def _agent() -> list[tuple[str, str]]:
+    from nb_tools.agent._output import DEFAULT_RETRIES
+    from nb_tools.model import DEFAULT_MAX_TOKENS
+
+    return [
+        ("python-api.md", f"the provider's default: {DEFAULT_MAX_TOKENS} for Claude"),
+        ("python-api.md", f"at most `output_retries` times (default {DEFAULT_RETRIES})"),
+    ]
 
 
 def _rules_walk() -> list[tuple[str, str]]:
@@ -80,9 +91,10 @@ def _waits() -> list[tuple[str, str]]:
     from nb_tools.tool._tasks import WAKE_SECONDS
 
     pytest.importorskip("IPython")
-    from nb_tools.jupyter._live_notebook import HELLO_WAIT
+    from nb_tools.jupyter._live_notebook import HELLO_WAIT, PROTOCOL, TARGET
 
     return [
+        ("comm.md", f"# The `{TARGET}` comm, protocol version {PROTOCOL}"),
         ("internals.md", f"The approval wait wakes every {_n(WAKE_SECONDS)} s"),
         ("comm.md", f"after {_n(HELLO_WAIT)} s the live tools say that no frontend"),
         ("map.md", f"it fails after {_n(MAX_RATE_WAIT_SECONDS / 60)} minutes of refusals"),
@@ -126,6 +138,7 @@ def _messages() -> list[tuple[str, str]]:
 
 CLAIMS: list[Callable[[], list[tuple[str, str]]]] = [
     _scan,
+    _agent,
     _rules_walk,
     _tokens,
     _transcript,
@@ -141,7 +154,49 @@ def test_the_pages_numbers_are_the_codes(claims: Callable[[], list[tuple[str, st
     assert not missing, "a page no longer says what the code does:\n" + "\n".join(missing)
 
 
+def test_the_notice_kinds_listed_are_the_codes() -> None:
+    from typing import get_args
+
+    from nb_tools.agent._notices import NoticeKind
+
+    kinds = get_args(NoticeKind)
+    listed = ", ".join(f"`{k}`" for k in kinds[:-1]) + f", `{kinds[-1]}`"
+    assert f"A notice's kind is one of {listed}" in _page("transcript.md")
+
+
 # -- names ------------------------------------------------------------------------------
+
+PAGES = [*sorted(DOCS.glob("*.md")), REPO / "README.md"]
+NOT_MODULES = {"nb_tools.notebook"}  # the comm's target name (checked above), not a module
+
+
+def test_every_module_name_and_file_the_pages_name_exists() -> None:
+    """``nb_tools.x.y`` resolves (a module, then attributes); ``nb_tools/...py``,
+    ``scripts/...``, ``tests/...`` and the like are files of the repository."""
+    import importlib
+
+    bad = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        paths = r"(?<![\w/.])((?:nb_tools|scripts|benchmarks|tests|labextension)/[\w/.-]+\.(?:py|ts|json|md))"
+        bad += [
+            f"{page.name}: {p}" for p in set(re.findall(paths, text)) if not (REPO / p).exists()
+        ]
+        for dotted in set(re.findall(r"`(nb_tools(?:\.[A-Za-z_]\w*)+)", text)) - NOT_MODULES:
+            parts = dotted.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                    break
+                except ImportError:
+                    continue
+            try:
+                for attr in parts[i:]:
+                    obj = getattr(obj, attr)
+            except AttributeError:
+                bad.append(f"{page.name}: {dotted}")
+    assert not bad, "the pages name what does not exist:\n" + "\n".join(sorted(bad))
+
 
 ENV = re.compile(r"\bNB_TOOLS_[A-Z_]+\b")
 SOURCES = ("nb_tools", "tests", "scripts", "benchmarks")
