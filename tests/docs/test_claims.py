@@ -48,6 +48,21 @@ def _agent() -> list[tuple[str, str]]:
     ]
 
 
+def _map() -> list[tuple[str, str]]:
+    import inspect
+
+    from nb_tools.agent import amap  # nb_tools.map passes its options on to amap
+
+    poll = inspect.signature(amap).parameters["batch_poll_seconds"].default
+    pytest.importorskip("IPython")
+    from nb_tools.jupyter._map_magic import DEFAULT_VARIABLE
+
+    return [
+        ("map.md", f"every `batch_poll_seconds` (default {_n(poll)})"),
+        ("map.md", f"default variable `{DEFAULT_VARIABLE}`"),
+    ]
+
+
 def _rules_walk() -> list[tuple[str, str]]:
     from nb_tools.permissions._unreadable import WALK_LIMIT
 
@@ -139,6 +154,7 @@ def _messages() -> list[tuple[str, str]]:
 CLAIMS: list[Callable[[], list[tuple[str, str]]]] = [
     _scan,
     _agent,
+    _map,
     _rules_walk,
     _tokens,
     _transcript,
