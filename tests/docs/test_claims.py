@@ -258,6 +258,41 @@ def test_every_agent_option_the_pages_use_exists() -> None:
     assert used <= options, f"options the pages use that %%agent does not have: {used - options}"
 
 
+def test_the_line_magics_the_pages_use_exist() -> None:
+    """``%nbtools WORD``, ``%mcp WORD --option``, ``%tools --option`` and the sandbox modes
+    the pages name are the magics' own."""
+    pytest.importorskip("IPython")
+    from nb_tools.jupyter._magics import AgentMagics
+    from nb_tools.jupyter._rules_mcp import MCP_COMMANDS, RULE_COMMANDS, RulesMCPMagics
+    from nb_tools.sandbox import SANDBOX_MODES
+
+    def options(method: object) -> set[str]:
+        """Its options, and those its help gives a sub-command (``code [--print]``)."""
+        parser = method.parser  # type: ignore[attr-defined]
+        named = {s for a in parser._actions for s in a.option_strings}
+        return named | {o for a in parser._actions for o in re.findall(r"--[a-z-]+", a.help or "")}
+
+    known = {
+        "nbtools": (set(RULE_COMMANDS), options(RulesMCPMagics.nbtools)),
+        "mcp": (set(MCP_COMMANDS), options(RulesMCPMagics.mcp)),
+        "tools": (set(), options(AgentMagics.tools)),
+    }
+    bad = []
+    for page in PAGES:
+        for magic, rest in re.findall(r"`%(nbtools|mcp|tools)\b([^`]*)`", page.read_text()):
+            commands, opts = known[magic]
+            before_dashes = rest.split(" -- ")[0]
+            words = [w for w in re.split(r"[\s|\[\]]+", before_dashes) if w]
+            if words and commands and not words[0].isupper() and words[0] != "...":
+                bad += [f"{page.name}: %{magic} {w}" for w in [words[0]] if w not in commands]
+            bad += [
+                f"{page.name}: %{magic} {w}" for w in words if w.startswith("--") and w not in opts
+            ]
+            if magic == "nbtools" and words[:1] == ["sandbox"]:
+                bad += [f"{page.name}: sandbox {w}" for w in words[1:] if w not in SANDBOX_MODES]
+    assert not bad, "the pages use what the magics do not have:\n" + "\n".join(bad)
+
+
 def test_the_builtin_table_lists_the_builtin_tools(tmp_path: Path) -> None:
     from nb_tools.builtin import builtin_tools
 
