@@ -35,3 +35,17 @@ def test_the_approval_page_says_what_the_pipeline_does() -> None:
     table = gen.policy_table()
     deny_row = next(r for r in table.splitlines() if r.startswith("| `read_file .env`"))
     assert deny_row.split(" | ")[3] == "denied (policy)"  # `deny` lets no protected read through
+
+
+def test_the_pipelines_docstring_lists_the_deciders_in_their_order() -> None:
+    """``nb_tools.agent._approval`` describes the order for readers of the code: the same
+    order as ``deciders_for`` builds."""
+    import re
+
+    import nb_tools.agent._approval as approval
+
+    names = [line.split("**")[1] for line in _gen().decider_order().splitlines()][:-1]
+    steps = re.findall(r"^(\d)\. ([^:\n]+)", approval.__doc__ or "", re.M)
+    assert len(steps) == len(names), steps
+    for (_, step), name in zip(steps, names, strict=True):
+        assert name in step, f"step {step!r} of the docstring is not the {name!r} decider"
