@@ -9,48 +9,40 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nb_tools"
 
-INTERNAL = {
-    # the tool runtime's plumbing that the loop, the notebook and the built-ins share
-    "nb_tools.tool._tasks": "the one wake loop every wait goes through (interrupts act at once)",
-    "nb_tools.tool._votes": "a tool's votes (read-only, protected, parallel) as the pipeline reads them",
-    "nb_tools.tool._grant": "what the approval granted a call, read by the tools that act on it",
-    "nb_tools.tool._json": "the I-JSON parser arguments are checked with",
-    "nb_tools.tool._sync": "running a coroutine from sync code inside or outside a loop",
-    "nb_tools.tool._interrupt": "whether a call's thread is still running after a stop",
-    "nb_tools.tool._progress": "capturing a tool's progress (MCP notifications)",
-    "nb_tools.model._limits": "model limits and beta flags, for the request the loop builds",
-    "nb_tools.model._anthropic_features": "the newer Claude features' shapes (cache TTL, betas)",
-    "nb_tools.agent._events": "the run's events and their status types, which transcripts record",
-    "nb_tools.agent._notices": "the Messages API's events and notice kinds, which transcripts record",
-    "nb_tools.agent._persist": "the conversation's JSON encoding, one for saved runs and transcripts",
-    "nb_tools.agent._budget": "how money is written, the same in the pause text and the footer",
+# Modules meant for the other packages of nb_tools, not for users: each group with why.
+INTERNAL_GROUPS = {
+    "the tool runtime's plumbing the loop, the notebook and the built-ins share: the one "
+    "wake loop every wait goes through, a tool's votes as the pipeline reads them, what an "
+    "approval granted a call, the I-JSON parser, running a coroutine from sync code, whether "
+    "a stopped call's thread still runs, capturing progress (MCP notifications)": (
+        "nb_tools.tool._tasks", "nb_tools.tool._votes", "nb_tools.tool._grant",
+        "nb_tools.tool._json", "nb_tools.tool._sync", "nb_tools.tool._interrupt",
+        "nb_tools.tool._progress",
+    ),
+    "how a Python type maps to a schema and back, read by typed outputs as by tools "
+    "(imported lazily: it is heavy for `import nb_tools`)": ("nb_tools.tool._typemap",),
+    "the request the loop builds: model limits, beta flags, the newer Claude features' "
+    "shapes, and the environment variables and default model the providers read": (
+        "nb_tools.model._limits", "nb_tools.model._anthropic_features",
+        "nb_tools.model._defaults",
+    ),
+    "every message dataclass by name, for the saved conversation's decoder": (
+        "nb_tools.model._types",
+    ),
+    "the providers' wire formats, which the offline doubles speak": (
+        "nb_tools.model._anthropic_convert", "nb_tools.model._openai_convert",
+        "nb_tools.model._sse_parse",
+    ),
+    "what transcripts record: the run's events and status types, the notice kinds, the "
+    "conversation's JSON encoding, how money is written (pause text and footer alike)": (
+        "nb_tools.agent._events", "nb_tools.agent._notices", "nb_tools.agent._persist",
+        "nb_tools.agent._budget",
+    ),
 }  # fmt: skip
+INTERNAL = {m for group in INTERNAL_GROUPS.values() for m in group}
 
-ALLOWED = {
-    # importer -> another package's private module, still to be moved behind an __init__
-    ("nb_tools.agent._budget", "nb_tools.model._pricing"),
-    ("nb_tools.agent._persist", "nb_tools.model._types"),  # every block dataclass, by name
-    # the map's notebook side: what a row is being run (for the review queue), a frame test
-    ("nb_tools.jupyter._review_queue", "nb_tools.agent._map"),
-    ("nb_tools.jupyter._map_magic", "nb_tools.agent._map_rows"),
-    # typed outputs: a type's schema, its strict validator and null stripping, as tools do
-    ("nb_tools.agent._output", "nb_tools.tool._derive"),
-    ("nb_tools.agent._output", "nb_tools.tool._registry"),
-    ("nb_tools.agent._output", "nb_tools.tool._typemap"),
-    ("nb_tools.builtin._bash_readonly", "nb_tools.permissions._shell"),
-    ("nb_tools.builtin._web", "nb_tools.permissions._hosts"),
-    ("nb_tools.jupyter._runner", "nb_tools.agent._approval"),
-    ("nb_tools.jupyter._runner", "nb_tools.agent._context"),
-    ("nb_tools.jupyter._runner", "nb_tools.agent._turns"),
-    ("nb_tools.jupyter._view", "nb_tools.agent._retry"),
-    ("nb_tools.permissions._rules", "nb_tools.tool._subject"),
-    # the offline doubles speak the providers' wire formats
-    ("nb_tools.testing._guard", "nb_tools.model._defaults"),
-    ("nb_tools.testing._openai_sse", "nb_tools.model._openai_convert"),
-    ("nb_tools.testing._scripted", "nb_tools.model._anthropic_convert"),
-    ("nb_tools.testing._sse", "nb_tools.model._sse_parse"),
-    ("nb_tools.testing.server", "nb_tools.model._anthropic_convert"),
-}
+# importer -> another package's private module, still to be moved behind an __init__
+ALLOWED: set[tuple[str, str]] = set()
 
 
 def _module_name(path: Path) -> str:

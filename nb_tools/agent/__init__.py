@@ -26,10 +26,12 @@ from nb_tools.agent._approval import (
     RuleSource,
     Source,
     Verdict,
+    check_policy,
     default_policy,
     denial_text,
     source_label,
 )
+from nb_tools.agent._context import attachment_parts
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._deciders import Decider, decide
 from nb_tools.agent._events import (
@@ -48,7 +50,8 @@ from nb_tools.agent._events import (
 )
 from nb_tools.agent._instructions import Instructions, ProjectInstructions, find_instructions
 from nb_tools.agent._journal import RestoreReport, RunChange
-from nb_tools.agent._map import MapInfo, MapProgress, MapSettings, amap, map
+from nb_tools.agent._map import MapInfo, MapProgress, MapSettings, amap, current_row, map
+from nb_tools.agent._map_rows import is_frame
 from nb_tools.agent._notices import (
     CitationsReceived,
     ContextCompacted,
@@ -58,6 +61,7 @@ from nb_tools.agent._notices import (
 )
 from nb_tools.agent._output import OutputError
 from nb_tools.agent._replay import ToolCallFailed, call_tool
+from nb_tools.agent._retry import retry_text
 from nb_tools.agent._run import (
     BACKGROUND_TEXT,
     CUT_OFF_TEXT,
@@ -67,7 +71,7 @@ from nb_tools.agent._run import (
     GoOn,
     TurnOutcome,
 )
-from nb_tools.agent._turns import RequestOptions
+from nb_tools.agent._turns import RequestOptions, configure_request
 from nb_tools.tool._votes import is_protected_call
 
 __all__ = [
@@ -129,12 +133,18 @@ __all__ = [
     "UsageUpdated",
     "Verdict",
     "amap",
+    "attachment_parts",
     "call_tool",
+    "check_policy",
+    "configure_request",
+    "current_row",
     "decide",
     "default_policy",
     "denial_text",
     "find_instructions",
+    "is_frame",
     "is_protected_call",
     "map",
+    "retry_text",
     "source_label",
 ]

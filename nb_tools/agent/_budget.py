@@ -15,8 +15,14 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from nb_tools.model import CHARS_PER_TOKEN, ModelRequest, Usage, estimate_tokens
-from nb_tools.model._pricing import cost_usd, price_for
+from nb_tools.model import (
+    CHARS_PER_TOKEN,
+    ModelRequest,
+    Usage,
+    cost_usd,
+    estimate_tokens,
+    price_for,
+)
 
 
 def estimate_turn_cost(model: str, request: ModelRequest, previous: Usage | None = None) -> float:

@@ -22,8 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nb_tools.tool import Info, Result, Schema, ValidationError
-from nb_tools.tool._registry import strict_validator
+from nb_tools.tool import Info, Result, Schema, ValidationError, strict_validator
 from nb_tools.tool._typemap import null_stripper
 
 FINAL_TOOL = "final_result"
@@ -62,7 +61,7 @@ class OutputType:
             name = str(target.get("title") or "output")
             convert = None
         else:
-            from nb_tools.tool._derive import type_schema
+            from nb_tools.tool import type_schema
 
             schema, convert = type_schema(target)
             name = getattr(target, "__name__", None) or str(target)

@@ -324,8 +324,11 @@ class Run:
         instructions = self.agent.instructions
         if instructions is not None and (instructions.files or instructions.skipped):
             await self.emit(RunNotice(kind="instructions", message=instructions_note(instructions)))
+        take_notes = getattr(self.provider, "take_notes", None)  # e.g. which credential
         while True:
             outcome = await self.turn(max_tokens)
+            for note in take_notes() if take_notes is not None else ():
+                await self.emit(RunNotice(kind="credentials", message=note))
             if isinstance(outcome, Finished):
                 return self.result(outcome.stop_reason, outcome.error)
             if self.stop_after_turn and not outcome.mid_turn:

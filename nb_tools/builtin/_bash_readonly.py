@@ -46,7 +46,7 @@ from nb_tools.builtin._bash_programs import (
     path_problem,
     xxd_check,
 )
-from nb_tools.permissions._shell import Redirect, SimpleCommand, parse_script
+from nb_tools.permissions import Redirect, SimpleCommand, parse_script
 
 __all__ = ["READ_ONLY_COMMANDS", "is_read_only", "read_only_problem"]
 

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from nb_tools.builtin._common import ToolError, parse_args
-from nb_tools.permissions._hosts import HostError, normalise_host, url_host
+from nb_tools.permissions import HostError, normalise_host, url_host
 from nb_tools.tool import Info, Result, Schema, Subject
 
 __all__ = ["WebFetchTool", "address_allowed"]

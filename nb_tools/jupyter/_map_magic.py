@@ -13,7 +13,7 @@ DEFAULT_VARIABLE = "map_result"
 
 
 def _frame(ns: dict[str, Any], name: str) -> Any:
-    from nb_tools.agent._map_rows import is_frame
+    from nb_tools.agent import is_frame
 
     if name not in ns:
         raise UsageError(f"%%agent --over {name}: {name} is not defined in the notebook")

@@ -16,8 +16,7 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display
 
-from nb_tools.agent import ApprovalRequest, Decision
-from nb_tools.agent._map import current_row
+from nb_tools.agent import ApprovalRequest, Decision, current_row
 from nb_tools.transcript import hidden_runs
 
 ARGUMENTS_CHARS = 160

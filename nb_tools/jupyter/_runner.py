@@ -11,10 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nb_tools.agent._approval import check_policy
+from nb_tools.agent import attachment_parts, check_policy, configure_request
 from nb_tools.agent._budget import money
-from nb_tools.agent._context import attachment_parts
-from nb_tools.agent._turns import configure_request
 from nb_tools.jupyter._session import DEMO_MODEL, Session, get_session, has_credentials
 from nb_tools.model import Provider, provider_name
 from nb_tools.tool import Registry

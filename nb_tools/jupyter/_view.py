@@ -383,7 +383,7 @@ class RunView:
             case UsageUpdated() | ModelFailed():
                 self._render_footer()
             case ModelRetrying():  # shown until the next footer update
-                from nb_tools.agent._retry import retry_text
+                from nb_tools.agent import retry_text
 
                 self._render_footer()
                 self.footer.value += f"<div>{escape(retry_text(event))}</div>"

@@ -38,6 +38,7 @@ from nb_tools.model._anthropic_features import (
     output_format,
     structured_outputs,
 )
+from nb_tools.model._credentials import credential_notes
 from nb_tools.model._defaults import (
     BLOCK_ENV,
     default_model,
@@ -132,6 +133,7 @@ class AnthropicProvider(RetryHandover):
         self._encoder = RequestEncoder(self._model)
         self._options: dict[str, Any] | None = None
         self._files: dict[str, str] = {}  # content hash -> file_id (Files API uploads)
+        self._notes: list[str] = []  # for the run's notices: see take_notes
 
     name = "anthropic"
     features = CLAUDE_FEATURES
@@ -160,13 +162,22 @@ class AnthropicProvider(RetryHandover):
             api_key = self._api_key
             if api_key is None and not _env_credentials() and is_loopback_url(self.base_url):
                 api_key = LOOPBACK_KEY
-            self._client = anthropic.AsyncAnthropic(
-                api_key=api_key,
-                base_url=self._base_url,
-                max_retries=self.sdk_retries(),
-                timeout=self._timeout,
-            )
+            with credential_notes() as notes:
+                self._client = anthropic.AsyncAnthropic(
+                    api_key=api_key,
+                    base_url=self._base_url,
+                    max_retries=self.sdk_retries(),
+                    timeout=self._timeout,
+                )
+            self._notes.extend(notes)
         return self._client
+
+    def take_notes(self) -> list[str]:
+        """What the user should know about this provider, each said once: which credential
+        is used when another one is configured too (the SDK's warning when the client was
+        made, as a notice). The run asks after each turn."""
+        notes, self._notes = self._notes, []
+        return notes
 
     async def upload_file(self, part: Part) -> str:
         """Upload an attachment to the Files API once (per provider, by content) and return

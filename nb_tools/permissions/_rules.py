@@ -59,8 +59,16 @@ from nb_tools.permissions._hosts import HostError, domain_matches, url_host
 from nb_tools.permissions._shell import parse_script
 from nb_tools.permissions._shell_rules import covers, deny_match
 from nb_tools.permissions._unreadable import matching_paths
-from nb_tools.tool import MCP_NAME_PREFIX, FromMCPServer, Info, split_mcp_name
-from nb_tools.tool._subject import Subject, declared_properties, info_of, subject_of
+from nb_tools.tool import (
+    MCP_NAME_PREFIX,
+    FromMCPServer,
+    Info,
+    Subject,
+    declared_properties,
+    info_of,
+    split_mcp_name,
+    subject_of,
+)
 
 Action: TypeAlias = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("deny", "ask", "allow")

@@ -456,14 +456,18 @@ async def test_missing_credentials_is_a_model_error_that_says_what_to_set(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Not blocked here, so the provider really tries; the SDK stops before any network
-    # use (the guard's empty config dir holds no profile; `.invalid` never resolves).
+    # use (no profile is found: the guard points ANTHROPIC_CONFIG_DIR at an empty folder
+    # when one exists; `.invalid` never resolves). Which of the SDK's two failures comes
+    # depends on whether a config folder is named; both say what to set.
     monkeypatch.delenv("NB_TOOLS_BLOCK_REAL_MODELS")
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     provider = AnthropicProvider(MODEL, base_url="https://no-credentials.invalid", max_retries=0)
     with pytest.raises(ModelError) as caught:
         await collect(provider, ask())
     message = str(caught.value)
-    assert message.startswith("Anthropic API credentials could not be resolved (")
+    assert message.startswith(
+        ("Anthropic API credentials could not be resolved (", "No Anthropic API credentials: ")
+    )
     assert message.endswith("set ANTHROPIC_API_KEY, or pass AnthropicProvider(api_key=...)")
     assert caught.value.status is None
     assert not caught.value.retryable

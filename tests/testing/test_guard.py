@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from nb_tools.model import Message, ModelError, ModelRequest, TextBlock
 from nb_tools.model.anthropic import AnthropicProvider
-from nb_tools.testing._guard import BLOCKED_BASE_URL, DUMMY_API_KEY, block_real_models  # noqa: F401
+from nb_tools.testing._guard import (  # noqa: F401
+    BLOCKED_BASE_URL,
+    DUMMY_API_KEY,
+    SDK_CONFIG_DIR,
+    block_real_models,
+)
 
 REQUEST = ModelRequest(
     system="", messages=(Message(role="user", content=(TextBlock(text="Hi"),)),), tools=()
@@ -20,6 +26,16 @@ def test_environment_under_the_guard() -> None:
     assert os.environ["ANTHROPIC_API_KEY"] == DUMMY_API_KEY
     assert os.environ["ANTHROPIC_BASE_URL"] == BLOCKED_BASE_URL
     assert "ANTHROPIC_AUTH_TOKEN" not in os.environ
+
+
+def test_the_sdk_config_dir_is_set_only_to_hide_a_profile() -> None:
+    # Set, it makes the SDK warn on stderr (in every kernel a test starts) that the key
+    # shadows a profile; so only when there is a profile to hide, and then at an empty one.
+    value = os.environ.get("ANTHROPIC_CONFIG_DIR")
+    if value is None:
+        assert not SDK_CONFIG_DIR.exists()
+    else:
+        assert not any(Path(value).iterdir())
 
 
 @pytest.mark.parametrize(
