@@ -279,8 +279,12 @@ class Agent:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the conversation to ``path`` as JSON: every message with all its blocks,
-        the usage, the model name, the system prompt, the policy and the rules in force.
-        Tools are code and are not saved: give them again to :meth:`load`."""
+        the usage, and every setting of ``Agent(...)`` (the model name, the system prompt,
+        the policy and the rules in force, the request options, the budget, memory,
+        citations, uploads; :data:`nb_tools.agent._saved_settings.SETTINGS` lists each
+        argument and how it is kept). Code (tools, the approver, the permission callable,
+        middlewares, event handlers), the sandbox and MCP authorization tokens are not
+        saved: give them again to :meth:`load`."""
         from nb_tools.agent._persist import save
 
         save(self, path)
@@ -294,12 +298,14 @@ class Agent:
         and win over what was saved. The next request carries the same messages, byte for
         byte.
 
-        A conversation file may come from someone else, so it restores the conversation
-        only: the approval policy, the rules and the server tools come from ``kwargs``
-        (default ``"ask"``, no rules, none). With ``trust_settings=True`` the file's rules
-        and server tools are used too, and its
-        policy is used when it is stricter than the caller's (``deny`` / ``read-only`` <
-        ``ask`` < ``auto``): a file never loosens the session's policy."""
+        A conversation file may come from someone else, so what loosens the approval
+        boundary is not taken from it: the approval policy, the rules, the server tools,
+        the MCP connector's servers and the memory folder come from ``kwargs`` (default
+        ``"ask"``, no rules, none). With ``trust_settings=True`` the file's rules, server
+        tools, MCP servers and memory are used too, and its policy is used when it is
+        stricter than the caller's (``deny`` / ``read-only`` < ``ask`` < ``auto``): a
+        file never loosens the session's policy. The other settings (thinking, sampling,
+        cache TTL, tool search, budget, citations, uploads, ...) always come back."""
         from nb_tools.agent._persist import load
 
         return load(cls, path, trust_settings=trust_settings, **kwargs)
