@@ -321,18 +321,24 @@ class Agent:
 
         return from_notebook(cls, path, cell, **kwargs)
 
-    def request_preview(self, prompt: str = "") -> ModelRequest:
-        """The exact request the model would get if ``prompt`` were run now: the system
-        prompt, the conversation with ``prompt`` appended as the run would append it, the
-        tool specs (sorted, as sent), ``max_tokens`` and the request options (thinking,
-        tool choice, ...), built as the first turn builds it. Nothing is sent or changed. The
-        provider turns it into its wire format (``AnthropicProvider``: a Messages API body)."""
-        from nb_tools.agent._driver import TurnDriver
+    def request_preview(self, prompt: str = "", *, output: Any = None) -> ModelRequest:
+        """The exact request the model would get if ``prompt`` were run now (with
+        ``output=T`` as in ``run(prompt, output=T)``): the system prompt, the conversation
+        with ``prompt`` appended as the run would append it, the tool specs as sent (the
+        memory tool and ``final_result`` included when the run adds them), ``max_tokens``,
+        the request options (thinking, tool choice, structured outputs, MCP servers, ...)
+        and the betas, built by the code that builds the run's first request. Nothing is
+        sent or changed. The provider turns it into its wire format (``AnthropicProvider``:
+        a Messages API body)."""
+        from nb_tools.agent._output import OutputType
+        from nb_tools.agent._prepare import prepare
 
+        out = OutputType.of(output) if output is not None else None
+        ready = prepare(self, self.provider, out)
         last = self.last_result
         conversation = Conversation(self.conversation.messages)
         conversation.add_prompt(prompt, last_stop_reason=last.stop_reason if last else None)
-        return TurnDriver(self, self.provider).build(self.tools, conversation.messages, None)
+        return ready.driver.build(ready.registry, conversation.messages, None)
 
     # -- running -------------------------------------------------------------------------
 

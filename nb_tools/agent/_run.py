@@ -56,11 +56,10 @@ from nb_tools.agent._output import (
     DEFAULT_RETRIES,
     FINAL_TOOL,
     INVALID_OUTPUT,
-    FinalResultTool,
     OutputState,
     OutputType,
-    output_options,
 )
+from nb_tools.agent._prepare import prepare
 from nb_tools.agent._replay import ReplayedCall, remember_tools, replay_code
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
@@ -253,29 +252,9 @@ class Run:
     ) -> None:
         """Add the prompt and get the tools, the provider and the request builder; with
         ``output``, ask for it the provider's way or add the ``final_result`` tool."""
-        self.registry = self.agent.tools
         self.provider = self.agent.provider
-        self.driver = TurnDriver(self.agent, self.provider)
-        if self.agent.memory is not None:
-            from nb_tools.builtin import MemoryTool
-
-            self.registry = self.registry.clone()
-            self.registry.add(MemoryTool(self.agent.memory))
-        if output is not None:
-            options = output_options(self.provider, output)
-            self.output = OutputState(
-                type=output, native=options is not None, retries=output_retries
-            )
-            if options is not None:
-                self.driver.policy.output_options = options
-            else:
-                if self.registry.get(FINAL_TOOL) is not None:
-                    raise ValueError(
-                        f"Agent.run(output=...): a tool named {FINAL_TOOL} is registered, "
-                        "and the run needs that name for the answer; rename the tool"
-                    )
-                self.registry = self.registry.clone()
-                self.registry.add(FinalResultTool(self.output))
+        ready = prepare(self.agent, self.provider, output, output_retries)
+        self.registry, self.driver, self.output = ready.registry, ready.driver, ready.output
         self.executor = Executor(self.registry, *self.agent.middlewares)
         remember_tools(self.registry)
         if self.agent.citations:
