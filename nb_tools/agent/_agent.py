@@ -437,7 +437,7 @@ class Agent:
 
 def check_provider(provider: object) -> None:
     """A ``TypeError`` naming what ``provider`` lacks of the :class:`Provider` interface."""
-    members = ("name", "model", "features", "limits", "count_tokens", "take_over_retries")
+    members = ("name", "model", "features", "limits", "price", "count_tokens", "take_over_retries")
     absent = object()
     missing = [
         m for m in (*members, "stream") if inspect.getattr_static(provider, m, absent) is absent

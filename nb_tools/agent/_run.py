@@ -321,7 +321,7 @@ class Run:
             return await self._failed(str(exc), exc.status)
         budget = self.agent.budget_usd
         if budget is not None:
-            why = over_budget(budget, self.usage, self.provider.model, request, self.last_usage)
+            why = over_budget(budget, self.usage, self.provider, request, self.last_usage)
             if why is not None:
                 await self.emit(RunNotice(kind="budget", message=why))
                 return Finished("budget")
@@ -594,7 +594,7 @@ class Run:
         self.partial = []
         events: list[Event] = []
         if self.in_flight is not None:  # sent and partly answered: it is billed all the same
-            cut = estimated_usage(self.provider.model, self.in_flight, self.received)
+            cut = estimated_usage(self.provider.price(), self.in_flight, self.received)
             self.in_flight = None
             self.usage = self.usage + cut
             self.last_usage = cut
