@@ -18,6 +18,7 @@ NoticeKind: TypeAlias = Literal[
     "context",
     "output_retry",
     "budget",
+    "upload_failed",
 ]
 
 
@@ -47,7 +48,8 @@ class RunNotice:
     """Something the run did on its own that the user should know: ``kind`` is
     "retry_max_tokens", "server_tool_skipped", "image_resized", "image_dropped",
     "pause_turn", "instructions" (the project instruction files read into the system
-    prompt), "context" (what was added to the prompt: ``@`` mentions, the cell)."""
+    prompt), "context" (what was added to the prompt: ``@`` mentions, the cell),
+    "output_retry", "budget", "upload_failed" (a file sent inline: its upload failed)."""
 
     kind: NoticeKind
     message: str

@@ -26,7 +26,6 @@ from nb_tools.agent._approval import (
     source_label,
 )
 from nb_tools.agent._budget import estimated_usage, over_budget
-from nb_tools.agent._context import upload_attachments
 from nb_tools.agent._deciders import (
     ask_person,
     decided_event,
@@ -64,6 +63,7 @@ from nb_tools.agent._replay import ReplayedCall, remember_tools, replay_code
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import sendable
+from nb_tools.agent._uploads import Uploader
 from nb_tools.model import (
     ModelError,
     ModelRequest,
@@ -254,6 +254,7 @@ class Run:
         ``output``, ask for it the provider's way or add the ``final_result`` tool."""
         self.provider = self.agent.provider
         ready = prepare(self.agent, self.provider, output, output_retries)
+        self.uploader = Uploader(self.provider, self.emit)
         self.registry, self.driver, self.output = ready.registry, ready.driver, ready.output
         self.executor = Executor(self.registry, *self.agent.middlewares)
         remember_tools(self.registry)
@@ -283,8 +284,6 @@ class Run:
         self.task = asyncio.current_task()
         try:
             self.start(prompt, attachments, output, output_retries)
-            if attachments and self.agent.upload_attachments:
-                await upload_attachments(self.provider, self.conversation)
             result = await self._turns()
             self.finishing = True
         except asyncio.CancelledError:
@@ -315,6 +314,8 @@ class Run:
 
     async def turn(self, max_tokens: int | None = None) -> TurnOutcome:
         """One model request and its reply's tool calls, decided, run and answered."""
+        if self.agent.upload_attachments:  # files in the newest message, sent once
+            await self.uploader.send_new(self.conversation)
         try:
             request, notes = await self.driver.request(self.registry, max_tokens)
         except ModelError as exc:
