@@ -20,6 +20,7 @@ INTERNAL = {
     "nb_tools.tool._progress": "capturing a tool's progress (MCP notifications)",
     "nb_tools.model._limits": "model limits and beta flags, for the request the loop builds",
     "nb_tools.model._anthropic_features": "the newer Claude features' shapes (cache TTL, betas)",
+    "nb_tools.model._pricing": "the one cost formula and Claude's list prices (budgets, doubles)",
     "nb_tools.agent._events": "the run's events and their status types, which transcripts record",
     "nb_tools.agent._notices": "the Messages API's events and notice kinds, which transcripts record",
     "nb_tools.agent._persist": "the conversation's JSON encoding, one for saved runs and transcripts",
@@ -28,7 +29,6 @@ INTERNAL = {
 
 ALLOWED = {
     # importer -> another package's private module, still to be moved behind an __init__
-    ("nb_tools.agent._budget", "nb_tools.model._pricing"),
     ("nb_tools.agent._persist", "nb_tools.model._types"),  # every block dataclass, by name
     # the map's notebook side: what a row is being run (for the review queue), a frame test
     ("nb_tools.jupyter._review_queue", "nb_tools.agent._map"),
