@@ -101,8 +101,9 @@ class Agent:
     "https://...", "authorization_token": "..."}]``); the rules act on them as on local MCP
     tools (``deny mcp__crm__delete`` disables that tool; see
     :mod:`nb_tools.agent._mcp_connector`). ``citations``: attached documents go with
-    citations enabled, so the answer cites them. ``upload_attachments``: attachments are
-    uploaded once to Claude's Files API and named by ``file_id`` in every request after.
+    citations enabled, so the answer cites them. ``upload_attachments``: attachments, and a
+    tool result's images and documents of 32 KiB or more, are uploaded once to Claude's
+    Files API and named by ``file_id`` in every request after (:mod:`nb_tools.agent._uploads`).
     ``memory``: True (the current folder) or a
     workspace folder: Claude's memory tool keeps its files in ``<folder>/.nb_tools/memories``
     across conversations and notebooks. ``tool_search``: "auto" (MCP tools are
@@ -206,8 +207,10 @@ class Agent:
         self.last_result: RunResult | None = None
         self._run: Run | None = None
         self.upload_attachments = upload_attachments
-        """Attachments go to the provider's file store once (Claude's Files API) and the
-        requests name them by ``file_id`` instead of carrying their bytes every turn."""
+        """Attachments, and large images and documents in tool results, go to the
+        provider's file store once (Claude's Files API) and the requests name them by
+        ``file_id`` instead of carrying their bytes every turn (a failed upload goes
+        inline, with a notice)."""
         self.citations = citations
         """Attached documents (PDFs, text) are sent with citations enabled: the answer's
         text blocks cite them (``TextBlock.citations``, ``CitationsReceived`` events)."""
@@ -328,7 +331,9 @@ class Agent:
         memory tool and ``final_result`` included when the run adds them), ``max_tokens``,
         the request options (thinking, tool choice, structured outputs, MCP servers, ...)
         and the betas, built by the code that builds the run's first request. Nothing is
-        sent or changed. The provider turns it into its wire format (``AnthropicProvider``:
+        sent or changed: with ``upload_attachments``, parts the run would upload first
+        are shown with their bytes, and a long conversation is shown before the run's
+        client-side clearing or summary. The provider turns it into its wire format (``AnthropicProvider``:
         a Messages API body)."""
         from nb_tools.agent._output import OutputType
         from nb_tools.agent._prepare import prepare
