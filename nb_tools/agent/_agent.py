@@ -333,8 +333,8 @@ class Agent:
         and the betas, built by the code that builds the run's first request. Nothing is
         sent or changed: with ``upload_attachments``, parts the run would upload first
         are shown with their bytes, and a long conversation is shown before the run's
-        client-side clearing or summary. The provider turns it into its wire format (``AnthropicProvider``:
-        a Messages API body)."""
+        client-side clearing or summary. The provider turns it into its wire format
+        (``AnthropicProvider``: a Messages API body)."""
         from nb_tools.agent._output import OutputType
         from nb_tools.agent._prepare import prepare
 
