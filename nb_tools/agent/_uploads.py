@@ -22,6 +22,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from nb_tools.agent._context import MAX_IMAGE_BYTES
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._notices import RunNotice
 from nb_tools.model import ImageBlock, Message, ModelError, Part, ToolResultBlock
@@ -102,11 +103,15 @@ class Uploader:
 
 
 def _wanted(part: Part) -> bool:
+    """A part to upload. An image past the API's 5 MB is not: the request builder sends
+    it downscaled, inline."""
+    image = part.kind == "image"
     return (
         not part.file_id
         and len(part.data) >= UPLOAD_MIN_BYTES
+        and not (image and len(part.data) > MAX_IMAGE_BYTES)
         and _media(part) in FILE_MEDIA_TYPES
-        and (part.kind == "image") == _media(part).startswith("image/")
+        and image == _media(part).startswith("image/")
     )
 
 
