@@ -39,13 +39,13 @@ def money(usd: float) -> str:
 
 
 def unpriced(budget_usd: float, provider: Provider) -> str:
-    """Why a run with a budget does not start on a model without a price."""
+    """Why a budget cannot be kept on a model without a price (a run does not start)."""
     return (
-        f"Not sent: this run has a {money(budget_usd)} budget, but no price is known for "
-        f"{provider.model!r} ({provider.name}), so what it spends cannot be counted. Give "
-        "the provider a price in USD per million tokens (e.g. OpenAIProvider(model, "
-        "base_url=..., price=nb_tools.model.Price(input=0.5, output=1.5))), or run without "
-        "a budget (budget_usd=None; in a notebook, unset NB_TOOLS_BUDGET_USD)."
+        f"no price is known for {provider.model!r} ({provider.name}), so what it spends "
+        f"cannot be counted against the {money(budget_usd)} budget. Give the provider a "
+        "price in USD per million tokens (e.g. OpenAIProvider(model, base_url=..., "
+        "price=nb_tools.model.Price(input=0.5, output=1.5))), or run without a budget "
+        "(budget_usd=None; in a notebook, unset NB_TOOLS_BUDGET_USD)."
     )
 
 
@@ -61,7 +61,7 @@ def over_budget(
     known (the provider has no price for the model); None when it fits."""
     price = provider.price()
     if price is None:
-        return unpriced(budget_usd, provider)
+        return "Not sent: " + unpriced(budget_usd, provider)
     estimate = estimate_turn_cost(price, request, previous)
     if spent.cost_usd + estimate <= budget_usd:
         return None

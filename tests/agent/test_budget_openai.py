@@ -97,3 +97,13 @@ async def test_a_model_without_a_price_refuses_a_run_with_a_budget() -> None:
         assert result.stop_reason == "end_turn" and result.usage.cost_usd > 0
         for p in (local, priced):
             await p.client.close()
+
+
+async def test_a_map_with_a_budget_on_a_model_without_a_price_is_refused() -> None:
+    import nb_tools
+    from nb_tools.testing import ScriptedModel
+
+    unknown = ScriptedModel([reply("a")], price=None)
+    with pytest.raises(ValueError, match=r"nb_tools.map: no price is known for 'scripted'"):
+        await nb_tools.amap("{input}", ["r0"], model=unknown, tools=[], budget_usd=1.0)
+    assert unknown.requests == []
