@@ -142,3 +142,76 @@ def file_problem(files: Mapping[str, Any], body: Any, betas: str) -> str | None:
         if file_id not in files:
             return f"File not found: {file_id}"
     return None
+
+
+class FilesRoutes:
+    """The Files API's routes of the fake server's request handler (mixed into it; the
+    handler gives ``server.fake``, ``_send_json``, ``_send_error`` and ``api_error``)."""
+
+    server: Any
+    headers: Any
+    path: str
+    rfile: Any
+    wfile: Any
+    _send_json: Any
+    _send_error: Any
+    api_error: Any
+    send_response: Any
+    send_header: Any
+    end_headers: Any
+
+    def do_DELETE(self) -> None:
+        if not self._files("DELETE"):
+            self._send_error(404, f"FakeMessagesServer: no route DELETE {self.path}")
+
+    def _files(self, method: str) -> bool:
+        """Answer a Files API ``GET`` / ``DELETE``; False when the path is not one."""
+        from nb_tools.testing.server import RecordedRequest
+
+        fake = self.server.fake
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with fake._lock:
+            answered = answer(method, self.path, fake.files, headers)
+        if answered is None:
+            return False
+        fake._record(RecordedRequest(method=method, path=self.path, headers=headers, body=None))
+        status, data = answered
+        if isinstance(data, bytes):
+            self.send_response(status)
+            self.send_header("content-type", "application/octet-stream")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        else:
+            self._send_json(status, data if status == 200 else self._files_error(status, data))
+        return True
+
+    def _files_error(self, status: int, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        body = dict(self.api_error(status, data["message"]))
+        if "error_code" in data:
+            body["error"] = {**body["error"], "details": {"error_code": data["error_code"]}}
+        return body
+
+    def _upload(self, fake: Any) -> None:
+        """``POST /v1/files``: a multipart upload, or the scripted ``upload_fault``."""
+        from nb_tools.testing.server import RecordedRequest
+
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=raw))
+        with fake._lock:
+            fault = fake.upload_fault
+            if fault is not None:
+                fake._upload_faults += 1
+                if fake._upload_faults >= fault.times:
+                    fake.upload_fault, fake._upload_faults = None, 0
+        if fault is not None:
+            status = fault.status or 500
+            self._send_json(status, self.api_error(status, fault.message))
+            return
+        file_id = fake.new_id("file")
+        with fake._lock:
+            status, stored = upload(fake.files, headers, raw, file_id)
+        self._send_json(
+            status, stored if status == 200 else self.api_error(status, stored["message"])
+        )

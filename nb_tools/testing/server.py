@@ -32,8 +32,7 @@ from nb_tools.model import ModelRequest, Usage
 from nb_tools.model._anthropic_convert import request_from_api
 from nb_tools.testing._batches import ROUTE as BATCH_ROUTE
 from nb_tools.testing._cache import PromptCache
-from nb_tools.testing._files import answer as files_answer
-from nb_tools.testing._files import file_problem, upload
+from nb_tools.testing._files import FilesRoutes, file_problem
 from nb_tools.testing._script import Fault, Reply, ScriptedCall, Step
 from nb_tools.testing._sse import (
     check_body,
@@ -328,7 +327,7 @@ class _HTTPServer(ThreadingHTTPServer):
             _hang_up(conn)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FilesRoutes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else every streamed reply stalls ~40 ms (delayed ACK)
     server: _HTTPServer
@@ -357,36 +356,6 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(*fake.batches.get(fake, m["id"]))
             return
         self._send_json(404, error_body(404, f"FakeMessagesServer: no route GET {self.path}"))
-
-    def do_DELETE(self) -> None:
-        if not self._files("DELETE"):
-            self._send_error(404, f"FakeMessagesServer: no route DELETE {self.path}")
-
-    def _files(self, method: str) -> bool:
-        """Answer a Files API ``GET`` / ``DELETE``; False when the path is not one."""
-        fake = self.server.fake
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        with fake._lock:
-            answered = files_answer(method, self.path, fake.files, headers)
-        if answered is None:
-            return False
-        fake._record(RecordedRequest(method=method, path=self.path, headers=headers, body=None))
-        status, data = answered
-        if isinstance(data, bytes):
-            self.send_response(status)
-            self.send_header("content-type", "application/octet-stream")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        else:
-            self._send_json(status, data if status == 200 else self._files_error(status, data))
-        return True
-
-    def _files_error(self, status: int, data: Mapping[str, Any]) -> Mapping[str, Any]:
-        body = dict(self.api_error(status, data["message"]))
-        if "error_code" in data:
-            body["error"] = {**body["error"], "details": {"error_code": data["error_code"]}}
-        return body
 
     def do_POST(self) -> None:
         fake = self.server.fake
@@ -469,28 +438,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     api_error: Callable[[int, str], Mapping[str, Any]] = staticmethod(error_body)
     """The API's error object for a status and a message."""
-
-    def _upload(self, fake: FakeMessagesServer) -> None:
-        """``POST /v1/files``: a multipart upload (the Files API, a beta)."""
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=raw))
-        with fake._lock:
-            fault = fake.upload_fault
-            if fault is not None:
-                fake._upload_faults += 1
-                if fake._upload_faults >= fault.times:
-                    fake.upload_fault, fake._upload_faults = None, 0
-        if fault is not None:
-            status = fault.status or 500
-            self._send_json(status, self.api_error(status, fault.message))
-            return
-        file_id = fake.new_id("file")
-        with fake._lock:
-            status, answer = upload(fake.files, headers, raw, file_id)
-        self._send_json(
-            status, answer if status == 200 else self.api_error(status, answer["message"])
-        )
 
     def _read_body(self) -> tuple[Any, str | None]:
         """The POSTed body, parsed and recorded; with the problem when it is not JSON (the
