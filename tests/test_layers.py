@@ -26,6 +26,9 @@ INTERNAL_GROUPS = {
         "nb_tools.model._limits", "nb_tools.model._anthropic_features",
         "nb_tools.model._defaults",
     ),
+    "the one cost formula and the list prices, for budgets and the offline doubles": (
+        "nb_tools.model._pricing",
+    ),
     "every message dataclass by name, for the saved conversation's decoder": (
         "nb_tools.model._types",
     ),

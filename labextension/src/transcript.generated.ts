@@ -89,7 +89,7 @@ export interface NoticeItem {
   text: string;
 }
 
-export type NoticeKind = 'retry_max_tokens' | 'pause_turn' | 'server_tool_skipped' | 'image_resized' | 'image_dropped' | 'instructions' | 'context' | 'output_retry' | 'budget' | 'credentials';
+export type NoticeKind = 'retry_max_tokens' | 'pause_turn' | 'server_tool_skipped' | 'image_resized' | 'image_dropped' | 'instructions' | 'context' | 'output_retry' | 'budget' | 'credentials' | 'upload_failed';
 
 /** An image or document a tool returned (what the model got). */
 export interface Part {

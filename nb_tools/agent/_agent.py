@@ -101,8 +101,9 @@ class Agent:
     "https://...", "authorization_token": "..."}]``); the rules act on them as on local MCP
     tools (``deny mcp__crm__delete`` disables that tool; see
     :mod:`nb_tools.agent._mcp_connector`). ``citations``: attached documents go with
-    citations enabled, so the answer cites them. ``upload_attachments``: attachments are
-    uploaded once to Claude's Files API and named by ``file_id`` in every request after.
+    citations enabled, so the answer cites them. ``upload_attachments``: attachments, and a
+    tool result's images and documents of 32 KiB or more, are uploaded once to Claude's
+    Files API and named by ``file_id`` in every request after (:mod:`nb_tools.agent._uploads`).
     ``memory``: True (the current folder) or a
     workspace folder: Claude's memory tool keeps its files in ``<folder>/.nb_tools/memories``
     across conversations and notebooks. ``tool_search``: "auto" (MCP tools are
@@ -206,8 +207,10 @@ class Agent:
         self.last_result: RunResult | None = None
         self._run: Run | None = None
         self.upload_attachments = upload_attachments
-        """Attachments go to the provider's file store once (Claude's Files API) and the
-        requests name them by ``file_id`` instead of carrying their bytes every turn."""
+        """Attachments, and large images and documents in tool results, go to the
+        provider's file store once (Claude's Files API) and the requests name them by
+        ``file_id`` instead of carrying their bytes every turn (a failed upload goes
+        inline, with a notice)."""
         self.citations = citations
         """Attached documents (PDFs, text) are sent with citations enabled: the answer's
         text blocks cite them (``TextBlock.citations``, ``CitationsReceived`` events)."""
@@ -279,8 +282,12 @@ class Agent:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the conversation to ``path`` as JSON: every message with all its blocks,
-        the usage, the model name, the system prompt, the policy and the rules in force.
-        Tools are code and are not saved: give them again to :meth:`load`."""
+        the usage, and every setting of ``Agent(...)`` (the model name, the system prompt,
+        the policy and the rules in force, the request options, the budget, memory,
+        citations, uploads; :data:`nb_tools.agent._saved_settings.SETTINGS` lists each
+        argument and how it is kept). Code (tools, the approver, the permission callable,
+        middlewares, event handlers), the sandbox and MCP authorization tokens are not
+        saved: give them again to :meth:`load`."""
         from nb_tools.agent._persist import save
 
         save(self, path)
@@ -294,12 +301,14 @@ class Agent:
         and win over what was saved. The next request carries the same messages, byte for
         byte.
 
-        A conversation file may come from someone else, so it restores the conversation
-        only: the approval policy, the rules and the server tools come from ``kwargs``
-        (default ``"ask"``, no rules, none). With ``trust_settings=True`` the file's rules
-        and server tools are used too, and its
-        policy is used when it is stricter than the caller's (``deny`` / ``read-only`` <
-        ``ask`` < ``auto``): a file never loosens the session's policy."""
+        A conversation file may come from someone else, so what loosens the approval
+        boundary is not taken from it: the approval policy, the rules, the server tools,
+        the MCP connector's servers and the memory folder come from ``kwargs`` (default
+        ``"ask"``, no rules, none). With ``trust_settings=True`` the file's rules, server
+        tools, MCP servers and memory are used too, and its policy is used when it is
+        stricter than the caller's (``deny`` / ``read-only`` < ``ask`` < ``auto``): a
+        file never loosens the session's policy. The other settings (thinking, sampling,
+        cache TTL, tool search, budget, citations, uploads, ...) always come back."""
         from nb_tools.agent._persist import load
 
         return load(cls, path, trust_settings=trust_settings, **kwargs)
@@ -315,18 +324,26 @@ class Agent:
 
         return from_notebook(cls, path, cell, **kwargs)
 
-    def request_preview(self, prompt: str = "") -> ModelRequest:
-        """The exact request the model would get if ``prompt`` were run now: the system
-        prompt, the conversation with ``prompt`` appended as the run would append it, the
-        tool specs (sorted, as sent), ``max_tokens`` and the request options (thinking,
-        tool choice, ...), built as the first turn builds it. Nothing is sent or changed. The
-        provider turns it into its wire format (``AnthropicProvider``: a Messages API body)."""
-        from nb_tools.agent._driver import TurnDriver
+    def request_preview(self, prompt: str = "", *, output: Any = None) -> ModelRequest:
+        """The exact request the model would get if ``prompt`` were run now (with
+        ``output=T`` as in ``run(prompt, output=T)``): the system prompt, the conversation
+        with ``prompt`` appended as the run would append it, the tool specs as sent (the
+        memory tool and ``final_result`` included when the run adds them), ``max_tokens``,
+        the request options (thinking, tool choice, structured outputs, MCP servers, ...)
+        and the betas, built by the code that builds the run's first request. Nothing is
+        sent or changed: with ``upload_attachments``, parts the run would upload first
+        are shown with their bytes, and a long conversation is shown before the run's
+        client-side clearing or summary. The provider turns it into its wire format
+        (``AnthropicProvider``: a Messages API body)."""
+        from nb_tools.agent._output import OutputType
+        from nb_tools.agent._prepare import prepare
 
+        out = OutputType.of(output) if output is not None else None
+        ready = prepare(self, self.provider, out)
         last = self.last_result
         conversation = Conversation(self.conversation.messages)
         conversation.add_prompt(prompt, last_stop_reason=last.stop_reason if last else None)
-        return TurnDriver(self, self.provider).build(self.tools, conversation.messages, None)
+        return ready.driver.build(ready.registry, conversation.messages, None)
 
     # -- running -------------------------------------------------------------------------
 
@@ -425,7 +442,7 @@ class Agent:
 
 def check_provider(provider: object) -> None:
     """A ``TypeError`` naming what ``provider`` lacks of the :class:`Provider` interface."""
-    members = ("name", "model", "features", "limits", "count_tokens", "take_over_retries")
+    members = ("name", "model", "features", "limits", "price", "count_tokens", "take_over_retries")
     absent = object()
     missing = [
         m for m in (*members, "stream") if inspect.getattr_static(provider, m, absent) is absent

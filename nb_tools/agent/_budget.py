@@ -6,28 +6,26 @@ from the one rough count (:func:`nb_tools.model.estimate_tokens`: 3.5 characters
 an image or document part at 1,600 tokens; no credit for the prompt cache), and as many
 output tokens as the previous turn wrote (none guessed for a run's first turn: it is
 checked against what sending its request costs, so a small budget starts when the request
-fits), priced with the model's list price (``nb_tools.model._pricing``). A model without a
-known price costs 0, so a budget never pauses it.
+fits), priced with the price the provider declares for its model (``Provider.price()``:
+Claude's and OpenAI's list prices, or the ``price=`` given to the provider).
+
+A budget needs a price: with ``budget_usd`` set and a model the provider has no price
+for (a local model, a new release), the run does not send its first request and says
+why and how to give one; it never runs as if the budget were not there.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
-from nb_tools.model import (
-    CHARS_PER_TOKEN,
-    ModelRequest,
-    Usage,
-    cost_usd,
-    estimate_tokens,
-    price_for,
-)
+from nb_tools.model import CHARS_PER_TOKEN, ModelRequest, Price, Provider, Usage, estimate_tokens
+from nb_tools.model._pricing import priced
 
 
-def estimate_turn_cost(model: str, request: ModelRequest, previous: Usage | None = None) -> float:
-    """The estimated USD cost of sending ``request`` to ``model``."""
-    price = price_for(model)
+def estimate_turn_cost(
+    price: Price | None, request: ModelRequest, previous: Usage | None = None
+) -> float:
+    """The estimated USD cost of sending ``request`` at ``price``."""
     if price is None:
         return 0.0
     output = previous.output_tokens if previous is not None else 0
@@ -40,12 +38,31 @@ def money(usd: float) -> str:
     return f"${usd:.4f}"
 
 
+def unpriced(budget_usd: float, provider: Provider) -> str:
+    """Why a budget cannot be kept on a model without a price (a run does not start)."""
+    return (
+        f"no price is known for {provider.model!r} ({provider.name}), so what it spends "
+        f"cannot be counted against the {money(budget_usd)} budget. Give the provider a "
+        "price in USD per million tokens (e.g. OpenAIProvider(model, base_url=..., "
+        "price=nb_tools.model.Price(input=0.5, output=1.5))), or run without a budget "
+        "(budget_usd=None; in a notebook, unset NB_TOOLS_BUDGET_USD)."
+    )
+
+
 def over_budget(
-    budget_usd: float, spent: Usage, model: str, request: ModelRequest, previous: Usage | None
+    budget_usd: float,
+    spent: Usage,
+    provider: Provider,
+    request: ModelRequest,
+    previous: Usage | None,
 ) -> str | None:
     """Why sending ``request`` would probably take a run that has spent ``spent`` past
-    ``budget_usd`` (what was spent against what was allowed), or None when it fits."""
-    estimate = estimate_turn_cost(model, request, previous)
+    ``budget_usd`` (what was spent against what was allowed), or that its cost cannot be
+    known (the provider has no price for the model); None when it fits."""
+    price = provider.price()
+    if price is None:
+        return "Not sent: " + unpriced(budget_usd, provider)
+    estimate = estimate_turn_cost(price, request, previous)
     if spent.cost_usd + estimate <= budget_usd:
         return None
     allowed = money(budget_usd)
@@ -63,7 +80,7 @@ def over_budget(
     )
 
 
-def estimated_usage(model: str, request: ModelRequest, output_chars: int) -> Usage:
+def estimated_usage(price: Price | None, request: ModelRequest, output_chars: int) -> Usage:
     """What a request whose reply was cut off (a stop mid-stream) probably cost: its input
     counted with :func:`~nb_tools.model.estimate_tokens`, the output from the characters
     received; marked ``estimated``."""
@@ -72,4 +89,4 @@ def estimated_usage(model: str, request: ModelRequest, output_chars: int) -> Usa
         output_tokens=math.ceil(output_chars / CHARS_PER_TOKEN),
         estimated=True,
     )
-    return dataclasses.replace(usage, cost_usd=cost_usd(model, usage))
+    return priced(usage, price)

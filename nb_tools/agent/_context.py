@@ -26,7 +26,7 @@ from nb_tools.model import (
 from nb_tools.model._limits import BETA_COMPACTION, BETA_CONTEXT_MANAGEMENT
 
 if TYPE_CHECKING:
-    from nb_tools.agent._conversation import Conversation
+    pass
 
 # The API's image limits: bytes and pixels per side; fewer pixels when a request holds more
 # than MANY_IMAGES images.
@@ -291,24 +291,6 @@ def fit_image(part: Part, side: int = MAX_IMAGE_SIDE) -> tuple[Part | None, str]
             return Part(kind="image", media_type=media, data=data, title=part.title), why
         scale *= 0.7
     return None, "it could not be made smaller than 5 MB"
-
-
-async def upload_attachments(provider: object, conversation: Conversation) -> None:
-    """Put the newest prompt's attachments in the provider's file store (Claude's Files
-    API) and name them by ``file_id`` from then on: uploaded once, not sent again each
-    turn. A provider without a file store (no ``upload_file``) sends the bytes."""
-    upload = getattr(provider, "upload_file", None)
-    messages = list(conversation.messages)
-    if upload is None or not messages or messages[-1].role != "user":
-        return
-    blocks = []
-    for block in messages[-1].content:
-        if isinstance(block, ImageBlock) and not block.part.file_id:
-            file_id = await upload(block.part)
-            block = ImageBlock(part=dataclasses.replace(block.part, file_id=file_id))
-        blocks.append(block)
-    messages[-1] = dataclasses.replace(messages[-1], content=tuple(blocks))
-    conversation.replace(messages)
 
 
 def attachment_parts(items: Iterable[object]) -> list[Part]:

@@ -442,6 +442,10 @@ async def amap(
 
         mws = (*mws, ship_to(tool_executor, registry))
     provider = _provider(model)
+    if budget_usd is not None and provider.price() is None:
+        from nb_tools.agent._budget import unpriced
+
+        raise ValueError(f"nb_tools.map: {unpriced(budget_usd, provider)}")
     from nb_tools.agent._map_batch import has_batches
 
     batched = backend == "batch" and has_batches(provider)

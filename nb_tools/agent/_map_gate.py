@@ -22,6 +22,7 @@ from nb_tools.model import (
     ModelEvent,
     ModelLimits,
     ModelRequest,
+    Price,
     Provider,
     RequestFeatures,
     ResponseEvent,
@@ -126,6 +127,9 @@ class GatedProvider:
 
     def take_over_retries(self) -> int:
         return self.inner.take_over_retries()
+
+    def price(self) -> Price | None:
+        return self.inner.price()
 
     def __getattr__(self, name: str) -> object:
         # Optional provider hooks (output_options, upload_file, ...) pass through.

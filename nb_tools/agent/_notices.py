@@ -19,6 +19,7 @@ NoticeKind: TypeAlias = Literal[
     "output_retry",
     "budget",
     "credentials",
+    "upload_failed",
 ]
 
 
@@ -49,7 +50,8 @@ class RunNotice:
     "retry_max_tokens", "server_tool_skipped", "image_resized", "image_dropped",
     "pause_turn", "instructions" (the project instruction files read into the system
     prompt), "context" (what was added to the prompt: ``@`` mentions, the cell),
-    "output_retry", "budget", "credentials" (which credential the provider uses when
+    "output_retry", "budget", "upload_failed" (a file sent inline: its upload failed),
+    "credentials" (which credential the provider uses when
     another one is configured too)."""
 
     kind: NoticeKind

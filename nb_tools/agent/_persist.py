@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nb_tools.agent._conversation import Conversation
+from nb_tools.agent._saved_settings import saved_settings, settings_kwargs
 from nb_tools.model import Message, Usage
 
 if TYPE_CHECKING:
@@ -169,6 +170,7 @@ def agent_dict(agent: Agent) -> dict[str, Any]:
             ],
         },
         "request_options": _without_tokens(_fields(getattr(agent, "request_options", None))),
+        **{k: encode(v) for k, v in saved_settings(agent).items()},
         "usage": encode(agent.usage),
         "messages": encode_messages(agent.messages),
     }
@@ -190,18 +192,6 @@ def _fields(value: Any) -> dict[str, Any] | None:
     if value is None or not dataclasses.is_dataclass(value):
         return None
     return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
-
-
-def _restore(cls: type, data: Mapping[str, Any]) -> Any:
-    hints = _hints(cls)
-    kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name in data:
-            item = decode(data[f.name])
-            kwargs[f.name] = (
-                tuple(item) if isinstance(item, list) and _is_tuple(hints.get(f.name)) else item
-            )
-    return cls(**kwargs)
 
 
 def save(agent: Agent, path: str | os.PathLike[str]) -> None:
@@ -241,9 +231,10 @@ def load(
     trust_settings: bool = False,
     **overrides: Any,
 ) -> Agent:
-    """See :meth:`Agent.load`: the conversation always; the policy, the rules and the
-    server tools (which the API runs without asking) only with ``trust_settings``, and
-    never a policy looser than the caller's."""
+    """See :meth:`Agent.load`: the conversation and the saved settings always; those
+    that loosen the boundary (:data:`~nb_tools.agent._saved_settings.SETTINGS`: the
+    policy, the rules, server tools, MCP servers, memory) only with ``trust_settings``,
+    and never a policy looser than the caller's. The caller's ``overrides`` win."""
     from nb_tools.agent._approval import check_policy, stricter_policy
 
     try:
@@ -268,6 +259,7 @@ def load(
         "max_turns": data.get("max_turns", 25),
         "max_tokens": data.get("max_tokens"),
         "messages": decode_messages(data.get("messages", [])),
+        **settings_kwargs(data, trust=trust_settings),
     }
     kwargs.update(overrides)
     chosen = check_policy(overrides.get("approval", "ask"))
@@ -278,17 +270,7 @@ def load(
     usage = decode(data.get("usage"))
     if isinstance(usage, Usage) and not isinstance(kwargs["messages"], Conversation):
         kwargs["messages"] = Conversation(kwargs["messages"], usage)
-    agent = cls(**kwargs)
-    options = data.get("request_options")
-    if options is not None and hasattr(agent, "request_options"):
-        restored = _restore(type(agent.request_options), options)
-        if not trust_settings:  # the API runs these without asking: settings, not talk
-            own = agent.request_options
-            restored = dataclasses.replace(
-                restored, server_tools=own.server_tools, mcp_servers=own.mcp_servers
-            )
-        agent.request_options = restored
-    return agent
+    return cls(**kwargs)
 
 
 # -- conversations stored once across transcripts (format: docs/transcript.md) ----------

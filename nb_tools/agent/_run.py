@@ -26,7 +26,6 @@ from nb_tools.agent._approval import (
     source_label,
 )
 from nb_tools.agent._budget import estimated_usage, over_budget
-from nb_tools.agent._context import upload_attachments
 from nb_tools.agent._deciders import (
     ask_person,
     decided_event,
@@ -56,15 +55,15 @@ from nb_tools.agent._output import (
     DEFAULT_RETRIES,
     FINAL_TOOL,
     INVALID_OUTPUT,
-    FinalResultTool,
     OutputState,
     OutputType,
-    output_options,
 )
+from nb_tools.agent._prepare import prepare
 from nb_tools.agent._replay import ReplayedCall, remember_tools, replay_code
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import sendable
+from nb_tools.agent._uploads import Uploader
 from nb_tools.model import (
     ModelError,
     ModelRequest,
@@ -253,29 +252,10 @@ class Run:
     ) -> None:
         """Add the prompt and get the tools, the provider and the request builder; with
         ``output``, ask for it the provider's way or add the ``final_result`` tool."""
-        self.registry = self.agent.tools
         self.provider = self.agent.provider
-        self.driver = TurnDriver(self.agent, self.provider)
-        if self.agent.memory is not None:
-            from nb_tools.builtin import MemoryTool
-
-            self.registry = self.registry.clone()
-            self.registry.add(MemoryTool(self.agent.memory))
-        if output is not None:
-            options = output_options(self.provider, output)
-            self.output = OutputState(
-                type=output, native=options is not None, retries=output_retries
-            )
-            if options is not None:
-                self.driver.policy.output_options = options
-            else:
-                if self.registry.get(FINAL_TOOL) is not None:
-                    raise ValueError(
-                        f"Agent.run(output=...): a tool named {FINAL_TOOL} is registered, "
-                        "and the run needs that name for the answer; rename the tool"
-                    )
-                self.registry = self.registry.clone()
-                self.registry.add(FinalResultTool(self.output))
+        ready = prepare(self.agent, self.provider, output, output_retries)
+        self.uploader = Uploader(self.provider, self.emit)
+        self.registry, self.driver, self.output = ready.registry, ready.driver, ready.output
         self.executor = Executor(self.registry, *self.agent.middlewares)
         remember_tools(self.registry)
         if self.agent.citations:
@@ -304,8 +284,6 @@ class Run:
         self.task = asyncio.current_task()
         try:
             self.start(prompt, attachments, output, output_retries)
-            if attachments and self.agent.upload_attachments:
-                await upload_attachments(self.provider, self.conversation)
             result = await self._turns()
             self.finishing = True
         except asyncio.CancelledError:
@@ -339,13 +317,15 @@ class Run:
 
     async def turn(self, max_tokens: int | None = None) -> TurnOutcome:
         """One model request and its reply's tool calls, decided, run and answered."""
+        if self.agent.upload_attachments:  # files in the newest message, sent once
+            await self.uploader.send_new(self.conversation)
         try:
             request, notes = await self.driver.request(self.registry, max_tokens)
         except ModelError as exc:
             return await self._failed(str(exc), exc.status)
         budget = self.agent.budget_usd
         if budget is not None:
-            why = over_budget(budget, self.usage, self.provider.model, request, self.last_usage)
+            why = over_budget(budget, self.usage, self.provider, request, self.last_usage)
             if why is not None:
                 await self.emit(RunNotice(kind="budget", message=why))
                 return Finished("budget")
@@ -618,7 +598,7 @@ class Run:
         self.partial = []
         events: list[Event] = []
         if self.in_flight is not None:  # sent and partly answered: it is billed all the same
-            cut = estimated_usage(self.provider.model, self.in_flight, self.received)
+            cut = estimated_usage(self.provider.price(), self.in_flight, self.received)
             self.in_flight = None
             self.usage = self.usage + cut
             self.last_usage = cut

@@ -530,8 +530,13 @@ def _restricting_rule(rules: PermissionRules, name: str) -> RuleMatch | None:
 
 
 def _names_a_file(messages: Sequence[Message]) -> bool:
-    """Whether an attachment of the conversation is named by a ``file_id``."""
-    return any(isinstance(b, ImageBlock) and b.part.file_id for m in messages for b in m.content)
+    """Whether an attachment or a tool result's part is named by a ``file_id``."""
+    return any(
+        (isinstance(b, ImageBlock) and b.part.file_id)
+        or (isinstance(b, ToolResultBlock) and any(p.file_id for p in b.result.parts))
+        for m in messages
+        for b in m.content
+    )
 
 
 def _unthought_tool_turn(messages: Sequence[Message]) -> bool:

@@ -4,7 +4,7 @@ The providers live in :mod:`nb_tools.model.anthropic` and :mod:`nb_tools.model.o
 :func:`provider_for` picks one from a model name. No SDK is imported until a request is made.
 """
 
-from nb_tools.model._pricing import cost_usd, price_for
+from nb_tools.model._pricing import Price, cost_usd, price_for
 from nb_tools.model._provider import (
     DEFAULT_MAX_TOKENS,
     BaseProvider,
@@ -59,6 +59,7 @@ __all__ = [
     "ModelRequest",
     "OtherBlock",
     "Part",
+    "Price",
     "Provider",
     "RedactedThinkingBlock",
     "RequestFeatures",

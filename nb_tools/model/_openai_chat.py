@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nb_tools.model._openai_pricing import openai_cost
+from nb_tools.model._pricing import Price, priced
 from nb_tools.model._provider import (
     ModelEvent,
     ResponseEvent,
@@ -171,7 +171,7 @@ class ChatTurn:
         # No index, no id, no name: the continuation of the calls in order.
         return self.calls[max(0, len(self.calls) - count + position)]
 
-    def finish(self, model: str) -> ResponseEvent:
+    def finish(self, model: str, price: Price | None = None) -> ResponseEvent:
         blocks: list[Block] = []
         extra: dict[str, Any] = {}
         message_extra = {k: v for k, v in self.extra.items() if v not in ("", [], {})}
@@ -198,7 +198,7 @@ class ChatTurn:
         return ResponseEvent(
             message=Message(role="assistant", content=tuple(blocks)),
             stop_reason=stop,
-            usage=openai_cost(model, self.usage),
+            usage=priced(self.usage, price),
         )
 
 

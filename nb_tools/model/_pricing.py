@@ -1,7 +1,10 @@
-"""What a model turn cost, from a small per-family price table (USD per million tokens).
+"""What a model turn cost: :class:`Price` (USD per million tokens), the one cost formula
+(:func:`usage_cost`), and Claude's small per-family price table. Each provider declares
+its model's price (``Provider.price()``); OpenAI's table is
+:mod:`nb_tools.model._openai_pricing`.
 
-Prompt-cache writes cost 1.25x the input price (5-minute cache) or 2x (1-hour cache), and
-cache reads 0.1x.
+Claude: prompt-cache writes cost 1.25x the input price (5-minute cache) or 2x (1-hour
+cache), and cache reads 0.1x.
 Thinking tokens are part of the output tokens (billed as output); a server-side web search
 costs $10 per thousand searches, web fetch nothing beyond its tokens.
 A newer version of a known family takes that family's latest known price; a model of an
@@ -26,6 +29,8 @@ class Price:
 
     input: float
     output: float
+    cached_input: float | None = None
+    """A prompt-cache read; None: 0.1x the input price (Claude's rule)."""
 
     @property
     def cache_write(self) -> float:
@@ -37,7 +42,7 @@ class Price:
 
     @property
     def cache_read(self) -> float:
-        return self.input * 0.1
+        return self.input * 0.1 if self.cached_input is None else self.cached_input
 
 
 # Per family: (lowest version the price applies to, price), newest first.
@@ -74,9 +79,8 @@ def price_for(model: str) -> Price | None:
     return None
 
 
-def cost_usd(model: str, usage: Usage) -> float:
-    """What ``usage`` cost on ``model``; 0.0 when the model has no known price."""
-    price = price_for(model)
+def usage_cost(price: Price | None, usage: Usage) -> float:
+    """What ``usage`` cost at ``price``; 0.0 when there is no price."""
     if price is None:
         return 0.0
     return (
@@ -89,6 +93,21 @@ def cost_usd(model: str, usage: Usage) -> float:
     ) / 1_000_000 + usage.web_search_requests * WEB_SEARCH_USD
 
 
-def with_cost(model: str, usage: Usage) -> Usage:
-    """``usage`` with ``cost_usd`` filled in for ``model``."""
-    return dataclasses.replace(usage, cost_usd=cost_usd(model, usage))
+def priced(usage: Usage, price: Price | None) -> Usage:
+    """``usage`` with ``cost_usd`` filled in at ``price``; unchanged when there is none."""
+    if price is None:
+        return usage
+    return dataclasses.replace(usage, cost_usd=usage_cost(price, usage))
+
+
+def cost_usd(model: str, usage: Usage) -> float:
+    """What ``usage`` cost on the Claude model ``model``; 0.0 when it has no known price."""
+    return usage_cost(price_for(model), usage)
+
+
+def with_cost(model: str, usage: Usage, price: Price | None = None) -> Usage:
+    """``usage`` with ``cost_usd`` filled in at ``price`` (default: the Claude model
+    ``model``'s)."""
+    return dataclasses.replace(
+        usage, cost_usd=usage_cost(price if price is not None else price_for(model), usage)
+    )

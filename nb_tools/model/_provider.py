@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from nb_tools.model._pricing import Price
 from nb_tools.model._types import (
     Message,
     ServerToolResultBlock,
@@ -202,6 +203,11 @@ class Provider(Protocol):
         estimate (:func:`nb_tools.model.estimate_tokens`)."""
         ...
 
+    def price(self) -> Price | None:
+        """What :attr:`model` costs (USD per million tokens), or None when unknown: its
+        replies then cost $0 and a run with a budget refuses to start."""
+        ...
+
     def take_over_retries(self) -> int:
         """For a caller that retries failed requests itself and shows each retry (the
         agent): how many retries to make; 0 when the provider keeps its own."""
@@ -230,6 +236,10 @@ class BaseProvider:
         from nb_tools.model._tokens import estimate_tokens
 
         return estimate_tokens(request)
+
+    def price(self) -> Price | None:
+        """Unknown: replies cost $0 and a budget cannot be kept (the run says so)."""
+        return None
 
     def take_over_retries(self) -> int:
         return 0

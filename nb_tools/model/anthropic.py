@@ -46,7 +46,7 @@ from nb_tools.model._defaults import (
     real_requests_blocked,
 )
 from nb_tools.model._limits import CLAUDE_FEATURES, limits_for
-from nb_tools.model._pricing import price_for, with_cost
+from nb_tools.model._pricing import Price, price_for, priced
 from nb_tools.model._provider import (
     ModelError,
     ModelEvent,
@@ -105,7 +105,9 @@ class AnthropicProvider(RetryHandover):
     server, a local proxy) needs no key. The SDK retries 408/409/429/5xx/529
     and connection failures ``max_retries`` times; what still fails becomes a
     :class:`ModelError`. ``cache`` marks prompt-cache breakpoints on the tools, the system
-    prompt and the newest message.
+    prompt and the newest message. ``price``: USD per million tokens
+    (:class:`~nb_tools.model.Price`); default: the model's list price
+    (:mod:`nb_tools.model._pricing`).
     """
 
     def __init__(
@@ -118,8 +120,10 @@ class AnthropicProvider(RetryHandover):
         timeout: float = 600.0,
         client: AsyncAnthropic | None = None,
         cache: bool = True,
+        price: Price | None = None,
     ) -> None:
         self._model = model or default_model()
+        self._price = price
         self._api_key = api_key
         self._base_url = base_url
         self.max_retries = client.max_retries if client is not None else max_retries
@@ -127,7 +131,7 @@ class AnthropicProvider(RetryHandover):
         self._client = client
         self.cache = cache
         # False when the model has no known price: its cost is reported as 0.
-        self.priced = price_for(self._model) is not None
+        self.priced = self.price() is not None
         self._warned_unpriced = False
         self._warn_deprecated = True
         self._encoder = RequestEncoder(self._model)
@@ -144,6 +148,11 @@ class AnthropicProvider(RetryHandover):
 
     def limits(self) -> ModelLimits:
         return limits_for(self._model)
+
+    def price(self) -> Price | None:
+        """The ``price=`` given, else the Claude model's list price (by family and
+        version), else None."""
+        return self._price if self._price is not None else price_for(self._model)
 
     @property
     def base_url(self) -> str:
@@ -394,7 +403,7 @@ class AnthropicProvider(RetryHandover):
         if not self.priced and not self._warned_unpriced:
             self._warned_unpriced = True
             log.warning("no price known for model %r: its cost is reported as $0", self._model)
-        return with_cost(self._model, usage)
+        return priced(usage, self.price())
 
     def _status_error(self, err: Any) -> ModelError:
         error_type, detail = error_detail(err.body, err.message)

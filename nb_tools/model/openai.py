@@ -26,7 +26,8 @@ from nb_tools.model._openai_chat import ChatTurn
 from nb_tools.model._openai_convert import REASONING, chat_body, freeform_arguments, responses_body
 from nb_tools.model._openai_errors import connection_error, status_error, stream_error
 from nb_tools.model._openai_limits import openai_limits, served_limits
-from nb_tools.model._openai_pricing import openai_cost
+from nb_tools.model._openai_pricing import openai_price
+from nb_tools.model._pricing import Price, priced
 from nb_tools.model._provider import (
     ModelError,
     ModelEvent,
@@ -66,6 +67,9 @@ class OpenAIProvider(RetryHandover):
     whether the server takes a tool result's images (default: only OpenAI itself; others
     get a note that they were left out). ``structured_outputs``: whether the server takes
     a JSON Schema for the reply (``response_format``; default: only OpenAI itself).
+    ``price``: USD per million tokens (:class:`~nb_tools.model.Price`); default: OpenAI's
+    list price for OpenAI's models (:mod:`nb_tools.model._openai_pricing`), none for
+    another server's (a run with ``budget_usd`` then refuses to start).
 
     Limits: OpenAI's models from a table; another server's model from what its
     ``GET /v1/models`` reports (vLLM's ``max_model_len``), asked once before the first
@@ -85,10 +89,12 @@ class OpenAIProvider(RetryHandover):
         max_retries: int = 4,
         timeout: float = 600.0,
         client: AsyncOpenAI | None = None,
+        price: Price | None = None,
     ) -> None:
         if api not in ("chat", "responses"):
             raise ValueError(f"OpenAIProvider: api must be 'chat' or 'responses', not {api!r}")
         self._model = model
+        self._price = price
         self.api: Api = api
         self.name = name
         self._base_url = base_url
@@ -116,6 +122,13 @@ class OpenAIProvider(RetryHandover):
             structured_outputs=self.structured_outputs,
             optional_max_tokens=True,
         )
+
+    def price(self) -> Price | None:
+        """The ``price=`` given, else OpenAI's list price for OpenAI's own models (None
+        for another server's: it is not OpenAI's to price)."""
+        if self._price is not None:
+            return self._price
+        return openai_price(self._model) if self.name == "openai" else None
 
     def limits(self) -> ModelLimits:
         if self._served is not None:
@@ -219,7 +232,7 @@ class OpenAIProvider(RetryHandover):
                 "reason); run the turn again",
                 retryable=True,
             )
-        yield turn.finish(self._model)
+        yield turn.finish(self._model, self.price())
 
 
 def _sdk() -> Any:
@@ -283,7 +296,7 @@ class _ResponsesTurn:
             )
         return []
 
-    def finish(self, model: str) -> ResponseEvent:
+    def finish(self, model: str, price: Price | None = None) -> ResponseEvent:
         blocks: list[Block] = []
         calls = 0
         for _, item in sorted(self.items.items()):
@@ -326,7 +339,7 @@ class _ResponsesTurn:
         return ResponseEvent(
             message=Message(role="assistant", content=tuple(blocks)),
             stop_reason=stop,
-            usage=openai_cost(model, self.usage),
+            usage=priced(self.usage, price),
         )
 
 

@@ -15,6 +15,7 @@ from nb_tools.model import (
     ModelEvent,
     ModelLimits,
     ModelRequest,
+    Price,
     RequestFeatures,
     ResponseEvent,
     ServerToolEvent,
@@ -31,6 +32,7 @@ from nb_tools.model import (
     Usage,
 )
 from nb_tools.model._limits import CLAUDE_FEATURES, limits_for
+from nb_tools.model._pricing import price_for
 from nb_tools.testing._script import Fault, Reply, Step
 
 TEXT_CHUNKS = 3
@@ -99,7 +101,9 @@ class ScriptedModel(BaseProvider):
     It scripts the Messages API's shapes (thinking, server tools), so by default it
     declares what Claude's API takes: ``limits`` (default: the Claude model ``model`` names,
     the newest family's for another name) and ``features``; pass others to stand in for
-    another provider."""
+    another provider. ``price``: by default the Claude model's list price, and $0 for
+    another name (a scripted reply costs what its ``usage`` says); None stands in for a
+    model without a known price."""
 
     name = "ScriptedModel"
 
@@ -111,8 +115,12 @@ class ScriptedModel(BaseProvider):
         check: bool = True,
         limits: ModelLimits | None = None,
         features: RequestFeatures | None = None,
+        price: Price | str | None = "claude",
     ) -> None:
         self._limits = limits if limits is not None else limits_for(model)
+        self._price = (
+            (price_for(model) or Price(input=0.0, output=0.0)) if price == "claude" else price
+        )
         self.features = features if features is not None else CLAUDE_FEATURES
         self._script = list(script)
         self._model = model
@@ -129,6 +137,9 @@ class ScriptedModel(BaseProvider):
 
     def limits(self) -> ModelLimits:
         return self._limits
+
+    def price(self) -> Price | None:
+        return self._price if isinstance(self._price, Price) else None
 
     @property
     def remaining(self) -> int:

@@ -32,7 +32,7 @@ from nb_tools.model import ModelRequest, Usage
 from nb_tools.model._anthropic_convert import request_from_api
 from nb_tools.testing._batches import ROUTE as BATCH_ROUTE
 from nb_tools.testing._cache import PromptCache
-from nb_tools.testing._files import file_problem, upload
+from nb_tools.testing._files import FilesRoutes, file_problem
 from nb_tools.testing._script import Fault, Reply, ScriptedCall, Step
 from nb_tools.testing._sse import (
     check_body,
@@ -135,7 +135,12 @@ class FakeMessagesServer:
         self.requests: list[RecordedRequest] = []
         self.files: dict[str, dict[str, Any]] = {}
         """Files uploaded to ``POST /v1/files`` (the Files API), by id: their metadata and,
-        under ``"data"``, their bytes."""
+        under ``"data"``, their bytes (:mod:`nb_tools.testing._files` serves the rest of
+        the Files API: list, metadata, download, delete)."""
+        self._upload_faults = 0
+        self.upload_fault: Fault | None = None
+        """With a :class:`Fault`: the next ``times`` uploads are answered with its status
+        and message (e.g. ``Fault(status=413)``, a file too large)."""
         self._steps: collections.deque[Step] = collections.deque(script or ())
         self._fault_uses = 0
         self._served = 0
@@ -322,7 +327,7 @@ class _HTTPServer(ThreadingHTTPServer):
             _hang_up(conn)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FilesRoutes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else every streamed reply stalls ~40 ms (delayed ACK)
     server: _HTTPServer
@@ -333,6 +338,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         fake = self.server.fake
+        if self._files("GET"):
+            return
         path = self.path.split("?")[0]
         m = BATCH_ROUTE.match(path)
         if m is not None and m["id"] and m["action"] in (None, "results"):
@@ -431,16 +438,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     api_error: Callable[[int, str], Mapping[str, Any]] = staticmethod(error_body)
     """The API's error object for a status and a message."""
-
-    def _upload(self, fake: FakeMessagesServer) -> None:
-        """``POST /v1/files``: a multipart upload (the Files API, a beta)."""
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=raw))
-        status, answer = upload(fake.files, headers, raw, fake.new_id("file"))
-        self._send_json(
-            status, answer if status == 200 else self.api_error(status, answer["message"])
-        )
 
     def _read_body(self) -> tuple[Any, str | None]:
         """The POSTed body, parsed and recorded; with the problem when it is not JSON (the

@@ -121,6 +121,7 @@ async def test_a_base_provider_has_every_default() -> None:
     assert await provider.count_tokens(request) == estimate_tokens(request)
     assert provider.take_over_retries() == 0
     assert provider.limits() == ModelLimits()
+    assert provider.price() is None
     assert (await Agent(provider, tools=[]).run("x")).text == "hi"
 
 
@@ -134,7 +135,7 @@ def test_an_object_that_is_not_a_provider_is_refused_by_name() -> None:
     with pytest.raises(TypeError) as err:
         Agent(Half(), tools=[])  # type: ignore[arg-type]
     assert str(err.value) == (
-        "Agent: Half is not a Provider: it lacks name, features, limits, count_tokens, "
+        "Agent: Half is not a Provider: it lacks name, features, limits, price, count_tokens, "
         "take_over_retries; subclass nb_tools.model.BaseProvider, which declares them (see "
         "'Adding a provider' in the docs)"
     )
