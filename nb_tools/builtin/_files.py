@@ -105,7 +105,7 @@ class _FileTool:
         except ValueError:
             return False
         raw = str(parsed[self.path_key])
-        if self.workspace.is_protected(raw):
+        if self.workspace.is_protected(raw, write=self.writes):
             return True
         if not self._binds(parsed):
             return False

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import sys
 from pathlib import Path
 
 from nb_tools.sandbox._fsrules import home_dot_entries, homes_in, hooks_path
@@ -34,6 +33,7 @@ from nb_tools.sandbox._hide import (
     unix_sockets,
 )
 from nb_tools.sandbox._policy import SandboxPolicy
+from nb_tools.sandbox._protection import interpreter_dirs
 
 __all__ = ["bwrap_argv"]
 
@@ -160,11 +160,11 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
     keep += [
         p for h in homes_in(root) for p in home_dot_entries(h, programs=True) if p.name != ".git"
     ]
-    for prefix in {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)}:
-        # The kernel's own environment (a .venv in the workspace): what it imports and
-        # the programs in its bin/ run later outside the sandbox.
-        if Path(prefix).is_relative_to(root) and os.path.isdir(prefix):
-            out += ["--ro-bind", prefix, prefix]
+    for prefix in interpreter_dirs():
+        # The kernel's own environment (a .venv in the workspace), the user site: what it
+        # imports and the programs in its bin/ run later outside the sandbox.
+        if prefix.is_relative_to(root) and prefix.is_dir():
+            out += ["--ro-bind", str(prefix), str(prefix)]
     ipython = os.environ.get("IPYTHONDIR")
     if ipython:
         keep.append(Path(os.path.realpath(ipython)))

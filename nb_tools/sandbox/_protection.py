@@ -20,21 +20,28 @@ ignorable format characters (U+200C, U+FEFF, which HFS+ drops), trailing dots an
 from __future__ import annotations
 
 import functools
+import os
 import re
+import site
+import sys
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 __all__ = [
     "KINDS",
+    "PREFIX_REASON",
     "TABLE",
     "WHERE",
     "Entry",
     "Matcher",
     "fold_name",
+    "interpreter_dirs",
     "is_secret",
     "matcher",
+    "prefix_reason",
     "protection_of",
     "write_protected",
 ]
@@ -438,3 +445,36 @@ def write_protected(parts: Sequence[str]) -> str | None:
 def is_secret(parts: Sequence[str]) -> bool:
     """Whether the path made of ``parts`` is, or is inside, a secret of the table."""
     return SECRETS.first(parts) is not None
+
+
+# -- the interpreter's own folders, derived at run time ----------------------------------
+
+PREFIX_REASON = (
+    "the kernel's own Python environment (sys.prefix): what it imports and the programs in "
+    "its bin/ run later outside the sandbox"
+)
+"""Why a path in :func:`interpreter_dirs` is protected (a row of the docs' table too)."""
+
+
+def interpreter_dirs() -> tuple[Path, ...]:
+    """The folders of the running interpreter a write there would change for every later
+    start: ``sys.prefix``, ``sys.exec_prefix`` (a virtualenv's ``bin/python``,
+    ``site-packages``, ``.pth`` files) and the user site (``~/.local/lib/pythonX/site-
+    packages``: a ``usercustomize.py`` or ``.pth`` there runs at every start-up), as
+    realpaths. Read at every call (a test or a kernel may change ``sys.prefix``)."""
+    raw = [sys.prefix, sys.exec_prefix]
+    user_site = getattr(site, "USER_SITE", None) or ""
+    if isinstance(user_site, str) and user_site:
+        raw.append(user_site)
+    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in raw))
+
+
+def prefix_reason(root: Path, path: Path) -> str | None:
+    """Why ``path`` (absolute) is protected as part of an interpreter folder that is, or
+    lies inside, the workspace ``root`` (one that holds the root, such as ``/usr`` for a
+    workspace under ``/usr/src``, does not make the workspace protected), or ``None``. The
+    sandbox binds the same folders read-only (``_bwrap``)."""
+    for d in interpreter_dirs():
+        if d.is_relative_to(root) and path.is_relative_to(d):
+            return PREFIX_REASON
+    return None
