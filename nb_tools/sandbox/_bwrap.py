@@ -16,7 +16,7 @@ import glob
 import os
 from pathlib import Path
 
-from nb_tools.sandbox._fsrules import home_dot_entries, homes_in, hooks_path
+from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
 from nb_tools.sandbox._hide import (
     GIT_PROTECTED,
     HOME_SECRETS,
@@ -133,7 +133,8 @@ def bwrap_argv(
 
 def _protect(root: Path, found: ScanResult) -> list[str]:
     """Re-bind read-only what in a writable root runs code later or holds the rules: each
-    repository's hooks, config and ``core.hooksPath`` folder (bare ones too), the protection
+    repository's hooks, config, the files its config includes and ``core.hooksPath``
+    folder (bare ones too), the protection
     table's paths the scan found, a home's dot-entries, and the folders the scan did not
     read (what is in them is unknown). Each repository's ``.git`` is first bound onto
     itself, so that it is a mount point: it cannot be renamed away and replaced."""
@@ -151,9 +152,11 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
             _mkdir(dot / "hooks")
         keep += [repo / rel for rel in GIT_PROTECTED]
         keep += _hooks_path(root, repo)
+        keep += config_includes(repo)  # read as its config: as guarded as the config
     for repo in found.bare:
         _mkdir(repo / "hooks")
         keep += [repo / "hooks", repo / "config", *_hooks_path(root, repo)]
+        keep += config_includes(repo)
     _mkdir(root / ".nb_tools")
     keep += [root / ".nb_tools", *found.writes, *found.protected, *found.unscanned]
     # A home's .git is a repository like any other: its hooks and config (above).
