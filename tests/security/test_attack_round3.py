@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -197,6 +195,9 @@ async def test_10_a_read_only_looking_command_writes_nothing(ws: Path, approval:
     )
     await _bash(ws, command, approval)
     assert sorted(p.name for p in ws.iterdir()) == ["a.txt"]
+    ran = await run(ws, command, approved=False)  # the sandbox alone, whatever the vote
+    assert "Read-only file system" in str(ran.content)
+    assert sorted(p.name for p in ws.iterdir()) == ["a.txt"]
 
 
 # -- start-up hooks bash could plant under auto --------------------------------------------
@@ -224,7 +225,8 @@ async def test_11_bash_under_auto_plants_no_start_up_hook(ws: Path, rel: str) ->
     (ws / "home/ann").mkdir(parents=True)
     (ws / "home/ann/.bashrc").write_text("# a home\n")
     q = json.dumps(rel)
-    await _bash(ws, f'mkdir -p "$(dirname {q})"; echo "import os" > {q}', "auto")
+    await _bash(ws, f'mkdir -p "$(dirname {q})"; echo "import os" > {q}; echo x > ctl', "auto")
+    assert (ws / "ctl").exists()  # the call ran and could write
     assert not (ws / rel).exists(), f"bash left {rel}"
     approver = Approver()
     await drive(
@@ -285,9 +287,9 @@ async def test_12_a_homes_secret_store_outside_its_dot_entries(ws: Path, rel: st
         "/proc/thread-self/root{ws}/.env",
         "{ws}/./sub/../.env",
         "{ws}//.env",
-        "link/../.env",
+        "link/../../.env",
         "alias.txt",
-        "/dev/fd/../../proc/self/root{ws}/.env",
+        "/proc/self/fd/../cwd/.env",
     ],
 )
 async def test_13_read_file_path_tricks_reach_no_secret(ws: Path, raw: str) -> None:
@@ -297,13 +299,19 @@ async def test_13_read_file_path_tricks_reach_no_secret(ws: Path, raw: str) -> N
     (ws / "sub/deep").mkdir(parents=True)
     (ws / "link").symlink_to("sub/deep")
     (ws / "alias.txt").symlink_to(".env")
+    (ws / "ok.txt").write_text("VISIBLE-control\n")
     os.chdir(ws)  # /proc/self/cwd
+    control = raw.replace(".env", "ok.txt").replace("alias.txt", "ok.txt")
     out = await drive(
-        [call("read_file", file_path=raw.format(ws=ws), id="r")],
+        [
+            call("read_file", file_path=raw.format(ws=ws), id="r"),
+            call("read_file", file_path=control.format(ws=ws), id="c"),
+        ],
         tools=workspace_tools(ws, "read_file"),
         approval="auto",
         approver=Approver(),
     )
+    assert "VISIBLE-control" in _say(out, "c")  # the trick itself reads files
     assert SECRET not in _say(out, "r")
 
 
@@ -400,5 +408,90 @@ async def test_18_unicode_and_case_twins_of_protected_names_ask(ws: Path) -> Non
     assert list(ws.iterdir()) == []
 
 
-def _unused() -> None:  # keep imports honest for ruff when a test is skipped
-    _ = (socket, sys)
+# -- secrets through copies, history and depth ---------------------------------------------
+
+
+async def test_19_an_approved_copy_of_a_hidden_secret_is_empty(ws: Path) -> None:
+    """Under ``auto`` bash copies ``.env`` to a plain name, then reads the copy (and a
+    later no-click ``read_file`` reads it too): the copy holds nothing, since the
+    approved call never saw the secret either."""
+    require_sandbox()
+    (ws / ".env").write_text(f"API_KEY={SECRET}\n")
+    (ws / "sub").mkdir()
+    (ws / "sub/.env.local").write_text(f"DB={SECRET}\n")
+    text = await _bash(ws, "cp .env leak.txt; cat sub/.env.local >> leak.txt; cat leak.txt", "auto")
+    out = await drive(
+        [call("read_file", file_path="leak.txt", id="r")],
+        tools=workspace_tools(ws, "read_file"),
+        approval="auto",
+    )
+    assert SECRET not in text + _say(out, "r")
+
+
+async def test_20_a_secret_past_the_scans_depth(ws: Path) -> None:
+    """A ``.env`` 40 folders down (the scan reads 32 levels): a no-click call still
+    cannot read it."""
+    require_sandbox()
+    deep = ws.joinpath(*["d"] * 40)
+    deep.mkdir(parents=True)
+    (deep / ".env").write_text(f"API_KEY={SECRET}\n")
+    rel = deep.relative_to(ws) / ".env"
+    seen = str((await run(ws, f"cat {rel}; grep -r API_KEY . ; true", approved=False)).content)
+    assert SECRET not in seen
+
+
+async def test_21_a_hard_link_of_a_secret_inside_the_workspace(ws: Path) -> None:
+    """``notes.txt`` is a second name of ``.env``: without a click, no tool shows it."""
+    require_sandbox()
+    (ws / ".env").write_text(f"API_KEY={SECRET}\n")
+    os.link(ws / ".env", ws / "notes.txt")
+    out = await drive(
+        [
+            call("read_file", file_path="notes.txt", id="r"),
+            call("grep", pattern="API_KEY", output_mode="content", id="g"),
+        ],
+        tools=workspace_tools(ws, "read_file", "grep"),
+        approval="read-only",
+    )
+    shell = await run(ws, "cat notes.txt; grep -r API_KEY .; true", approved=False)
+    assert "[exit code 0]" in str(shell.content)  # it ran
+    assert SECRET not in "".join(_say(out, c) for c in "rg") + str(shell.content)
+
+
+async def test_22_a_token_in_a_remote_url_of_the_repository(ws: Path) -> None:
+    """``git remote -v``, ``git config -l`` and ``cat .git/config`` without a click."""
+    require_sandbox()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(ws), "remote", "add", "origin", f"https://bot:{SECRET}@example.com/r"],
+        check=True,
+        capture_output=True,
+    )
+    command = "git remote -v; git config -l; cat .git/config; true"
+    shell = str((await run(ws, command, approved=False)).content)
+    assert "example.com/r" in shell  # it ran
+    assert SECRET not in shell
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (docs/sandbox.md, What remains): git's objects hold what was "
+    "committed, and a no-click call reads the repository",
+)
+async def test_23_a_secret_file_committed_to_the_repositorys_history(ws: Path) -> None:
+    """``.env`` was committed once: git's objects hold it, and ``git show``/``git log -p``
+    read objects, not the hidden file."""
+    require_sandbox()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(ws), "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*a: str) -> None:
+        subprocess.run(["git", "-C", str(ws), *a], check=True, capture_output=True, env=env)
+
+    git("init", "-q")
+    (ws / ".env").write_text(f"API_KEY={SECRET}\n")
+    git("add", ".env")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "oops")
+    command = "git show HEAD:.env; git log -p | head -40; git grep API_KEY HEAD; true"
+    shell = str((await run(ws, command, approved=False)).content)
+    assert "[exit code 0]" in shell  # it ran
+    assert SECRET not in shell
