@@ -162,3 +162,22 @@ async def test_g5_a_submodules_config_in_dot_git_modules(ws: Path, tmp_path: Pat
     await _auto(ws, command)
     _user_runs_git(ws / "lib")
     assert not mark.exists()
+
+
+async def test_g6_an_included_file_that_does_not_exist_yet(ws: Path, tmp_path: Path) -> None:
+    """The config includes ``../team.gitconfig``, which nobody has made: no mount can
+    guard a missing name, so the file the call made is removed after it."""
+    require_sandbox()
+    mark = tmp_path / "MARK"
+
+    def setup(w: Path) -> None:
+        _repo(w)
+        _git(w, "config", "include.path", "../team.gitconfig")
+
+    command = f"{_put('team.gitconfig', mark)}; echo done"
+    _control(setup, command, ".", tmp_path)
+    setup(ws)
+    text = await _auto(ws, command)
+    _user_runs_git(ws)
+    assert not mark.exists()
+    assert "team.gitconfig" in text  # the result names what was removed
