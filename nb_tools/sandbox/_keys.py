@@ -10,8 +10,9 @@ What counts as a private key:
   PRIVATE KEY-----\\nMII...``, as in a cloud service-account key);
 * the lines of such a block without its BEGIN line (``tail id_rsa``: base64 lines that
   end at an ``-----END ... PRIVATE KEY-----`` line), and two or more lines in a row of
-  exactly 64 or 70 base64 characters (the width of PEM and OpenSSH bodies: ``sed -n 2,9p
-  id_rsa``) outside a block that is not private (a certificate is shown);
+  exactly 64 or 70 base64 characters that look random (not all hex, 3+ digits, both
+  cases: the width of PEM and OpenSSH bodies, ``sed -n 2,9p id_rsa``) outside a block
+  that is not private (a certificate is shown);
 * a PuTTY key's ``Private-Lines`` and the lines after it.
 
 :func:`redact_private_keys` hides them in a text (line for line: the line count and every
@@ -35,6 +36,8 @@ _END = re.compile(r"-----END (?P<label>[A-Z0-9 ]{1,60})-----")
 # where the base64 stops when it was cut.
 _ONE_LINE = re.compile(
     r"-----BEGIN (?P<label>[A-Z0-9 ]{0,60}PRIVATE[A-Z0-9 ]{0,60})-----"
+    # its first line: base64 or a header, after an escaped break (source naming it: none)
+    r"(?=(?:\\[rn])+(?:[A-Za-z0-9+/]{16}|[A-Za-z][A-Za-z\-]*: ))"
     r"(?:\\[rn]|[A-Za-z0-9+/=]|[A-Za-z][A-Za-z\-]*: [^\\\"']{0,200}\\n)*"
     r"(?:-----END [A-Z0-9 ]{1,60}-----(?:\\[rn])*)?"
 )
@@ -46,7 +49,12 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _HEADER = re.compile(r"^\s*[A-Za-z][A-Za-z\-]*: .*$")  # Proc-Type:, DEK-Info:, Comment:
 _PUTTY = re.compile(r"^\s*Private-Lines:\s*(\d{1,4})\s*$")
 _WIDTHS = (64, 70)
-_FILE_MARK = re.compile(rb"-----BEGIN [A-Z0-9 ]{0,60}PRIVATE[A-Z0-9 ]{0,60}-----|Private-Lines:")
+# A BEGIN line followed by a key's first line (base64, or a header such as Proc-Type:),
+# over a real or an escaped line break: a program's source naming the marker is no key.
+_FILE_MARK = re.compile(
+    rb"(?:-----BEGIN [A-Z0-9 ]{0,60}PRIVATE[A-Z0-9 ]{0,60}-----|Private-Lines: *\d+)"
+    rb"(?:\r?\n|(?:\\r)?\\n)[ \t\"']*(?:[A-Za-z0-9+/]{16}|[A-Za-z][A-Za-z\-]*: )"
+)
 _CHUNK = 1 << 20
 
 
@@ -56,6 +64,34 @@ def _private(label: str) -> bool:
 
 def _body(line: str) -> re.Match[str] | None:
     return _BODY.match(line)
+
+
+def _random(b64: str) -> bool:
+    """Whether a 64- or 70-character base64 line looks like a key's and not a word: not
+    all hex (a hash), and with digits (3+) and both cases, as random base64 has (a long
+    identifier such as ``DecisionInputAssistantMessageContentParts...`` has not)."""
+    if _HEX.fullmatch(b64):
+        return False
+    digits = sum(c.isdigit() for c in b64)
+    return digits >= 3 and any(c.islower() for c in b64) and any(c.isupper() for c in b64)
+
+
+def _in_block(lines: list[str], j: int) -> bool:
+    """Whether ``lines[j]``, after a private BEGIN line, is part of the key: a header, an
+    empty line, or base64 that is long (16+), padded, or the last before an END line
+    (a word such as ``pass`` in a program that names the marker is not)."""
+    line = lines[j]
+    if not line.strip() or _HEADER.match(line):
+        return True
+    m = _body(line)
+    if m is None:
+        return False
+    b64 = m["b64"]
+    return (
+        len(b64) >= 16
+        or b64.endswith("=")
+        or (j + 1 < len(lines) and bool(_END.search(lines[j + 1])))
+    )
 
 
 def redact_private_keys(text: str) -> tuple[str, int]:
@@ -72,6 +108,7 @@ def redact_private_keys(text: str) -> tuple[str, int]:
             return f"-----BEGIN {m['label']}----- {KEY_HIDDEN}"
 
         text = _ONE_LINE.sub(one, text)
+    one_line = found
     lines = text.split("\n")
     hide = [False] * len(lines)
     i, n = 0, len(lines)
@@ -96,13 +133,14 @@ def redact_private_keys(text: str) -> tuple[str, int]:
         end = _END.search(line)
         if begin is not None:
             close_run()
-            if _private(begin["label"]) and end is None:
+            alone = not line[begin.end() :].strip()  # `b"-----BEGIN ...-----"`: source
+            if _private(begin["label"]) and end is None and alone:
                 found += 1
                 j = i + 1
                 while j < n:
                     if _END.search(lines[j]):
                         break
-                    if _body(lines[j]) is None and not _HEADER.match(lines[j]) and lines[j].strip():
+                    if not _in_block(lines, j):
                         j -= 1  # the block was cut here: what follows is other text
                         break
                     hide[j] = True
@@ -136,7 +174,7 @@ def redact_private_keys(text: str) -> tuple[str, int]:
             continue
         m = _body(line) if not shown_block else None
         b64 = m["b64"] if m is not None else ""
-        if len(b64) in _WIDTHS and not _HEX.fullmatch(b64):  # a hash is hex, a key is not
+        if len(b64) in _WIDTHS and _random(b64):
             run.append(i)
         elif b64 and run and len(b64) < max(_WIDTHS):  # a short last line ends the body
             run.append(i)
@@ -146,7 +184,7 @@ def redact_private_keys(text: str) -> tuple[str, int]:
         i += 1
     close_run()
     if not any(hide):
-        return text, found
+        return text, one_line
     out = []
     for line, h in zip(lines, hide, strict=True):
         if not h:
@@ -157,10 +195,10 @@ def redact_private_keys(text: str) -> tuple[str, int]:
     return "\n".join(out), found
 
 
-def holds_private_key(path: str | os.PathLike[str], *, limit: int = 64 << 20) -> bool:
-    """Whether the file at ``path`` holds a private key's BEGIN line (or a PuTTY key's
-    ``Private-Lines``) in its first ``limit`` bytes; ``False`` when it cannot be read.
-    Never follows a final symlink or blocks on a FIFO."""
+def holds_private_key(path: str | os.PathLike[str], *, limit: int = 8 << 20) -> bool:
+    """Whether the file at ``path`` holds a private key's BEGIN line followed by its
+    first line (or a PuTTY key's ``Private-Lines``) in its first ``limit`` bytes;
+    ``False`` when it cannot be read. Never follows a final symlink or blocks on a FIFO."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))

@@ -74,7 +74,7 @@ async def test_no_read_tool_shows_a_private_key(keys: tuple[Path, list[str]]) ->
     shell = (
         "cat data/config.json notes.txt deploy.yaml; head -5 notes.txt; tail -4 notes.txt; "
         "sed -n 5,12p notes.txt; grep -r -A40 PRIVATE . ; grep -rn '' .; "
-        "python3 -c 'import json;print(json.load(open(\"data/config.json\"))[\"private_key\"])'"
+        'python3 -c \'import json;print(json.load(open("data/config.json"))["private_key"])\''
     )
     calls = [
         call("read_file", file_path="data/config.json", id="r1"),
@@ -117,3 +117,22 @@ def test_a_certificate_and_hashes_are_shown() -> None:
         + "\n".join("sha256:" + "ab" * 32 for _ in range(3))
     )
     assert redact_private_keys(text) == (text, 0)
+
+
+def test_source_that_names_the_markers_is_not_a_key(tmp_path: Path) -> None:
+    """A program naming the BEGIN line (cryptography's ssh.py), long identifiers of 64
+    characters in a row: shown, and grep keeps the file."""
+    from nb_tools.sandbox import holds_private_key
+
+    source = (
+        '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n'
+        '    pass\n_SK_END = b"-----END OPENSSH PRIVATE KEY-----"\n'
+        'sep = "\\n".join([START, body])\n'
+        '    "DecisionInputAssistantMessageContentPartsDecisionInputOutputText",\n'
+        '    "DecisionInputAssistantMessageContentPartsDecisionInputRefusal",\n'
+    )
+    assert redact_private_keys(source) == (source, 0)
+    (tmp_path / "ssh.py").write_text(source)
+    assert not holds_private_key(tmp_path / "ssh.py")
+    (tmp_path / "key.txt").write_text(_rsa_pem())
+    assert holds_private_key(tmp_path / "key.txt")
