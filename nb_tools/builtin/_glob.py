@@ -32,7 +32,7 @@ from nb_tools.builtin._workspace import Workspace, WorkspaceError
 from nb_tools.sandbox import home_dot_reason, homes_in, is_secret
 from nb_tools.tool import Result, Schema
 
-__all__ = ["GlobTool"]
+__all__ = ["GlobTool", "hidden_note", "name_visible"]
 
 _DESCRIPTION = """\
 Find files by name with a glob pattern ("**/*.py", "src/**/*.{ts,tsx}", "*.md"; a pattern \
@@ -102,13 +102,8 @@ class GlobTool(SearchTool):
                 f"narrow the pattern or path, or pass a larger limit)"
             )
         if hidden:
-            notes.append(
-                f"({hidden} matching file{'s' if hidden != 1 else ''} not shown: "
-                f"{'their names say they hold' if hidden != 1 else 'its name says it holds'} "
-                f"credentials or secrets, or {'they are' if hidden != 1 else 'it is'} in a home "
-                f"folder's settings (the protection table); a glob whose path names the folder "
-                f"asks the user first)"
-            )
+            note = hidden_note(hidden, "matching file", "matching files")
+            notes.append(f"({note}; a glob whose path is a protected folder asks the user first)")
         if cut_off:
             notes.append("(listing cut off: cancelled before it finished; results are partial)")
         if notes:
@@ -124,19 +119,35 @@ class GlobTool(SearchTool):
         )
 
 
-def _visible(search_dir: str, workspace: Workspace) -> Callable[[str], bool]:
-    """Whether a name found (relative to ``search_dir``) may be listed without a click: not
-    a secret of the protection table, not a dot-entry of a home folder in the workspace."""
-    base = Path(search_dir)
+def name_visible(workspace: Workspace) -> Callable[[Path], bool]:
+    """Whether a name found (an absolute path) may be listed without a click: not a secret
+    of the protection table, not a dot-entry of a home folder in the workspace. ``glob``
+    and the text editor's folder view list through it."""
     homes = homes_in(workspace.root)
 
-    def keep(rel: str) -> bool:
-        path = base / rel
+    def keep(path: Path) -> bool:
         if is_secret(path.parts):
             return False
         return not (homes and home_dot_reason(path, homes) is not None)
 
     return keep
+
+
+def hidden_note(n: int, one_name: str, many_names: str) -> str:
+    """Why ``n`` names were left out, for the answer."""
+    one = n == 1
+    return (
+        f"{n} {one_name if one else many_names} not shown: "
+        f"{'its name says it holds' if one else 'their names say they hold'} credentials or "
+        f"secrets, or {'it is' if one else 'they are'} in a home folder's settings (the "
+        f"protection table)"
+    )
+
+
+def _visible(search_dir: str, workspace: Workspace) -> Callable[[str], bool]:
+    base = Path(search_dir)
+    keep = name_visible(workspace)
+    return lambda rel: keep(base / rel)
 
 
 def _by_mtime(search_dir: str, names: list[str]) -> list[str]:

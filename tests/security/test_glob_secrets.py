@@ -76,3 +76,27 @@ async def test_a_glob_of_a_protected_folder_asks(tmp_path: Path) -> None:
     )
     assert approver.asked == ["g"]
     assert "credentials" in out.result("g")[0]
+
+
+async def test_the_text_editors_folder_view_lists_no_secret_name(tmp_path: Path) -> None:
+    """``str_replace_based_edit_tool`` ``view`` of a folder lists names two levels deep,
+    as glob does: the same names are left out, and counted."""
+    from nb_tools.builtin import ReadState, TextEditorTool
+
+    _tree(tmp_path)
+    tools = Registry(TextEditorTool(Workspace(tmp_path), ReadState()))
+    out = await drive(
+        [
+            call("str_replace_based_edit_tool", command="view", path=".", id="v1"),
+            call("str_replace_based_edit_tool", command="view", path="keys", id="v2"),
+            call("str_replace_based_edit_tool", command="view", path="infra", id="v3"),
+        ],
+        tools=tools,
+        approval="auto",
+        approver=Approver(),
+    )
+    seen = out.result("v1")[0] + out.result("v2")[0] + out.result("v3")[0]
+    assert "infra/main.tf" in seen and "keys/README.md" in seen
+    for name in ("prod.tfstate", "service-account", "kaggle.json", "history.sqlite", "rclone"):
+        assert name not in seen, name
+    assert "not shown" in seen
