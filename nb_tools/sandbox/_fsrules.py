@@ -212,10 +212,35 @@ def config_includes(repo: Path, *, depth: int = 5) -> list[Path]:
     cfg = repo / ".git" / "config"
     if not cfg.is_file():
         cfg = repo / "config"
+    cached = _includes_cache.get(str(cfg))
+    if cached is not None and all(_mtime(f) == m for f, m in cached[0]):
+        return list(cached[1])
+    read: list[tuple[Path, int | None]] = []
+    out = _includes(cfg, depth, read)
+    if len(_includes_cache) > 256:
+        _includes_cache.clear()
+    _includes_cache[str(cfg)] = (tuple(read), tuple(out))
+    return out
+
+
+_includes_cache: dict[str, tuple[tuple[tuple[Path, int | None], ...], tuple[Path, ...]]] = {}
+
+
+def _mtime(f: Path) -> int | None:
+    try:
+        return os.stat(f).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _includes(cfg: Path, depth: int, read: list[tuple[Path, int | None]]) -> list[Path]:
+    """What ``cfg`` includes, ``depth`` levels down; ``read`` gets each file looked at
+    with its modification time (the cache holds while none changes)."""
     out: list[Path] = []
     todo = [(cfg, 0)]
     while todo:
         f, level = todo.pop()
+        read.append((f, _mtime(f)))
         try:
             text = f.read_text(errors="replace")[:1_000_000]
         except OSError:
