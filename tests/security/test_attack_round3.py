@@ -216,6 +216,8 @@ async def test_10_a_read_only_looking_command_writes_nothing(ws: Path, approval:
         "nb/ipykernel_launcher.py",
         "share/jupyter/kernels/rt3/kernel.json",
         ".jupyter/jupyter_server_config.py",
+        "conf/jupyter_server_config.d/evil.json",
+        "proj/.config/jupyter/custom/custom.js",
     ],
 )
 async def test_11_bash_under_auto_plants_no_start_up_hook(ws: Path, rel: str) -> None:
