@@ -113,7 +113,9 @@ class TextEditorTool(_FileTool):
             parsed = self._parse(args)
         except ValueError:
             return True
-        return bool(parsed["command"] != "view" or self.workspace.is_protected(parsed["path"]))
+        if parsed["command"] != "view":
+            return True
+        return self.workspace.is_protected(parsed["path"], write=False)
 
     def _binds(self, parsed: dict[str, Any]) -> bool:
         return bool(parsed["command"] != "view")
