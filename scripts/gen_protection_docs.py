@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from nb_tools.sandbox import HOME_ALLOW, TABLE, Entry  # noqa: E402
-from nb_tools.sandbox._protection import KINDS, WHERE  # noqa: E402
+from nb_tools.sandbox._protection import KINDS, PREFIX_REASON, WHERE  # noqa: E402
 
 
 def _sandbox(e: Entry) -> str:
@@ -40,6 +40,11 @@ def protection_table() -> str:
     for e in TABLE:
         pattern = e.pattern.replace("|", "\\|")
         rows.append(f"| `{pattern}` | {e.kind} | {e.where} | {_sandbox(e)} | {e.reason} |")
+    rows.append(
+        "| `sys.prefix`, `sys.exec_prefix`, the user site (read at run time) | runs-later | "
+        "in the workspace (writes only: reading a library's source asks nothing) | read-only | "
+        f"{PREFIX_REASON} |"
+    )
     return "\n".join(rows)
 
 

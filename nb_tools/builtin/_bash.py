@@ -40,6 +40,7 @@ from nb_tools.sandbox import (
     check_mode,
     default_mode,
     prepare,
+    redact_private_keys,
     remove_planted,
     sandbox_available,
     unapproved_problem,
@@ -499,7 +500,7 @@ def _with_sandbox(result: Result, policy: SandboxPolicy, root: Path) -> Result:
 def _result(
     out: _Output, code: int | None, timeout: float, *, timed_out: bool, cancelled: bool
 ) -> Result:
-    text = out.text()
+    text, _keys = redact_private_keys(out.text())
     if timed_out:
         status = (
             f"[timed out after {timeout:g} s: the command and its child processes were "

@@ -21,7 +21,7 @@ from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, load_text, split_lines
 from nb_tools.builtin._undo import undo_for, written_before
 from nb_tools.builtin._workspace import Workspace
-from nb_tools.sandbox import hard_linked
+from nb_tools.sandbox import hard_linked, redact_private_keys
 from nb_tools.tool import Change, Info, Result, Schema, Subject
 from nb_tools.tool._grant import current_grant
 
@@ -31,6 +31,12 @@ __all__ = ["EditFileTool", "ReadFileTool", "WriteFileTool", "format_lines"]
 MAX_LINE_CHARS = 2000
 DEFAULT_LIMIT = 2000
 MAX_OUTPUT_CHARS = 250_000
+
+
+KEYS_NOTE = (
+    "the lines of a private key in this file read as <hidden: part of a private key>; "
+    "the file itself is unchanged, and a program that uses the key reads it from there"
+)
 
 
 def _int(desc: str, *, minimum: int, default: int) -> Schema:
@@ -99,7 +105,7 @@ class _FileTool:
         except ValueError:
             return False
         raw = str(parsed[self.path_key])
-        if self.workspace.is_protected(raw):
+        if self.workspace.is_protected(raw, write=self.writes):
             return True
         if not self._binds(parsed):
             return False
@@ -208,8 +214,13 @@ class ReadFileTool(_FileTool):
         meta: dict[str, Any] = {"path": shown}
         if self.workspace.is_protected(raw):
             meta["protected"] = True
-        lines = split_lines(tf.text)
+        text, keys = redact_private_keys(tf.text)
+        lines = split_lines(text)
         total = len(lines)
+        key_note = ""
+        if keys:
+            meta["private_keys_hidden"] = keys
+            key_note = f"\n\n({KEYS_NOTE})"
         if total == 0:
             self.state.record(path, tf.data, mtime_ns=tf.mtime_ns)
             return Result(content=f"({shown} is empty: 0 lines)", metadata=meta | {"lines": 0})
@@ -226,11 +237,11 @@ class ReadFileTool(_FileTool):
         meta |= {"lines": total, "first": offset, "last": last}
         if offset == 1 and last == total:
             self.state.record(path, tf.data, mtime_ns=tf.mtime_ns)
-            return Result(content=body, metadata=meta)
+            return Result(content=body + key_note, metadata=meta)
         cut = " (output size limit reached)" if fitted < len(window) else ""
         more = f" Pass offset={last + 1} to read on." if last < total else ""
         footer = f"\n\n(Showing lines {offset}-{last} of {total}{cut}.{more})"
-        return Result(content=body + footer, metadata=meta | {"partial": True})
+        return Result(content=body + footer + key_note, metadata=meta | {"partial": True})
 
 
 @dataclass(frozen=True, kw_only=True)

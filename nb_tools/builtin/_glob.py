@@ -5,6 +5,15 @@ there, the pure-Python walker of ``_ignore`` otherwise: the same list), then the
 is applied (ripgrep ``-g`` semantics, relative to the searched folder), then the matches
 are sorted by modification time, newest first (as Claude Code's Glob does: recently
 touched files are the likely ones), ties by path.
+
+A call without a click lists no name of a secret: what the protection table calls a
+secret (credentials, secret stores) and a dot-entry of a home folder inside the workspace
+(the default deny), which ``grep`` does not show either. The walk skips hidden files, but
+an ignore file's ``!`` line (text the repository controls) brings them back, and most
+secrets' names do not start with a dot (``terraform.tfstate``,
+``my-service-account.json``, ``kaggle.json``). The answer says how many were left out and
+why; a name is no oracle of content, so saying so costs nothing (``grep`` says nothing).
+A ``path`` that names a protected folder asks the user, and then shows everything.
 """
 
 from __future__ import annotations
@@ -12,15 +21,18 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
 from nb_tools.builtin._common import ToolError
 from nb_tools.builtin._ignore import PathFilter, recheck_paths, rg_filter_args, walk_files
 from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
-from nb_tools.builtin._workspace import WorkspaceError
+from nb_tools.builtin._workspace import Workspace, WorkspaceError
+from nb_tools.sandbox import home_dot_reason, homes_in, is_secret
 from nb_tools.tool import Result, Schema
 
-__all__ = ["GlobTool"]
+__all__ = ["GlobTool", "hidden_note", "name_visible"]
 
 _DESCRIPTION = """\
 Find files by name with a glob pattern ("**/*.py", "src/**/*.{ts,tsx}", "*.md"; a pattern \
@@ -73,6 +85,12 @@ class GlobTool(SearchTool):
         if rg is None:
             names, cut_off = await _list_python(search_dir, pattern)
         base = self._prefix(target)
+        hidden = 0
+        if not self.is_protected_call(args):  # a protected path asked; nothing else did
+            keep = _visible(search_dir, self.workspace)
+            shown_names = [n for n in names if keep(n)]
+            hidden = len(names) - len(shown_names)
+            names = shown_names
         ordered = await asyncio.to_thread(_by_mtime, search_dir, names)
         total = len(ordered)
         shown = [base + n for n in ordered[:limit]]
@@ -83,14 +101,53 @@ class GlobTool(SearchTool):
                 f"(showing the {limit} most recently modified of {total} matching files; "
                 f"narrow the pattern or path, or pass a larger limit)"
             )
+        if hidden:
+            note = hidden_note(hidden, "matching file", "matching files")
+            notes.append(f"({note}; a glob whose path is a protected folder asks the user first)")
         if cut_off:
             notes.append("(listing cut off: cancelled before it finished; results are partial)")
         if notes:
             text += "\n\n" + "\n".join(notes)
         return Result(
             content=text,
-            metadata={"engine": "rg" if rg else "python", "total": total, "cut_off": cut_off},
+            metadata={
+                "engine": "rg" if rg else "python",
+                "total": total,
+                "cut_off": cut_off,
+                "hidden": hidden,
+            },
         )
+
+
+def name_visible(workspace: Workspace) -> Callable[[Path], bool]:
+    """Whether a name found (an absolute path) may be listed without a click: not a secret
+    of the protection table, not a dot-entry of a home folder in the workspace. ``glob``
+    and the text editor's folder view list through it."""
+    homes = homes_in(workspace.root)
+
+    def keep(path: Path) -> bool:
+        if is_secret(path.parts):
+            return False
+        return not (homes and home_dot_reason(path, homes) is not None)
+
+    return keep
+
+
+def hidden_note(n: int, one_name: str, many_names: str) -> str:
+    """Why ``n`` names were left out, for the answer."""
+    one = n == 1
+    return (
+        f"{n} {one_name if one else many_names} not shown: "
+        f"{'its name says it holds' if one else 'their names say they hold'} credentials or "
+        f"secrets, or {'it is' if one else 'they are'} in a home folder's settings (the "
+        f"protection table)"
+    )
+
+
+def _visible(search_dir: str, workspace: Workspace) -> Callable[[str], bool]:
+    base = Path(search_dir)
+    keep = name_visible(workspace)
+    return lambda rel: keep(base / rel)
 
 
 def _by_mtime(search_dir: str, names: list[str]) -> list[str]:

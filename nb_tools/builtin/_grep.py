@@ -32,7 +32,14 @@ from nb_tools.builtin._ignore import (
 from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
-from nb_tools.sandbox import hard_linked, home_dot_reason, homes_in, write_protected
+from nb_tools.sandbox import (
+    hard_linked,
+    holds_private_key,
+    home_dot_reason,
+    homes_in,
+    redact_private_keys,
+    write_protected,
+)
 from nb_tools.tool import Result, Schema, progress
 
 __all__ = ["GrepTool"]
@@ -199,6 +206,7 @@ class GrepTool(SearchTool):
         if not self.is_protected_call(args):  # a protected path asked; nothing else did
             keep = _visible(str(target.parent if target.is_file() else target), self.workspace)
         text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset, keep=keep)
+        text, _keys = redact_private_keys(text)
         return Result(
             content=text,
             metadata={"engine": "rg" if rg is not None else "python", "cut_off": found.cut_off},
@@ -247,7 +255,9 @@ def _visible(search_dir: str, workspace: Workspace) -> Callable[[str], bool]:
     """Whether a file found (its path relative to ``search_dir``) may be shown: not a
     protected file (the protection table's ``.env*``, ``.ssh/``, credentials, ..., and a
     home folder's dot-entries), not a file with several hard links (another name of it
-    may be a secret outside the workspace). The walk skips protected files as hidden
+    may be a secret outside the workspace), not a file that holds a private key whatever
+    its name (``notes.txt`` holding an ``id_rsa``: a search for its base64 lines would show
+    them, cut from their BEGIN line). The walk skips protected files as hidden
     files, but an ignore file's ``!`` line (text the repository controls) re-includes a
     hidden file, and a search is no click: its matches, counts and even the list of
     matching files (an oracle for the content, pattern after pattern) would leak a secret
@@ -263,7 +273,7 @@ def _visible(search_dir: str, workspace: Workspace) -> Callable[[str], bool]:
             return False
         if homes and home_dot_reason(path, homes) is not None:
             return False
-        return not hard_linked(path)
+        return not hard_linked(path) and not holds_private_key(path)
 
     return keep
 

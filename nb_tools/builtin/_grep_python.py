@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -70,12 +71,8 @@ def search_python(
     for name in names:
         if stop.is_set():
             return
-        try:
-            with open(os.path.join(base, name), "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if b"\0" in data:
+        data = _read_text_bytes(os.path.join(base, name))
+        if data is None:
             continue
         text, lossy = _decode(data)
         if q.mode == "files_with_matches":
@@ -177,3 +174,34 @@ def _context_lines(
             line = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         out.append((k, k in matched, line))
     return out
+
+
+MAX_SEARCH_BYTES = 256 << 20
+"""The pure-Python search skips a file larger than this (it reads a file whole; ripgrep
+streams it): a huge log or a sparse file would exhaust the kernel's memory."""
+_NONBLOCK = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _read_text_bytes(path: str) -> bytes | None:
+    """The bytes of the regular file ``path``, or ``None`` for what is not searched: not a
+    regular file (a FIFO swapped in never blocks: opened non-blocking), binary (a NUL byte,
+    looked for in the first 8 KiB before the rest is read), larger than
+    :data:`MAX_SEARCH_BYTES`, or unreadable."""
+    try:
+        fd = os.open(path, _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SEARCH_BYTES:
+            return None
+        head = os.read(fd, 8192)
+        if b"\0" in head:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = head + f.read(MAX_SEARCH_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None if b"\0" in data else data

@@ -54,7 +54,7 @@ class SearchTool:
             return False
         if not isinstance(path, str) or not path:
             return False
-        if self.workspace.is_protected(path):
+        if self.workspace.is_protected(path, write=False):
             return True
         try:  # a file with several hard links: another name may be a secret elsewhere
             return hard_linked(self.workspace.resolve(path))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._binding import Target, verify
@@ -24,6 +25,7 @@ from nb_tools.builtin._files import (
     _FileTool,
     load_checked,
 )
+from nb_tools.builtin._glob import hidden_note, name_visible
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import split_lines
 from nb_tools.builtin._workspace import Workspace
@@ -111,7 +113,9 @@ class TextEditorTool(_FileTool):
             parsed = self._parse(args)
         except ValueError:
             return True
-        return bool(parsed["command"] != "view" or self.workspace.is_protected(parsed["path"]))
+        if parsed["command"] != "view":
+            return True
+        return self.workspace.is_protected(parsed["path"], write=False)
 
     def _binds(self, parsed: dict[str, Any]) -> bool:
         return bool(parsed["command"] != "view")
@@ -229,16 +233,25 @@ class TextEditorTool(_FileTool):
         shown = self.workspace.display(folder)
         entries: list[str] = []
         base = os.fspath(folder)
+        keep = name_visible(self.workspace)  # no secret's name, as glob lists
+        hidden = 0
         for dirpath, dirnames, filenames in os.walk(base):
             depth = os.path.relpath(dirpath, base).count(os.sep) + (dirpath != base)
             dirnames[:] = sorted(
                 d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
             )
+            shown_dirs = [d for d in dirnames if keep(Path(dirpath, d))]
+            hidden += len(dirnames) - len(shown_dirs)
+            dirnames[:] = shown_dirs
             for name in dirnames:
                 entries.append(self.workspace.display(os.path.join(dirpath, name)) + "/")
             for name in sorted(filenames):
-                if not name.startswith("."):
-                    entries.append(self.workspace.display(os.path.join(dirpath, name)))
+                if name.startswith("."):
+                    continue
+                if not keep(Path(dirpath, name)):
+                    hidden += 1
+                    continue
+                entries.append(self.workspace.display(os.path.join(dirpath, name)))
             if depth >= 1:
                 dirnames[:] = []
             if len(entries) > _MAX_LISTING:
@@ -247,4 +260,6 @@ class TextEditorTool(_FileTool):
         entries = sorted(entries[:_MAX_LISTING])
         head = f"Files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         tail = [f"(listing cut at {_MAX_LISTING} entries)"] if cut else []
+        if hidden:
+            tail.append(f"({hidden_note(hidden, 'entry', 'entries')})")
         return Result(content="\n".join([head, *entries, *tail]))

@@ -26,7 +26,9 @@ API (other built-in modules import this; keep it stable)::
     ws.is_protected(path) -> bool     # the protection table (nb_tools.sandbox.TABLE: .git/,
     ws.protected_reason(path)         # .nb_tools/, start-up files, credentials, secret stores),
                                       # a home's dot-entries, core.hooksPath, a bare repo's
-                                      # hooks and config; as written or resolved
+                                      # hooks and config; as written or resolved. Both take
+                                      # write=True: the kernel's sys.prefix and user site in
+                                      # the workspace count for writes only
     WorkspaceError(ValueError)
 
 Containment is decided by ``Path.is_relative_to`` on realpaths, never by string prefixes.
@@ -40,7 +42,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from nb_tools.sandbox import TABLE, path_rule_reason, write_protected
+from nb_tools.sandbox import TABLE, path_rule_reason, prefix_reason, write_protected
 
 __all__ = ["PROTECTED_NAMES", "USE_DIR_FD", "Workspace", "WorkspaceError"]
 
@@ -223,16 +225,18 @@ class Workspace:
         text = rel.as_posix()
         return text if text else "."
 
-    def is_protected(self, path: str | os.PathLike[str]) -> bool:
+    def is_protected(self, path: str | os.PathLike[str], *, write: bool = True) -> bool:
         """Whether ``path`` is protected as written or as resolved (see ``protected_reason``)."""
-        return self.protected_reason(path) is not None
+        return self.protected_reason(path, write=write) is not None
 
-    def protected_reason(self, path: str | os.PathLike[str]) -> str | None:
+    def protected_reason(self, path: str | os.PathLike[str], *, write: bool = True) -> str | None:
         """Why ``path`` is protected (the protection table: ``.git/``, ``.nb_tools/``,
         start-up files, ``.env*``, credentials, secret stores; a dot-entry of a home folder
         in the workspace; a repository's ``core.hooksPath``; a bare repository's hooks and
-        config), judged on the lexical path (``..`` folded) and on the resolved one
-        (symlinks followed, dangling ones included), or ``None``."""
+        config; for a write (``write``), the kernel's own Python folders when they lie in
+        the workspace: ``sys.prefix``, the user site), judged on the lexical path (``..``
+        folded) and on the resolved one (symlinks followed, dangling ones included), or
+        ``None``. Reading a library's source in the kernel's ``.venv`` asks nothing."""
         raw = os.fspath(path)
         if not isinstance(raw, str) or "\x00" in raw:
             return None
@@ -250,6 +254,8 @@ class Workspace:
         for p in dict.fromkeys(x for x in (Path(joined), real) if x is not None):
             if p.is_relative_to(self.root) and p != self.root:
                 reason = path_rule_reason(self.root, p)
+                if reason is None and write:
+                    reason = prefix_reason(self.root, p)
                 if reason is not None:
                     return reason
         return None

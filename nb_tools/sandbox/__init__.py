@@ -19,6 +19,7 @@ folder inside the workspace it sees no dot-entry but a short allow-list.
 from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env
 from nb_tools.sandbox._fsrules import HOME_ALLOW, home_dot_reason, homes_in, path_rule_reason
 from nb_tools.sandbox._hide import hard_linked, unapproved_problem, warm_up, writable_problem
+from nb_tools.sandbox._keys import KEY_HIDDEN, holds_private_key, redact_private_keys
 from nb_tools.sandbox._launch import (
     Launch,
     SandboxUnavailable,
@@ -40,13 +41,16 @@ from nb_tools.sandbox._protection import (
     TABLE,
     Entry,
     fold_name,
+    interpreter_dirs,
     is_secret,
+    prefix_reason,
     protection_of,
     write_protected,
 )
 
 __all__ = [
     "HOME_ALLOW",
+    "KEY_HIDDEN",
     "SANDBOX_MODES",
     "TABLE",
     "Availability",
@@ -60,14 +64,18 @@ __all__ = [
     "fold_name",
     "git_safety_env",
     "hard_linked",
+    "holds_private_key",
     "home_dot_reason",
     "homes_in",
+    "interpreter_dirs",
     "is_secret",
     "is_secret_name",
     "kill_tree",
     "path_rule_reason",
+    "prefix_reason",
     "prepare",
     "protection_of",
+    "redact_private_keys",
     "remove_planted",
     "sandbox_available",
     "sandbox_env",

@@ -14,10 +14,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import sys
 from pathlib import Path
 
-from nb_tools.sandbox._fsrules import home_dot_entries, homes_in, hooks_path
+from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
 from nb_tools.sandbox._hide import (
     GIT_PROTECTED,
     HOME_SECRETS,
@@ -34,6 +33,7 @@ from nb_tools.sandbox._hide import (
     unix_sockets,
 )
 from nb_tools.sandbox._policy import SandboxPolicy
+from nb_tools.sandbox._protection import interpreter_dirs
 
 __all__ = ["bwrap_argv"]
 
@@ -133,7 +133,8 @@ def bwrap_argv(
 
 def _protect(root: Path, found: ScanResult) -> list[str]:
     """Re-bind read-only what in a writable root runs code later or holds the rules: each
-    repository's hooks, config and ``core.hooksPath`` folder (bare ones too), the protection
+    repository's hooks, config, the files its config includes and ``core.hooksPath``
+    folder (bare ones too), the protection
     table's paths the scan found, a home's dot-entries, and the folders the scan did not
     read (what is in them is unknown). Each repository's ``.git`` is first bound onto
     itself, so that it is a mount point: it cannot be renamed away and replaced."""
@@ -151,20 +152,22 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
             _mkdir(dot / "hooks")
         keep += [repo / rel for rel in GIT_PROTECTED]
         keep += _hooks_path(root, repo)
+        keep += config_includes(repo)  # read as its config: as guarded as the config
     for repo in found.bare:
         _mkdir(repo / "hooks")
         keep += [repo / "hooks", repo / "config", *_hooks_path(root, repo)]
+        keep += config_includes(repo)
     _mkdir(root / ".nb_tools")
     keep += [root / ".nb_tools", *found.writes, *found.protected, *found.unscanned]
     # A home's .git is a repository like any other: its hooks and config (above).
     keep += [
         p for h in homes_in(root) for p in home_dot_entries(h, programs=True) if p.name != ".git"
     ]
-    for prefix in {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)}:
-        # The kernel's own environment (a .venv in the workspace): what it imports and
-        # the programs in its bin/ run later outside the sandbox.
-        if Path(prefix).is_relative_to(root) and os.path.isdir(prefix):
-            out += ["--ro-bind", prefix, prefix]
+    for prefix in interpreter_dirs():
+        # The kernel's own environment (a .venv in the workspace), the user site: what it
+        # imports and the programs in its bin/ run later outside the sandbox.
+        if prefix.is_relative_to(root) and prefix.is_dir():
+            out += ["--ro-bind", str(prefix), str(prefix)]
     ipython = os.environ.get("IPYTHONDIR")
     if ipython:
         keep.append(Path(os.path.realpath(ipython)))

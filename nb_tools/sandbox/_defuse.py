@@ -25,7 +25,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from nb_tools.sandbox._fsrules import home_dot_entries, homes_in, hooks_path
+from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
 from nb_tools.sandbox._hide import scan_all
 from nb_tools.sandbox._protection import protection_of
 
@@ -54,8 +54,9 @@ def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protecte
     """The paths in ``root`` a call may not create: the protection table's that the scan
     finds (start-up files, rules, credentials), the dot-entries of the home folders in it
     (``homes``: those of an earlier look, so that a folder a call made look like a home
-    does not turn its old entries into new ones), and the repositories' ``core.hooksPath``
-    folders."""
+    does not turn its old entries into new ones), the repositories' ``core.hooksPath``
+    folders and the files their configs include (a mount cannot guard an included file
+    that does not exist yet: one a call made is removed)."""
     found = scan_all(root)
     homes = homes_in(root) if homes is None else homes
     paths = [*found.writes, *found.secrets, *found.protected]
@@ -64,6 +65,7 @@ def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protecte
         hooks = hooks_path(repo)
         if hooks is not None and hooks != root and hooks.is_relative_to(root):
             paths.append(hooks)
+        paths += [f for f in config_includes(repo) if f.is_relative_to(root)]
     out: set[tuple[str, int]] = set()
     for p in paths:
         with contextlib.suppress(OSError):

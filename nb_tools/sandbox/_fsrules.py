@@ -7,6 +7,8 @@
 * A repository's ``core.hooksPath`` folder (husky's ``.husky/``): git runs the hooks there.
 * A bare repository's ``hooks/`` and ``config`` (a folder with ``HEAD``, ``objects/`` and
   ``refs/``), which no ``.git`` in the path gives away.
+* The files a repository's config includes (``include.path``, ``includeIf.*.path``): git
+  reads them as its config, so they run what the config itself could.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from nb_tools.sandbox._protection import fold_name
 __all__ = [
     "HOME_ALLOW",
     "HOME_MARKERS",
+    "config_includes",
     "home_dot_entries",
     "home_dot_reason",
     "homes_in",
@@ -197,6 +200,73 @@ def hooks_path(repo: Path) -> Path | None:
     return found
 
 
+_SECTION = re.compile(r"^\s*\[\s*([A-Za-z][\w.-]*)", re.MULTILINE)
+_INCLUDE_PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def config_includes(repo: Path, *, depth: int = 5) -> list[Path]:
+    """The files the config of the repository at ``repo`` (a work tree holding ``.git``,
+    or a bare repository) includes (``[include]`` and ``[includeIf ...]`` ``path``),
+    made absolute as git does (relative to the including file's folder, ``~`` expanded),
+    and what those include in turn, ``depth`` levels down."""
+    cfg = repo / ".git" / "config"
+    if not cfg.is_file():
+        cfg = repo / "config"
+    cached = _includes_cache.get(str(cfg))
+    if cached is not None and all(_mtime(f) == m for f, m in cached[0]):
+        return list(cached[1])
+    read: list[tuple[Path, int | None]] = []
+    out = _includes(cfg, depth, read)
+    if len(_includes_cache) > 256:
+        _includes_cache.clear()
+    _includes_cache[str(cfg)] = (tuple(read), tuple(out))
+    return out
+
+
+_includes_cache: dict[str, tuple[tuple[tuple[Path, int | None], ...], tuple[Path, ...]]] = {}
+
+
+def _mtime(f: Path) -> int | None:
+    try:
+        return os.stat(f).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _includes(cfg: Path, depth: int, read: list[tuple[Path, int | None]]) -> list[Path]:
+    """What ``cfg`` includes, ``depth`` levels down; ``read`` gets each file looked at
+    with its modification time (the cache holds while none changes)."""
+    out: list[Path] = []
+    todo = [(cfg, 0)]
+    while todo:
+        f, level = todo.pop()
+        read.append((f, _mtime(f)))
+        try:
+            text = f.read_text(errors="replace")[:1_000_000]
+        except OSError:
+            continue
+        section = ""
+        for line in text.splitlines():
+            head = _SECTION.match(line)
+            if head is not None:
+                section = head.group(1).lower()
+                line = line[line.index("]") + 1 :] if "]" in line else ""
+            if not section.startswith("include"):
+                continue
+            m = _INCLUDE_PATH.match(line)
+            if m is None:
+                continue
+            value = m.group(1).split(";")[0].split("#")[0].strip().strip('"')
+            if not value:
+                continue
+            target = Path(os.path.normpath(f.parent / os.path.expanduser(value)))
+            if target not in out:
+                out.append(target)
+                if level + 1 < depth:
+                    todo.append((target, level + 1))
+    return out
+
+
 def is_bare_repo(folder: Path) -> bool:
     """``folder`` is a git folder without a work tree (``HEAD``, ``objects/``, ``refs/``)."""
     return (
@@ -218,6 +288,8 @@ def path_rule_reason(root: Path, path: Path) -> str | None:
             hooks = hooks_path(folder)
             if hooks is not None and (path == hooks or path.is_relative_to(hooks)):
                 return f"git runs the hooks in {hooks} (the repository's core.hooksPath)"
+            if path in config_includes(folder):
+                return f"git reads it as part of the config of the repository {folder} (include)"
         if is_bare_repo(folder):
             rel = path.relative_to(folder).parts
             if rel and rel[0] in ("hooks", "config"):
@@ -225,4 +297,6 @@ def path_rule_reason(root: Path, path: Path) -> str | None:
             hooks = hooks_path(folder)
             if hooks is not None and (path == hooks or path.is_relative_to(hooks)):
                 return f"git runs the hooks in {hooks} (the repository's core.hooksPath)"
+            if path in config_includes(folder):
+                return f"git reads it as part of the config of the repository {folder} (include)"
     return None

@@ -20,21 +20,28 @@ ignorable format characters (U+200C, U+FEFF, which HFS+ drops), trailing dots an
 from __future__ import annotations
 
 import functools
+import os
 import re
+import site
+import sys
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 __all__ = [
     "KINDS",
+    "PREFIX_REASON",
     "TABLE",
     "WHERE",
     "Entry",
     "Matcher",
     "fold_name",
+    "interpreter_dirs",
     "is_secret",
     "matcher",
+    "prefix_reason",
     "protection_of",
     "write_protected",
 ]
@@ -138,6 +145,12 @@ TABLE: tuple[Entry, ...] = (
        "Jupyter config files are Python run at start-up", "jupyter_server_config.py"),
     _e("jupyter_*config.json", "runs-later", "any depth",
        "Jupyter config can change what the server runs", "jupyter_server_config.json"),
+    _e(".config/jupyter", "runs-later", "home folder",
+       "Jupyter's config folder with JUPYTER_PLATFORM_DIRS=1 (config runs code)",
+       ".config/jupyter/jupyter_server_config.py"),
+    _e("jupyter_*config.d", "runs-later", "any depth",
+       "Jupyter reads every file in a config.d folder as config",
+       "conf/jupyter_server_config.d/x.json"),
     _e(".local/share/jupyter", "runs-later", "home folder",
        "kernel specs and the runtime folder (connection keys)",
        ".local/share/jupyter/kernels/x/kernel.json"),
@@ -152,6 +165,17 @@ TABLE: tuple[Entry, ...] = (
     _e("jupyter/runtime", "credentials", "any depth",
        "kernel connection files: their keys run code in the kernels",
        "run/jupyter/runtime/kernel-1.json"),
+    _e("kernel-*.json", "credentials", "any depth",
+       "a kernel connection file: its key lets any program run code in the kernel",
+       "kernel-v3e1f.json"),
+    _e("jpserver-*.json", "credentials", "any depth",
+       "a Jupyter server's info file: its token runs code through the server",
+       "jpserver-4242.json"),
+    _e("nbserver-*.json", "credentials", "any depth",
+       "a classic notebook server's info file: its token runs code through the server",
+       "nbserver-4242.json"),
+    _e("jupyter_cookie_secret", "credentials", "any depth",
+       "signs the Jupyter server's login cookies"),
     _e("site-packages/*.pth", "runs-later", "any depth",
        "a .pth file in site-packages runs code at every Python start-up",
        ".venv/lib/python3/site-packages/x.pth"),
@@ -171,6 +195,11 @@ TABLE: tuple[Entry, ...] = (
     _e("ipykernel.*", "runs-later", "any depth",
        "`python -m ipykernel` runs a module of this name in the working folder",
        "ipykernel.py"),
+    # -- git hook managers: installed hooks run what these files name at the next commit --
+    _e(".pre-commit-config.yaml", "runs-later", "any depth",
+       "pre-commit's installed git hook runs the commands it names (a local hook's entry)"),
+    _e("*lefthook*", "runs-later", "any depth",
+       "lefthook's installed git hooks run the commands it names", "lefthook.yml"),
     # -- shell, desktop and editor start-up ----------------------------------------------
     *(_e(n, "runs-later", "home folder", "a shell start-up file runs in the user's next shell")
       for n in _RC),
@@ -253,6 +282,11 @@ TABLE: tuple[Entry, ...] = (
     _e("rclone.conf", "credentials", "any depth", "rclone's remotes with their tokens",
        ".config/rclone/rclone.conf"),
     _e(".databrickscfg", "credentials", "any depth", "Databricks tokens"),
+    _e("gcloud/*.db", "credentials", "any depth",
+       "gcloud's credential and access-token databases (Windows keeps them in AppData)",
+       "AppData/Roaming/gcloud/credentials.db"),
+    _e("gcloud/legacy_credentials", "credentials", "any depth", "gcloud's older key files",
+       "gcloud/legacy_credentials/a@b/adc.json"),
     _e("huggingface/token", "credentials", "any depth", "the Hugging Face token",
        ".cache/huggingface/token"),
     _e("huggingface/stored_tokens", "credentials", "any depth", "Hugging Face tokens",
@@ -288,6 +322,12 @@ TABLE: tuple[Entry, ...] = (
     _e("history.sqlite*", "secret-store", "any depth",
        "IPython's history: every line typed in a kernel, keys included",
        "notes/history.sqlite"),
+    _e("Library/Keychains", "secret-store", "home folder",
+       "macOS key chains: saved passwords, keys, certificates",
+       "Library/Keychains/login.keychain-db"),
+    _e("*.keychain*", "secret-store", "any depth", "a macOS key chain", "old.keychain"),
+    _e("*.binarycookies", "secret-store", "any depth", "Safari's and macOS apps' cookies",
+       "Cookies.binarycookies"),
     _e(".viminfo", "secret-store", "home folder", "Vim's registers and search history"),
     _e(".password-store", "secret-store", "home folder", "pass's password store",
        ".password-store/email.gpg"),
@@ -438,3 +478,36 @@ def write_protected(parts: Sequence[str]) -> str | None:
 def is_secret(parts: Sequence[str]) -> bool:
     """Whether the path made of ``parts`` is, or is inside, a secret of the table."""
     return SECRETS.first(parts) is not None
+
+
+# -- the interpreter's own folders, derived at run time ----------------------------------
+
+PREFIX_REASON = (
+    "the kernel's own Python environment (sys.prefix): what it imports and the programs in "
+    "its bin/ run later outside the sandbox"
+)
+"""Why a path in :func:`interpreter_dirs` is protected (a row of the docs' table too)."""
+
+
+def interpreter_dirs() -> tuple[Path, ...]:
+    """The folders of the running interpreter a write there would change for every later
+    start: ``sys.prefix``, ``sys.exec_prefix`` (a virtualenv's ``bin/python``,
+    ``site-packages``, ``.pth`` files) and the user site (``~/.local/lib/pythonX/site-
+    packages``: a ``usercustomize.py`` or ``.pth`` there runs at every start-up), as
+    realpaths. Read at every call (a test or a kernel may change ``sys.prefix``)."""
+    raw = [sys.prefix, sys.exec_prefix]
+    user_site = getattr(site, "USER_SITE", None) or ""
+    if isinstance(user_site, str) and user_site:
+        raw.append(user_site)
+    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in raw))
+
+
+def prefix_reason(root: Path, path: Path) -> str | None:
+    """Why ``path`` (absolute) is protected as part of an interpreter folder that is, or
+    lies inside, the workspace ``root`` (one that holds the root, such as ``/usr`` for a
+    workspace under ``/usr/src``, does not make the workspace protected), or ``None``. The
+    sandbox binds the same folders read-only (``_bwrap``)."""
+    for d in interpreter_dirs():
+        if d.is_relative_to(root) and path.is_relative_to(d):
+            return PREFIX_REASON
+    return None

@@ -198,3 +198,57 @@ async def test_a_build_setting_is_hidden_from_no_click_calls(
                       approved=False)  # fmt: skip
     seen = out.result("r")[0] + out.result("g")[0] + str(shell.content)
     assert _secret_text(e) not in seen
+
+
+# -- the interpreter's own folders: entries derived at run time ----------------------------
+
+PREFIX_EXAMPLES = (
+    ".venv/bin/python",
+    ".venv/bin/rg",
+    ".venv/lib/python3/site-packages/evil.pth",
+    ".venv/lib/python3/site-packages/pandas/__init__.py",
+    "usersite/lib/python3/site-packages/helper.py",
+)
+
+
+async def test_bash_and_write_file_agree_on_the_kernels_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel's ``sys.prefix``/``sys.exec_prefix`` and user site, when they lie in the
+    workspace: a bash write under ``auto`` changes nothing and ``write_file`` asks, for
+    every path; a read of a library's source there asks nothing."""
+    require_sandbox()
+    import site
+    import sys
+
+    venv = tmp_path / ".venv"
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    monkeypatch.setattr(sys, "exec_prefix", str(venv))
+    monkeypatch.setattr(site, "USER_SITE", str(tmp_path / "usersite/lib/python3/site-packages"))
+    for rel in PREFIX_EXAMPLES:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(ORIGINAL)
+    (tmp_path / "control.txt").write_text(ORIGINAL)
+    paths = [*PREFIX_EXAMPLES, "control.txt"]
+    await drive(
+        [call("bash", command=_bash_write(paths), timeout=120_000, id="b")],
+        tools=workspace_tools(tmp_path, "bash"),
+        approval="auto",
+    )
+    assert (tmp_path / "control.txt").read_text() == "PWNED"  # the call did write
+    for rel in PREFIX_EXAMPLES:
+        assert (tmp_path / rel).read_text() == ORIGINAL, f"bash changed {rel}"
+    approver = Approver()
+    calls = [
+        call("write_file", file_path=p, content="PWNED", id=f"w{i}")
+        for i, p in enumerate(PREFIX_EXAMPLES)
+    ]
+    calls.append(call("read_file", file_path=PREFIX_EXAMPLES[3], id="r"))
+    out = await drive(
+        calls, tools=workspace_tools(tmp_path, "write_file", "read_file"), approval="auto",
+        approver=approver,
+    )  # fmt: skip
+    assert approver.asked == [f"w{i}" for i in range(len(PREFIX_EXAMPLES))]
+    assert ORIGINAL.strip() in out.result("r")[0]
+    for rel in PREFIX_EXAMPLES:
+        assert (tmp_path / rel).read_text() == ORIGINAL, f"write_file changed {rel}"
