@@ -33,6 +33,7 @@ ALLOWED = {
     # the map's notebook side: what a row is being run (for the review queue), a frame test
     ("nb_tools.jupyter._review_queue", "nb_tools.agent._map"),
     ("nb_tools.jupyter._map_magic", "nb_tools.agent._map_rows"),
+    ("nb_tools.agent._map_plan", "nb_tools.model._pricing"),  # the plan card's cost estimate
     # typed outputs: a type's schema, its strict validator and null stripping, as tools do
     ("nb_tools.agent._output", "nb_tools.tool._derive"),
     ("nb_tools.agent._output", "nb_tools.tool._registry"),

@@ -49,6 +49,7 @@ from nb_tools.agent._events import (
 from nb_tools.agent._instructions import Instructions, ProjectInstructions, find_instructions
 from nb_tools.agent._journal import RestoreReport, RunChange
 from nb_tools.agent._map import MapInfo, MapProgress, MapSettings, amap, map
+from nb_tools.agent._map_plan import MapPlan, plan_text
 from nb_tools.agent._notices import (
     CitationsReceived,
     ContextCompacted,
@@ -97,6 +98,7 @@ __all__ = [
     "GoOn",
     "Instructions",
     "MapInfo",
+    "MapPlan",
     "MapProgress",
     "MapSettings",
     "ModelFailed",
@@ -136,5 +138,6 @@ __all__ = [
     "find_instructions",
     "is_protected_call",
     "map",
+    "plan_text",
     "source_label",
 ]
