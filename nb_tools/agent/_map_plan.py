@@ -85,6 +85,15 @@ class MapPlan:
     def asking(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tools if t.asks)
 
+    @property
+    def estimate_text(self) -> str:
+        """The estimated cost and how it was estimated, in one sentence."""
+        return estimate_line(self)
+
+    @property
+    def budget_text(self) -> str:
+        return budget_line(self)
+
 
 def tool_plans(registry: Registry, policy: Policy, rules: PermissionRules | None) -> list[ToolPlan]:
     """Per tool, what its calls do: a rule naming the whole tool decides; else the policy

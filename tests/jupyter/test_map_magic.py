@@ -33,6 +33,25 @@ tickets = pd.DataFrame({"ticket": ["T1", "T2", "T3"], "customer": ["acme", "glob
 '''
 
 
+def plan_answer(description: str, seen: list[str] | None = None) -> Any:
+    """An ``on_message`` that answers the plan card (the button labelled exactly
+    ``description``: "Approve" or "Cancel"); ``seen`` gets the card's HTML."""
+    done: list[str] = []
+
+    def on_message(k: Kernel, msg: dict[str, Any], ex: Any) -> None:
+        if msg["msg_type"] != "comm_open":
+            return
+        state = msg["content"]["data"]["state"]
+        if seen is not None and "nbtools-map-plan" in str(state.get("value", "")):
+            seen.append(state["value"])
+        if not done and state.get("_model_name") == "ButtonModel":
+            if state.get("description") == description:
+                done.append(msg["content"]["comm_id"])
+                k.click(msg["content"]["comm_id"])
+
+    return on_message
+
+
 def answer(request: ModelRequest) -> Any:
     if len(request.messages) == 1:
         return reply("", call("plan_of", customer=request.messages[0].text.split()[-1]))
@@ -48,7 +67,8 @@ def test_over_a_frame_puts_the_table_in_a_variable_and_shows_it(
     before = len(server.requests)
     ex = kernel.ok(
         "%%agent --over tickets --output triage:Triage --concurrency 2 --model claude-sonnet-4-5 "
-        "--tools plan_of\nTicket {ticket} from {customer}"
+        "--tools plan_of\nTicket {ticket} from {customer}",
+        on_message=plan_answer("Approve"),
     )
     shown = [o["data"].get("text/html", "") for o in ex.displays]
     assert any("enterprise" in h and "<table" in h for h in shown), shown
@@ -59,7 +79,7 @@ def test_over_a_frame_puts_the_table_in_a_variable_and_shows_it(
         "print(list(triage['plan']), list(triage['status']), triage.attrs['nb_tools'].requests)"
     )
     assert check.stdout.strip() == "['enterprise', 'free', 'enterprise'] ['ok', 'ok', 'ok'] 6"
-    bodies = [r.body for r in server.requests[before:]]
+    bodies = [r.body for r in server.requests[before:] if r.path == "/v1/messages"]
     assert sorted(
         b["messages"][0]["content"][0]["text"] for b in bodies if len(b["messages"]) == 1
     ) == [
@@ -98,7 +118,10 @@ def test_ask_sends_the_calls_to_one_review_queue(
     ids: dict[str, str] = {}
     clicked: list[int] = []
 
+    approve = plan_answer("Approve")
+
     def on_message(k: Kernel, msg: dict[str, Any], ex: Any) -> None:
+        approve(k, msg, ex)  # the plan card
         content = msg["content"]
         if msg["msg_type"] == "comm_open":
             state = content["data"]["state"]
