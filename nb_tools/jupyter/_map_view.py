@@ -11,6 +11,7 @@ JupyterLab, in any HTML viewer and in a saved notebook, which holds no widget vi
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import html
 import threading
@@ -31,7 +32,7 @@ from nb_tools.agent import (
     TurnStarted,
 )
 from nb_tools.model import Usage
-from nb_tools.transcript import TranscriptRecorder, transcript_bundle
+from nb_tools.transcript import TranscriptRecorder, text_html, transcript_bundle
 
 REFRESH_SECONDS = 0.25
 """At most this often the view is sent to the frontend (a row's start and end is not)."""
@@ -105,6 +106,12 @@ class RowRecords:
         rec = self.recorders.get(row)
         return rec.to_dict() if rec is not None else None
 
+    def prompt_html(self, row: int) -> str:
+        """The row's prompt as the transcript shows a user's message (a transcript leaves
+        its first prompt out: in a cell, that is the cell's source just above)."""
+        prompt = self.prompts[row] if row < len(self.prompts) else None
+        return text_html(prompt, who="user") if prompt else ""
+
 
 def row_label(i: int, name: str, status: str, records: RowRecords) -> str:
     """ "row 3 · T3 · running · turn 2", "row 5 · T5 · ok · 2 turns · $0.0012"."""
@@ -152,6 +159,7 @@ class MapView:
         )
         self.handle: Any = None
         self._last = 0.0
+        self._later: asyncio.TimerHandle | None = None
         self._shown: tuple[int, int] | None = None  # (row, items) on screen
         self.latest: MapProgress | None = None
 
@@ -164,13 +172,22 @@ class MapView:
         self.handle = display(self.box, display_id=True)
 
     def update(self, p: MapProgress) -> None:
+        """A row started or finished: refresh now, or once the refresh interval is over
+        (so the last change is never left unshown)."""
         self.latest = p
         now = time.monotonic()
         if now - self._last >= REFRESH_SECONDS or p.done == p.rows:
-            self._last = now
             self.refresh()
+        elif self._later is None:
+            with contextlib.suppress(RuntimeError):  # no running loop: the next update shows it
+                loop = asyncio.get_running_loop()
+                self._later = loop.call_later(REFRESH_SECONDS, self.refresh)
 
     def refresh(self) -> None:
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
+        self._last = time.monotonic()
         p = self.latest
         if p is None:
             return
@@ -203,7 +220,11 @@ class MapView:
         if key == self._shown:
             return
         self._shown = key
-        self.conversation.outputs = ({"output_type": "display_data", "data": data, "metadata": {}},)
+        prompt = {"text/html": self.records.prompt_html(row), "text/plain": ""}
+        self.conversation.outputs = (
+            {"output_type": "display_data", "data": prompt, "metadata": {}},
+            {"output_type": "display_data", "data": data, "metadata": {}},
+        )
 
     def finish(self, result: Any, *, note: str | None = None) -> None:
         """Replace the view by the table and the rows' conversations (None: by ``note``
@@ -218,6 +239,8 @@ class MapView:
             self.handle.update(bundle, raw=True)
         else:
             display(bundle, raw=True)
+        if self._later is not None:
+            self._later.cancel()
         with contextlib.suppress(Exception):
             for w in (self.button, self.text, self.rows, self.conversation, self.hint):
                 w.close()
@@ -257,7 +280,7 @@ def rows_html(result: Any, records: RowRecords, names: Sequence[str]) -> str:
         summary = html.escape(f"{head} · {status} · {turns[i]} turn(s) · ${costs[i]:.4f}")
         transcript = records.transcript(i)
         if transcript is not None:
-            body = transcript_bundle(transcript)["text/html"]
+            body = records.prompt_html(i) + transcript_bundle(transcript)["text/html"]
         elif status in ("ok", "denied"):
             body = "<i>taken from the checkpoint: no request was sent in this run</i>"
         else:
