@@ -32,33 +32,39 @@ CANCELLED_TEXT = "Cancelled at the plan: no request was sent."
 def plan_html(plan: MapPlan) -> str:
     """The plan as HTML (the card's body, and what stays in the notebook)."""
     skipped = plan.rows - plan.to_run
-    rows = f"<b>{plan.to_run:,}</b> rows" + (
-        f" (of {plan.rows:,}; the others are in the checkpoint or skipped)" if skipped else ""
+    rows = f"<b>{plan.to_run:,}</b>, {plan.concurrency} at a time"
+    if skipped:
+        rows += f" ({skipped:,} of {plan.rows:,} are in the checkpoint or skipped)"
+    if plan.backend == "batch":
+        rows += ", through Message Batches"
+    tools = "<br>".join(
+        f"<code>{visible_html(t.name)}</code>: {'⏸ ' if t.asks else ''}{visible_html(t.does)}"
+        for t in plan.tools
     )
-    head = (
-        f"<b>Plan</b>: {rows} on <code>{escape(plan.model)}</code> ({escape(plan.provider)}), "
-        f"{plan.concurrency} at a time, backend {escape(plan.backend)}; policy "
-        f"<b>{escape(plan.policy)}</b>"
+    rules = ", ".join(f"<code>{visible_html(r)}</code>" for r in plan.rules)
+    cost, _, how = plan.estimate_text.partition(": ")
+    fields = [
+        ("Rows", rows),
+        ("Model", f"<code>{escape(plan.model)}</code> ({escape(plan.provider)})"),
+        ("Policy", f"<b>{escape(plan.policy)}</b>"),
+        ("Tools", tools or "none"),
+        ("Rules", rules or "none for these tools"),
+        (
+            "Estimated cost",
+            f'<b>{escape(cost)}</b><br><span style="{_MUTED};font-size:90%">{escape(how)}</span>',
+        ),
+        ("Budget", escape(plan.budget_text)),
+    ]
+    label = f"padding:1px 12px 1px 0;text-align:left;vertical-align:top;white-space:nowrap;{_MUTED}"
+    value = "padding:1px 0;text-align:left;vertical-align:top"
+    body = "".join(
+        f'<tr><th style="{label}">{name}</th><td style="{value}">{text}</td></tr>'
+        for name, text in fields
     )
-    cell = "padding:1px 10px 1px 0;text-align:left;vertical-align:top"
-    if plan.tools:
-        body = "".join(
-            f'<tr><td style="{cell}"><code>{visible_html(t.name)}</code></td>'
-            f'<td style="{cell}">{"⏸ " if t.asks else ""}{visible_html(t.does)}</td></tr>'
-            for t in plan.tools
-        )
-        tools = f'<table class="nbtools-plan-tools" style="margin:4px 0">{body}</table>'
-    else:
-        tools = "<div>Tools: none</div>"
-    rules = (
-        ", ".join(f"<code>{visible_html(r)}</code>" for r in plan.rules) or "none for these tools"
-    )
-    cost = escape(plan.estimate_text)
     return (
-        f'<div class="nbtools-map-plan">{head}{tools}'
-        f"<div>Rules: {rules}</div>"
-        f"<div>Estimated cost: {cost}</div>"
-        f"<div>Budget: {escape(plan.budget_text)}</div></div>"
+        '<div class="nbtools-map-plan" style="line-height:1.45"><div><b>Plan of this map</b> '
+        f'<span style="{_MUTED}">(nothing is sent before you approve)</span></div>'
+        f'<table style="margin:4px 0;border-collapse:collapse">{body}</table></div>'
     )
 
 

@@ -148,6 +148,7 @@ class MapView:
         self.rows = widgets.Select(
             options=[], rows=min(8, max(2, len(prompts))), layout={"width": "100%"}
         )
+        self.rows.add_class("nbtools-map-rows-list")
         self.rows.observe(lambda _: self._show_row(), names="value")
         self.conversation = widgets.Output()
         self.hint = widgets.HTML(
@@ -287,7 +288,7 @@ def rows_html(result: Any, records: RowRecords, names: Sequence[str]) -> str:
             body = "<i>no request was sent for this row</i>"
         items.append(
             f'<details class="nbtools-map-row" data-row="{i}"><summary style="cursor:pointer">'
-            f"{summary}</summary>{body}</details>"
+            f'{summary}</summary><div style="margin:2px 0 10px 18px">{body}</div></details>'
         )
     more = len(statuses) - SHOWN_CONVERSATIONS
     tail = (

@@ -171,10 +171,10 @@ def test_the_plan_card_cancel_sends_no_request_approve_runs(
     # the plan: rows, each tool and what it does under the policy, the estimate and how
     # it was made (the server's count of rendered rows), the budget
     card = seen[0]
-    assert "<b>3</b> rows on <code>claude-sonnet-4-5</code>" in card
-    assert "<code>plan_of</code></td><td" in card and ">runs</td>" in card
-    assert "⏸ asks a person</td>" in card  # refund, under "ask"
-    assert "policy <b>ask</b>" in card
+    assert "<b>3</b>, 8 at a time" in card
+    assert "<code>claude-sonnet-4-5</code> (anthropic)" in card
+    assert "<code>plan_of</code>: runs<br><code>refund</code>: ⏸ asks a person<" in card
+    assert "<b>ask</b>" in card
     assert "input tokens a request (the server&#x27;s token count of 3 rendered rows)" in card
     assert "× 3 rows × 2 turn(s)" in card and "Budget: $2.00 for the whole map" in card
     counted = [r for r in server.requests[before:] if r.path == "/v1/messages/count_tokens"]
