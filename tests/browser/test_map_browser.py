@@ -62,16 +62,17 @@ def answer(request: ModelRequest) -> Any:
     return reply(f"**{priority}** priority: the customer is on the {plan} plan.")
 
 
-def docs_shot(locator: Any, name: str) -> None:
-    """A screenshot the docs show (docs/images/NAME.png): written when missing, or on
+def docs_shot(shot: Path, name: str) -> None:
+    """A screenshot the docs show (docs/images/NAME.png): copied when missing, or on
     request (NB_TOOLS_UPDATE_SCREENSHOT=1), so ordinary runs leave the repository clean."""
     import os
+    import shutil
 
     target = DOCS_IMAGES / f"{name}.png"
     if target.exists() and os.environ.get("NB_TOOLS_UPDATE_SCREENSHOT") != "1":
         return
     DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-    locator.screenshot(path=str(target))
+    shutil.copyfile(shot, target)
 
 
 def test_plan_card_progress_rows_and_conversations_in_lab(
@@ -87,7 +88,7 @@ def test_plan_card_progress_rows_and_conversations_in_lab(
     nb.cells = [nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_code_cell(MAP)]
     nbformat.write(nb, lab.root / "map_view.ipynb")
     open_notebook(page, lab, "map_view.ipynb")
-    fake_model.latency = 0.8  # rows stay in flight long enough to be looked at
+    fake_model.latency = 1.5  # rows stay in flight long enough to be looked at
     try:
         run_cells(page, 0, 1)
         agent = cell(page, 1)
@@ -99,8 +100,7 @@ def test_plan_card_progress_rows_and_conversations_in_lab(
         expect(plan).to_contain_text("Estimated costabout $")
         expect(plan).to_contain_text("Budget$1.00 for the whole map")
         assert fake_model.queue.remaining == 8  # no model request before Approve
-        shot(page, "map-plan-card", agent)
-        docs_shot(agent.locator(OUTPUTS), "map-plan-card")
+        docs_shot(shot(page, "map-plan-card", agent), "map-plan-card")
         enabled_button(agent, "Approve", exact=True).click()
 
         # the progress view: the line, the rows; a click on a row opens its conversation
@@ -112,8 +112,8 @@ def test_plan_card_progress_rows_and_conversations_in_lab(
         live = agent.locator(TRANSCRIPT).first
         expect(live).to_contain_text("customer_plan", timeout=SLOW)
         expect(agent.locator(OUTPUTS)).to_contain_text("Ticket #4411 from customer acme")
-        shot(page, "map-progress-row-open", agent)
-        docs_shot(agent.locator(OUTPUTS), "map-progress")
+        expect(enabled_button(agent, "Stop", exact=True)).to_have_count(1)  # still running
+        docs_shot(shot(page, "map-progress-row-open", agent), "map-progress")
 
         # after the run: the table, then the rows; a click opens a row's conversation
         rows_list = agent.locator(f"{OUTPUTS} .nbtools-map-rows")
@@ -128,8 +128,7 @@ def test_plan_card_progress_rows_and_conversations_in_lab(
         expect(body).to_be_visible()
         expect(row).to_contain_text("normal priority: the customer is on the pro plan.")
         expect(row).to_contain_text("Ticket #4412 from customer globex")
-        shot(page, "map-after-row-open", agent)
-        docs_shot(agent.locator(OUTPUTS), "map-after-run")
+        docs_shot(shot(page, "map-after-row-open", agent), "map-after-run")
     finally:
         fake_model.latency = 0.0
     assert page.console.unexpected() == []
