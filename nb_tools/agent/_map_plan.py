@@ -250,10 +250,13 @@ def budget_line(plan: MapPlan) -> str:
 def plan_text(plan: MapPlan) -> str:
     """The plan in words (what a headless run prints)."""
     skipped = plan.rows - plan.to_run
-    rows = f"{plan.to_run:,} to run" + (f" of {plan.rows:,}" if skipped else "")
+    rows = f"{plan.to_run:,} rows" + (
+        f" (of {plan.rows:,}; the rest are in the checkpoint)" if skipped else ""
+    )
+    where = "through Message Batches" if plan.backend == "batch" else "in the kernel"
     lines = [
-        f"nb_tools.map plan: {rows} rows on {plan.model} ({plan.provider}), "
-        f"{plan.concurrency} at a time, backend {plan.backend}",
+        f"nb_tools.map plan: {rows} on {plan.model} ({plan.provider}), "
+        f"{plan.concurrency} at a time, {where}",
         f"  policy: {plan.policy}",
     ]
     if plan.tools:

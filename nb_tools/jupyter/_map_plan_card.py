@@ -34,7 +34,7 @@ def plan_html(plan: MapPlan) -> str:
     skipped = plan.rows - plan.to_run
     rows = f"<b>{plan.to_run:,}</b>, {plan.concurrency} at a time"
     if skipped:
-        rows += f" ({skipped:,} of {plan.rows:,} are in the checkpoint or skipped)"
+        rows += f" ({skipped:,} of {plan.rows:,} are done: in the checkpoint)"
     if plan.backend == "batch":
         rows += ", through Message Batches"
     tools = "<br>".join(

@@ -4,7 +4,6 @@ body is the template, the result table goes in a variable and is shown."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
@@ -45,10 +44,10 @@ def plan_answer(description: str, seen: list[str] | None = None) -> Any:
         state = msg["content"]["data"]["state"]
         if seen is not None and "nbtools-map-plan" in str(state.get("value", "")):
             seen.append(state["value"])
-        if not done and state.get("_model_name") == "ButtonModel":
-            if state.get("description") == description:
-                done.append(msg["content"]["comm_id"])
-                k.click(msg["content"]["comm_id"])
+        button = state.get("_model_name") == "ButtonModel"
+        if not done and button and state.get("description") == description:
+            done.append(msg["content"]["comm_id"])
+            k.click(msg["content"]["comm_id"])
 
     return on_message
 
@@ -176,7 +175,7 @@ def test_the_plan_card_cancel_sends_no_request_approve_runs(
     assert "<code>plan_of</code>: runs<br><code>refund</code>: ⏸ asks a person<" in card
     assert "<b>ask</b>" in card
     assert "input tokens a request (the server&#x27;s token count of 3 rendered rows)" in card
-    assert "× 3 rows × 2 turn(s)" in card and "Budget: $2.00 for the whole map" in card
+    assert "× 3 rows × 2 turn(s)" in card and ">$2.00 for the whole map" in card
     counted = [r for r in server.requests[before:] if r.path == "/v1/messages/count_tokens"]
     assert len(counted) == 3
     # the card is replaced by a static copy saying it was cancelled; nothing is set
