@@ -238,7 +238,7 @@ class MapView:
             bundle = table_bundle(result, self.records, self.names, note=note)
         if self.handle is not None:
             self.handle.update(bundle, raw=True)
-        else:
+        elif result is not None or note:
             display(bundle, raw=True)
         if self._later is not None:
             self._later.cancel()

@@ -309,3 +309,21 @@ def test_always_allow_in_the_review_queue_is_a_session_rule(
         on_message=plan_answer("Cancel", seen),
     )
     assert "runs (rule allow refund)" in seen[0]
+
+
+def test_unattended_the_plan_is_printed_and_the_map_goes_on(
+    kernel: Kernel, server: FakeMessagesServer
+) -> None:
+    """With NB_TOOLS_APPROVAL set nobody is asked: no card, no wait; the plan is printed."""
+    kernel.ok(SETUP + "\nimport os\nos.environ['NB_TOOLS_APPROVAL'] = 'auto'")
+    server.fallback = answer
+    try:
+        ex = kernel.ok(
+            "%%agent --over tickets --output quiet --tools plan_of\nTicket {ticket} from {customer}"
+        )
+    finally:
+        kernel.ok("os.environ.pop('NB_TOOLS_APPROVAL', None)")
+    assert ex.stdout.startswith("nb_tools.map plan: 3 rows on "), ex.stdout
+    assert "  policy: auto\n  tools:\n    plan_of: runs\n" in ex.stdout
+    assert not ex.buttons("Approve") and not ex.buttons("Cancel")
+    assert kernel.ok("print(list(quiet['status']))").stdout.strip() == "['ok', 'ok', 'ok']"
