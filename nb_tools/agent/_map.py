@@ -419,7 +419,7 @@ async def amap(
     """``await nb_tools.amap(...)``: :func:`map` in a running event loop (a notebook cell).
     Cancelling it stops every row and raises; finished rows are in the checkpoint already.
     ``stop`` (a ``threading.Event``, set from anywhere: a Stop button) ends it cleanly
-    instead: rows in flight are stopped (status "error", "stopped while running"), rows
+    instead: rows in flight are stopped (status "stopped"), rows
     not started get "skipped", and the table is returned. ``on_progress`` gets a
     :class:`MapProgress` as rows start and finish. ``confirm`` gets the
     :class:`~nb_tools.agent.MapPlan` before the first request and returns (or awaits)
