@@ -51,7 +51,8 @@ from nb_tools.agent._events import (
 from nb_tools.agent._instructions import Instructions, ProjectInstructions, find_instructions
 from nb_tools.agent._journal import RestoreReport, RunChange
 from nb_tools.agent._map import MapInfo, MapProgress, MapSettings, amap, current_row, map
-from nb_tools.agent._map_rows import is_frame
+from nb_tools.agent._map_plan import MapPlan, plan_text
+from nb_tools.agent._map_rows import is_frame, read_inputs, render_prompts
 from nb_tools.agent._notices import (
     CitationsReceived,
     ContextCompacted,
@@ -101,6 +102,7 @@ __all__ = [
     "GoOn",
     "Instructions",
     "MapInfo",
+    "MapPlan",
     "MapProgress",
     "MapSettings",
     "ModelFailed",
@@ -145,6 +147,9 @@ __all__ = [
     "is_frame",
     "is_protected_call",
     "map",
+    "plan_text",
+    "read_inputs",
+    "render_prompts",
     "retry_text",
     "source_label",
 ]

@@ -17,7 +17,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import Executor as FuturesExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import ApprovalDecided, Event, ToolCallStarted
 from nb_tools.agent._map_checkpoint import Checkpoint, restore
 from nb_tools.agent._map_gate import GatedProvider, Limiter
+from nb_tools.agent._map_plan import MapPlan, confirm_plan
 from nb_tools.agent._map_rows import (
     RESULT_COLUMNS,
     Prompt,
@@ -60,6 +61,7 @@ _STOP_TEXT = {
     "stopped": "stopped while running (the map was stopped)",
     "stopped_after_turn": "stopped while running (the map was stopped)",
 }
+_STOPPED = ("stopped", "stopped_after_turn")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,6 +141,8 @@ class MapProgress:
     elapsed: float
     eta: float | None
     """Seconds until every row is done at the pace so far (None before a row finished)."""
+    statuses: tuple[str, ...] = ()
+    """Each row's status so far: "queued", "running", or how it ended ("ok", ...)."""
 
 
 def _policy(approval: Policy | None) -> Policy:
@@ -183,6 +187,8 @@ def _outcome(result: Any, output: OutputType | None, denied: list[str]) -> RowOu
     if stop == "budget":
         status = "budget"
         error = "the row's turns would have passed the map's budget"
+    elif stop in _STOPPED:
+        status, error = "stopped", _STOP_TEXT[stop]
     elif stop in ("end_turn", "stop_sequence", "pause_turn"):
         status = "ok"
         if output is not None and result.output is None:
@@ -230,6 +236,7 @@ class _Map:
         self.agents: dict[int, Agent] = {}
         self.stop_flag = threading.Event()
         self.on_progress: Any = None
+        self.on_row_event: Callable[[int, Event], None] | None = None
         self.started = time.monotonic()
         self.finished_here = 0
 
@@ -247,6 +254,10 @@ class _Map:
             budget_usd=self.budget_usd,
             elapsed=elapsed,
             eta=eta,
+            statuses=tuple(
+                o.status if o is not None else "running" if i in self.running else "queued"
+                for i, o in enumerate(self.outcomes)
+            ),
         )
 
     def _report(self) -> None:
@@ -305,6 +316,8 @@ class _Map:
                 names[event.call.id] = event.call.name
             elif isinstance(event, ApprovalDecided) and not event.approved:
                 denied.append(f"denied {names.get(event.call_id, 'a call')} ({event.by})")
+            if self.on_row_event is not None:
+                self.on_row_event(i, event)
 
         current_row.set(i)
         agent = self.settings.agent(self.gated, left, watch)
@@ -400,13 +413,18 @@ async def amap(
     on_progress: Callable[[MapProgress], None] | None = None,
     stop: threading.Event | None = None,
     batch_poll_seconds: float = 2.0,
+    confirm: Callable[[MapPlan], bool | Awaitable[bool]] | None = None,
+    on_row_event: Callable[[int, Event], None] | None = None,
 ) -> Any:
     """``await nb_tools.amap(...)``: :func:`map` in a running event loop (a notebook cell).
     Cancelling it stops every row and raises; finished rows are in the checkpoint already.
     ``stop`` (a ``threading.Event``, set from anywhere: a Stop button) ends it cleanly
-    instead: rows in flight are stopped (status "error", "stopped while running"), rows
+    instead: rows in flight are stopped (status "stopped"), rows
     not started get "skipped", and the table is returned. ``on_progress`` gets a
-    :class:`MapProgress` as rows start and finish."""
+    :class:`MapProgress` as rows start and finish. ``confirm`` gets the
+    :class:`~nb_tools.agent.MapPlan` before the first request and returns (or awaits)
+    True to go on; False returns None without sending a model request.
+    ``on_row_event(i, event)`` sees every event of row ``i``'s run."""
     if concurrency < 1:
         raise ValueError(f"nb_tools.map: concurrency must be >= 1, got {concurrency}")
     if budget_usd is not None and budget_usd <= 0:
@@ -477,9 +495,24 @@ async def amap(
         run.rounds = BatchRounds(provider, run.limiter, poll_seconds=batch_poll_seconds)
         run.gated = BatchedProvider(provider, run.limiter, run.rounds)
     run.on_progress = on_progress
+    run.on_row_event = on_row_event
     if stop is not None:
         run.stop_flag = stop
     restored = run.restore()
+    if confirm is not None and not await confirm_plan(
+        confirm,
+        settings,
+        prompts,
+        [i for i, o in enumerate(run.outcomes) if o is None],
+        budget_usd=budget_usd,
+        concurrency=concurrency,
+        backend="batch" if batched else "kernel",
+    ):
+        if run.rounds is not None:
+            await run.rounds.close()
+        if store is not None:
+            store.close()
+        return None
     try:
         await run.go()
     finally:

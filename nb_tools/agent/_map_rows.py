@@ -14,7 +14,7 @@ RESULT_COLUMNS = ("output", "status", "error", "turns", "cost_usd")
 """The columns :func:`nb_tools.map` adds after the input's (fields of a typed output come
 right after ``output``)."""
 
-STATUSES = ("ok", "error", "denied", "budget", "skipped")
+STATUSES = ("ok", "error", "denied", "budget", "skipped", "stopped")
 
 INPUT_COLUMN = "input"
 """The one column of a list of strings."""

@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from argparse import Namespace
 from typing import Any
 
 from IPython.core.error import UsageError
 
+from nb_tools.tool._tasks import wait_waking
+
 DEFAULT_VARIABLE = "map_result"
 """Where the result goes without ``--output NAME``."""
+SETTLE_SECONDS = 10.0
+"""How long an interrupted map may take to stop its rows and return its table."""
 
 
 def _frame(ns: dict[str, Any], name: str) -> Any:
@@ -41,10 +47,39 @@ def _target(ns: dict[str, Any], spec: str | None) -> tuple[str, Any]:
     return name, None
 
 
+class MapInterrupted(KeyboardInterrupt):
+    """Ends a ``%%agent --over`` cell that was interrupted, after its partial table is
+    shown and put in its variable (so "Run All" stops there, as for any interrupt)."""
+
+    def __init__(self, variable: str | None) -> None:
+        super().__init__(variable)
+        self.variable = variable
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        if self.variable is None:
+            return ["Interrupted before the map started: no request was sent."]
+        return [
+            f"Interrupted: the map stopped; the partial table is above and in "
+            f'{self.variable} (rows in flight are marked "stopped"; finished rows are kept).'
+        ]
+
+
+def row_names(inputs: Any) -> list[str]:
+    """Each row's first input value, to name it in the list of rows."""
+    from nb_tools.agent import read_inputs
+
+    table = read_inputs(inputs)
+    if not table.columns:
+        return []
+    first = table.columns[0]
+    return [str(row.get(first, "")) for row in table.rows]
+
+
 async def run_over(args: Namespace, template: str, ns: dict[str, Any]) -> Any:
-    """Run the map the options in ``args`` describe; returns the table (also in the
-    variable and displayed)."""
+    """Run the map the options in ``args`` describe, after its plan card; returns the
+    table (also in the variable and displayed), or None when the plan was cancelled."""
     import nb_tools
+    from nb_tools.agent import read_inputs, render_prompts
     from nb_tools.jupyter._runner import default_budget, resolve_model
     from nb_tools.jupyter._session import get_session
     from nb_tools.tool import default_registry
@@ -58,22 +93,42 @@ async def run_over(args: Namespace, template: str, ns: dict[str, Any]) -> Any:
     registry = default_registry()
     if args.tools:
         registry = registry.subset(*(n.strip() for n in args.tools.split(",") if n.strip()))
+    from nb_tools.jupyter._map_plan_card import PlanCard
     from nb_tools.jupyter._map_view import MapView
     from nb_tools.jupyter._runner import default_approval
 
-    view = MapView()
-    view.show()
+    try:
+        prompts = render_prompts(template.strip(), read_inputs(inputs))
+    except (KeyError, ValueError, TypeError) as exc:
+        raise UsageError(str(exc).strip("'\"")) from None
+    view = MapView(
+        prompts,
+        row_names(inputs),
+        model=str(getattr(model, "model", model or "")),
+        provider=str(getattr(model, "name", "")),
+    )
+    card = PlanCard()
     queue = approver = None
-    if (args.approval or default_approval()) == "ask":
-        from nb_tools.jupyter._headless import FrontendWatch
+    asking = (args.approval or default_approval()) == "ask"
+    if asking:
         from nb_tools.jupyter._review_queue import ReviewQueue
 
-        queue = ReviewQueue()
-        watch = FrontendWatch(queue.box)  # headless (nbclient): deny at once, never wait
-        queue.show()
-        approver = watch.guard(queue)
-    try:
-        result = await nb_tools.amap(
+        queue = ReviewQueue(rules=session.rules)
+        approver = queue.approver
+    started = False
+
+    async def confirm(plan: Any) -> bool:
+        nonlocal started
+        if not await card(plan):
+            return False
+        started = True
+        view.show()
+        if queue is not None:
+            queue.show()
+        return True
+
+    task = asyncio.ensure_future(
+        nb_tools.amap(
             template.strip(),
             inputs,
             tools=registry.clone(),
@@ -90,16 +145,43 @@ async def run_over(args: Namespace, template: str, ns: dict[str, Any]) -> Any:
             backend="batch" if args.batch else "kernel",
             on_progress=view.update,
             stop=view.stop,
+            confirm=confirm,
+            on_row_event=view.records,
         )
-    except (KeyError, ValueError, TypeError) as exc:
-        view.finish(None)
-        raise UsageError(str(exc).strip("'\"")) from None
-    except BaseException:  # an interrupt: finished rows are in the checkpoint, if any
-        view.finish(None)
-        raise
+    )
+    interrupted = False
+    try:
+        try:
+            await wait_waking(asyncio.wait({task}))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Interrupt: end the map as Stop does (rows in flight stopped and marked, the
+            # rest skipped, the table returned); before the plan was approved, send nothing.
+            interrupted = True
+            view.stop.set()
+            if not started:
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait({task}, timeout=SETTLE_SECONDS)
+        if not task.done() or task.cancelled():
+            task.cancel()
+            view.finish(None)
+            raise MapInterrupted(None) if interrupted else asyncio.CancelledError()
+        failure = task.exception()
+        if isinstance(failure, KeyError | ValueError | TypeError):
+            view.finish(None)
+            raise UsageError(str(failure).strip("'\"")) from None
+        if failure is not None:
+            view.finish(None)
+            raise failure
     finally:
         if queue is not None:
             queue.close()
+    result = task.result()
+    if result is None:  # cancelled at the plan card: nothing was sent, nothing is set
+        return None
     ns[variable] = result
+    if interrupted:
+        view.finish(result, note=f"Interrupted: the partial table (also in {variable})")
+        raise MapInterrupted(variable)
     view.finish(result)
     return result

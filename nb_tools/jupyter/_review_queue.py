@@ -1,7 +1,9 @@
 """One review queue for the calls of a map's rows that need a person (``%%agent --over``
 with approval "ask"): a table (row, tool, arguments) with Approve selected, Deny all and
 Always allow RULE; each waiting row waits for its own answer while the other rows go on.
-"Always allow" holds for every row of the map (and approves the waiting calls it covers).
+"Always allow" adds the rule to the session's one rule set as a session rule, as the
+single run's card does: the rest of the map, later maps and later ``%%agent`` runs honour
+it (``%nbtools forget RULE`` undoes it); the waiting calls it covers are approved.
 """
 
 from __future__ import annotations
@@ -11,14 +13,19 @@ import contextlib
 import itertools
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 from IPython.display import display
 
 from nb_tools.agent import ApprovalRequest, Decision, current_row
+from nb_tools.jupyter._headless import HEADLESS_BY, HEADLESS_MESSAGE, FrontendWatch
 from nb_tools.transcript import hidden_runs
 
+if TYPE_CHECKING:
+    from nb_tools.permissions import PermissionRules
+
+BY = "user (review queue)"
 ARGUMENTS_CHARS = 160
 """Arguments longer than this are cut in the table (the whole call is approved as made)."""
 
@@ -52,11 +59,17 @@ class _Pending:
 
 
 class ReviewQueue:
-    """The approver of a map's rows: ``await queue(request)``."""
+    """The approver of a map's rows: ``await queue(request)`` (``queue.approver`` also
+    denies at once when no frontend shows the queue). ``rules``: the session's rules,
+    where "Always allow" adds its rule."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: PermissionRules | None = None) -> None:
         self.pending: dict[int, _Pending] = {}
-        self.allowed: set[str] = set()
+        self.rules = rules
+        self.remembered: set[str] = set()
+        """The rules this queue added (a call asked just before they were added is
+        approved by them here)."""
+        self.watch: FrontendWatch | None = None
         self._keys = itertools.count()
         self.table = widgets.SelectMultiple(options=[], rows=8, layout={"width": "100%"})
         self.title = widgets.HTML()
@@ -73,12 +86,19 @@ class ReviewQueue:
         self.handle: Any = None
 
     def show(self) -> None:
+        self.watch = FrontendWatch(self.box)  # before display: is anyone there to click?
         self.handle = display(self.box, display_id=True)
+
+    async def approver(self, request: ApprovalRequest) -> Decision:
+        """The queue, except that a headless run (nbclient) is denied at once."""
+        if self.watch is not None and await self.watch.headless():
+            return Decision(approved=False, by=HEADLESS_BY, message=HEADLESS_MESSAGE)
+        return await self(request)
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
         rule = request.always_allow_rule
-        if rule is not None and rule in self.allowed:
-            return Decision(approved=True, by=f"always-allow {rule} (review queue)")
+        if rule is not None and rule in self.remembered:
+            return Decision(approved=True, by=BY, remember=True)
         answer: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         key = next(self._keys)
         self.pending[key] = _Pending(row=current_row.get(), request=request, answer=answer)
@@ -98,7 +118,7 @@ class ReviewQueue:
                 item.answer.get_loop().call_soon_threadsafe(_set, item.answer, decision)
 
     def approve_selected(self) -> None:
-        self._settle(list(self.table.value), Decision(approved=True, by="user (review queue)"))
+        self._settle(list(self.table.value), Decision(approved=True, by=BY))
 
     def deny_all(self) -> None:
         self._settle(
@@ -107,11 +127,14 @@ class ReviewQueue:
         )
 
     def always_allow(self) -> None:
+        """Add the selected calls' rules to the session's rules (each row's run adds the
+        rule of the call it approves as well: one rule set), approve what they cover."""
         rules = self._selected_rules()
-        self.allowed.update(rules)
+        if self.rules is not None:
+            self.rules.allow(*sorted(rules), source="session")
+        self.remembered.update(rules)
         covered = [k for k, p in self.pending.items() if p.request.always_allow_rule in rules]
-        label = ", ".join(sorted(rules))
-        self._settle(covered, Decision(approved=True, by=f"always-allow {label} (review queue)"))
+        self._settle(covered, Decision(approved=True, by=BY, remember=True))
 
     # -- the view ---------------------------------------------------------------------
 

@@ -293,8 +293,9 @@ async def test_stop_ends_cleanly_with_rows_in_flight_marked(tmp_path: Any) -> No
         on_progress=on_progress,
         checkpoint=tmp_path / "c.jsonl",
     )
-    assert list(out["status"]) == ["ok", "error", "error", "skipped", "skipped"]
+    assert list(out["status"]) == ["ok", "stopped", "stopped", "skipped", "skipped"]
     assert out["error"][1] == "stopped while running (the map was stopped)"
     assert out["error"][3] == "not started: the map was stopped"
     assert seen[-1].rows == 5 and seen[-1].running == 0 and seen[-1].done == 3
+    assert seen[-1].statuses == ("ok", "stopped", "stopped", "queued", "queued")
     assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 3

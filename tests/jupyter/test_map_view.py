@@ -37,3 +37,36 @@ def test_stop_sets_the_maps_stop_event_once() -> None:
     assert view.stop.is_set() and view.button.disabled
     view.update(progress(done=40, running=0, eta=0.0))
     assert view.text.value.startswith("40/40 rows done")
+
+
+def test_rows_show_status_waiting_and_tokens_and_open_a_conversation() -> None:
+    """The rows' events (as ``on_row_event`` passes them) make each row's label and its
+    transcript; selecting a row shows its prompt and transcript in the view."""
+    from nb_tools.agent import ApprovalRequested, TurnStarted, UsageUpdated
+    from nb_tools.model import ToolCall, Usage
+
+    view = MapView(["Ticket T1", "Ticket T2", "Ticket T3"], ["T1", "T2", "T3"])
+    used = Usage(input_tokens=100, output_tokens=20, cost_usd=0.002)
+    view.records(0, TurnStarted(turn=1))
+    view.records(0, UsageUpdated(turn=1, usage=used, total=used))
+    view.records(1, TurnStarted(turn=2))
+    call = ToolCall(id="c1", name="refund", arguments="{}")
+    view.records(1, ApprovalRequested(call=call, info=None, preview=None))
+    view.update(
+        progress(rows=3, done=1, running=2, failed=0, statuses=("ok", "running", "running"))
+    )
+    view.refresh()
+    assert [label for label, _ in view.rows.options] == [
+        "row 0 · T1 · ok · 1 turn(s) · $0.0020",
+        "row 1 · T2 · waiting for approval",
+        "row 2 · T3 · running",
+    ]
+    assert view.text.value.startswith(
+        "1/3 rows done · 2 running · 1 waiting for approval · 120 tokens · $0.0312"
+    )
+    view.rows.value = 0
+    prompt, transcript = view.conversation.outputs
+    assert "Ticket T1" in prompt["data"]["text/html"]
+    assert "application/vnd.nbtools.transcript+json" in transcript["data"]
+    view.rows.value = 2  # not started yet in the records: says so
+    assert view.conversation.outputs[1]["data"]["text/plain"] == "row 2 has not started"

@@ -8,6 +8,7 @@ from nb_tools.agent import ApprovalRequest
 from nb_tools.agent._map import current_row
 from nb_tools.jupyter._review_queue import ReviewQueue, row_label
 from nb_tools.model import ToolCall
+from nb_tools.permissions import PermissionRules
 
 
 def request(i: int, rule: str | None = "refund") -> ApprovalRequest:
@@ -20,8 +21,9 @@ async def ask(queue: ReviewQueue, row: int, rule: str | None = "refund") -> obje
     return await queue(request(row, rule))
 
 
-async def test_approve_selected_deny_all_and_always_allow() -> None:
-    queue = ReviewQueue()
+async def test_approve_selected_deny_all_and_always_allow(tmp_path) -> None:
+    rules = PermissionRules(root=tmp_path)
+    queue = ReviewQueue(rules=rules)
     waiting = [asyncio.ensure_future(ask(queue, i, None if i == 2 else "refund")) for i in range(4)]
     await asyncio.sleep(0.01)
     assert [label for label, _ in queue.table.options] == [
@@ -34,11 +36,14 @@ async def test_approve_selected_deny_all_and_always_allow() -> None:
     await asyncio.sleep(0.01)
     assert waiting[0].done() and waiting[0].result().approved
     assert not any(w.done() for w in waiting[1:])
-    # "Always allow" covers the waiting calls with that rule, and later ones at once
+    # "Always allow" is a session rule in the session's one rule set; it covers the
+    # waiting calls with that rule (each remembered, as the single run's card does)
     queue.table.value = (queue.table.options[0][1],)
     queue.always.click()
     await asyncio.sleep(0.01)
+    assert [(r.action, r.text, r.source) for r in rules.rules] == [("allow", "refund", "session")]
     assert waiting[1].result().approved and waiting[3].result().approved
+    assert waiting[1].result().remember and waiting[3].result().remember
     assert not waiting[2].done()  # no rule offered for it
     assert (await ask(queue, 9)).approved
     queue.deny.click()
