@@ -35,6 +35,7 @@ from nb_tools.agent import (
     ServerToolUsed,
     TextDelta,
     ThinkingDelta,
+    ToolArgumentsDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
@@ -42,8 +43,10 @@ from nb_tools.agent import (
     UsageUpdated,
 )
 from nb_tools.jupyter._approval_card import ApprovalCard
+from nb_tools.jupyter._draft import DRAFT_STATUS, Draft
 from nb_tools.jupyter._rich import card_display
 from nb_tools.jupyter._throttle import Throttle
+from nb_tools.tool import Tool
 from nb_tools.tool._tasks import wait_waking
 from nb_tools.transcript import (
     TranscriptRecorder,
@@ -85,10 +88,13 @@ def close_tree(*roots: Any) -> None:
 class _Card:
     """A tool call's card: one HTML widget (plus a progress bar when a fraction comes)."""
 
-    def __init__(self, view: RunView, item: dict[str, Any], status: str) -> None:
+    def __init__(
+        self, view: RunView, item: dict[str, Any], status: str, draft: Draft | None = None
+    ) -> None:
         self.view = view
         self.item = item
         self.status = status
+        self.draft = draft  # the model is still writing the call
         self.html = widgets.HTML(layout=view.layout, style=view.html_style)
         self.bar: widgets.IntProgress | None = None
         self.fraction: float | None = None
@@ -99,10 +105,19 @@ class _Card:
         self.render()
 
     def render(self) -> None:
+        if self.draft is not None:
+            self.item = self.draft.fill()
         done = self.item.get("status") not in (None, "pending")
         self.html.value = tool_item_html(self.item, status=None if done else self.status)
         if self.bar is not None and self.fraction is not None:
             self.bar.value = round(self.fraction * 100)
+
+    def become(self, item: dict[str, Any], status: str) -> None:
+        """The draft's call is complete: the same widget shows the call's card."""
+        self.throttle.cancel()
+        self.draft = None
+        self.item, self.status = item, status
+        self.render()
 
     def progress(self, fraction: float | None) -> None:
         if fraction is not None:
@@ -222,9 +237,11 @@ class RunView:
         on_stop: Callable[[], None] | None = None,
         on_stop_after_turn: Callable[[], None] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        tools: Callable[[str], Tool | None] | None = None,
     ) -> None:
         self.recorder = recorder
         self.loop = loop
+        self.tools = tools  # the run's tools by name: a draft card previews a writer's diff
         self.layout = widgets.Layout()
         self.html_style = HTMLStyle()
         self._math_style: HTMLMathStyle | None = None
@@ -255,6 +272,7 @@ class RunView:
         self.box = widgets.VBox([self.stop_buttons, self.footer], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
+        self._drafts: dict[str, _Card] = {}  # calls the model is writing, by streamed id
         self._text: _TextStream | None = None
         self._continue: ContinuePrompt | None = None
         self._text_throttle = Throttle(self._render_text, loop=loop)
@@ -341,6 +359,9 @@ class RunView:
                 self._text_throttle.poke()
             case TurnStarted():
                 self._text_throttle.flush()
+                self._drop_drafts()
+            case ToolArgumentsDelta():
+                self._draft(event)
             case ToolCallStarted():
                 self._text_throttle.flush()
                 item = rec.items[-1]
@@ -351,10 +372,15 @@ class RunView:
                     # must show THIS call's arguments, which are what the person approves
                     item = _own_item(event.call, event.preview, event.info)
                 status = "waiting for approval" if event.needs_approval else "running"
-                created = _Card(self, item, status)
-                self._cards[event.call.id] = created
-                self._entries.append(created)
-                self.refresh()
+                drafted = self._claim_draft(event.call.id, event.call.name)
+                if drafted is not None:  # the card the call streamed into becomes its card
+                    drafted.become(item, status)
+                    self._cards[event.call.id] = drafted
+                else:
+                    created = _Card(self, item, status)
+                    self._cards[event.call.id] = created
+                    self._entries.append(created)
+                    self.refresh()
             case ApprovalRequested():
                 card = self._cards.get(event.call.id)
                 if card is not None:
@@ -380,11 +406,15 @@ class RunView:
                         if shown:
                             card.item["display"] = shown  # the transcript holds it too
                     card.render()
-            case UsageUpdated() | ModelFailed():
+            case UsageUpdated():
+                self._render_footer()
+            case ModelFailed():
+                self._drop_drafts()
                 self._render_footer()
             case ModelRetrying():  # shown until the next footer update
                 from nb_tools.agent._retry import retry_text
 
+                self._drop_drafts()  # the reply starts over
                 self._render_footer()
                 self.footer.value += f"<div>{escape(retry_text(event))}</div>"
             case RunFinished():
@@ -399,6 +429,50 @@ class RunView:
                 pass  # the recorder keeps them for the transcript; the live view does not show them
             case _:
                 assert_never(event)
+
+    # -- calls the model is writing ---------------------------------------------------
+
+    def _draft(self, event: ToolArgumentsDelta) -> None:
+        card = self._drafts.get(event.call_id)
+        if card is None:
+            self._text_throttle.flush()  # the text above the call is shown whole
+            tool = None
+            if self.tools is not None:
+                with contextlib.suppress(Exception):
+                    tool = self.tools(event.name)
+            draft = Draft(event.call_id, event.name, tool)
+            card = _Card(self, draft.item, DRAFT_STATUS, draft=draft)
+            self._drafts[event.call_id] = card
+            self._entries.append(card)
+            self.refresh()
+        if card.draft is not None and event.partial_json:
+            card.draft.feed(event.partial_json)
+            card.throttle.poke()
+
+    def _claim_draft(self, call_id: str, name: str) -> _Card | None:
+        """The draft card of the call now complete: by its id, else (its id was made
+        unique) the oldest draft of a tool of that name."""
+        card = self._drafts.pop(call_id, None)
+        if card is None:
+            for key, other in self._drafts.items():
+                if other.item.get("name") == name:
+                    card = self._drafts.pop(key)
+                    break
+        return card
+
+    def _drop_drafts(self) -> None:
+        """Drafts no call completed (the reply was cut, retried or dropped) go away."""
+        if not self._drafts:
+            return
+        gone = list(self._drafts.values())
+        self._drafts.clear()
+        for card in gone:
+            card.throttle.cancel()
+            self._entries.remove(card)
+        self.refresh()
+        for card in gone:  # not close_tree: the layout and style are the view's, shared
+            for widget in card.widgets():
+                widget.close()
 
     # -- approval --------------------------------------------------------------------
 
@@ -443,7 +517,7 @@ class RunView:
             return
         self.closed = True
         self._text_throttle.cancel()
-        for card in self._cards.values():
+        for card in [*self._cards.values(), *self._drafts.values()]:
             card.throttle.cancel()
             if card.approval is not None:
                 card.approval.cancel()
