@@ -447,7 +447,7 @@ def test_a_write_streams_onto_its_card_and_the_card_becomes_the_approval(
     """The model writes a file slowly (the fake server paces its argument pieces): the
     call's card appears while it streams, its diff grows with the content, and the same
     widget then turns into the approval card: no second card."""
-    content = "".join(f"line {i:02d}: {'é' * (i % 3)} \"quoted\" \\ 😀\n" for i in range(40))
+    content = "".join(f'line {i:02d}: {"é" * (i % 3)} "quoted" \\ 😀\n' for i in range(40))
     server.push(
         reply(
             "Writing.",
@@ -461,9 +461,10 @@ def test_a_write_streams_onto_its_card_and_the_card_becomes_the_approval(
     def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
         data = msg["content"].get("data", {})
         value = data.get("state", {}).get("value")
-        if msg["msg_type"] in ("comm_open", "comm_msg") and isinstance(value, str):
-            if 'data-nbt-item="tool"' in value or msg["content"]["comm_id"] in values:
-                values.setdefault(msg["content"]["comm_id"], []).append(value)
+        widget = msg["content"].get("comm_id")
+        ours = widget in values or 'data-nbt-item="tool"' in str(value)
+        if msg["msg_type"] in ("comm_open", "comm_msg") and isinstance(value, str) and ours:
+            values.setdefault(widget, []).append(value)
         clicker("Approve")(k, msg, ex)
 
     ex = ready.run("%%agent --builtins --approval ask\nwrite streamed.txt", on_message=on_message)
