@@ -36,6 +36,7 @@ def tool_search(model: str) -> bool:
     """Whether ``model`` has tool search (the models of structured outputs: 4.5 and later)."""
     return structured_outputs(model)
 
+
 # -- the Files API ------------------------------------------------------------------------------
 
 BETA_FILES_API = "files-api-2025-04-14"
