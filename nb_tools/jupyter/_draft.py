@@ -60,6 +60,8 @@ class Draft:
             return self.item
         diffs = self._diffs(value)
         self.item["diffs"] = diffs
+        if diffs:  # the diff shows the long text (the content): the rest are the options
+            value = {k: v for k, v in value.items() if not _long(v)}
         self.item["arguments"] = json.dumps(
             {k: _tail(v) if isinstance(v, str) else v for k, v in value.items()},
             ensure_ascii=False,
@@ -83,6 +85,10 @@ def _info(tool: Tool | None) -> Info | None:
         return tool.info() if tool is not None else None
     except Exception:  # a broken info(): the card shows the arguments only
         return None
+
+
+def _long(value: object) -> bool:
+    return isinstance(value, str) and (len(value) > 80 or "\n" in value)
 
 
 def _tail(text: str) -> str:

@@ -49,6 +49,7 @@ from nb_tools.jupyter._throttle import Throttle
 from nb_tools.tool import Tool
 from nb_tools.tool._tasks import wait_waking
 from nb_tools.transcript import (
+    LIVE_TEXT_CLASSES,
     TranscriptRecorder,
     diff_dict,
     footer_html,
@@ -66,10 +67,25 @@ LOST_RUN_TEXT = (
 )
 
 
+_SHARED: dict[str, widgets.Widget] = {}
+"""Style and layout models every run's view uses, made once per kernel: a run then opens
+and closes only its own widgets (six models less each way, a fifth of a run's fixed
+messages). They hold no state of a run; ``close_tree`` leaves them open."""
+
+
+def shared(key: str, make: Callable[[], Any]) -> Any:
+    """The shared model ``key`` (made by ``make`` the first time, or again if closed)."""
+    w = _SHARED.get(key)
+    if w is None or getattr(w, "comm", None) is None:
+        w = _SHARED[key] = make()
+    return w
+
+
 def close_tree(*roots: Any) -> None:
     """Close widgets with their children, layouts and styles (each is a model in the
-    frontend; closing only the top one would leave the others open)."""
-    seen: set[int] = set()
+    frontend; closing only the top one would leave the others open), except the
+    :func:`shared` ones."""
+    seen: set[int] = {id(w) for w in _SHARED.values()}
     stack = list(roots)
     while stack:
         w = stack.pop()
@@ -136,7 +152,7 @@ class _Card:
         return out
 
 
-TEXT_CHUNK = 200
+TEXT_CHUNK = 120
 """Streamed text grows in a small "active" widget of about this many characters; each
 update re-sends only that widget, at most a few hundred characters."""
 FANOUT = 4
@@ -188,7 +204,11 @@ class _TextStream:
         self.active.start = 0
 
     def _new(self) -> widgets.HTMLMath:
-        return widgets.HTMLMath(layout=self.view.layout, style=self.view.math_style)
+        return widgets.HTMLMath(
+            layout=self.view.layout,
+            style=self.view.math_style,
+            _dom_classes=LIVE_TEXT_CLASSES,
+        )
 
     def render(self) -> None:
         text = str(self.item.get("text", ""))
@@ -242,8 +262,8 @@ class RunView:
         self.recorder = recorder
         self.loop = loop
         self.tools = tools  # the run's tools by name: a draft card previews a writer's diff
-        self.layout = widgets.Layout()
-        self.html_style = HTMLStyle()
+        self.layout = shared("layout", widgets.Layout)
+        self.html_style = shared("html", HTMLStyle)
         self._math_style: HTMLMathStyle | None = None
         self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
         self.stop_button = widgets.Button(
@@ -251,6 +271,7 @@ class RunView:
             icon="stop",
             layout=self.layout,
             button_style="warning",
+            style=shared("button", widgets.ButtonStyle),
             tooltip="Stop the run now (as Interrupt does): calls still running are cut off",
         )
         self._on_stop = on_stop
@@ -262,7 +283,9 @@ class RunView:
             self.stop_after_button = widgets.Button(
                 description="Stop after this turn",
                 icon="step-forward",
-                layout=widgets.Layout(width="auto"),  # the default width cuts its label
+                # the default width cuts its label
+                layout=shared("auto-width", lambda: widgets.Layout(width="auto")),
+                style=shared("button", widgets.ButtonStyle),
                 tooltip="Let the calls of this turn finish and be answered, then stop before "
                 "the next request (an empty %%agent cell goes on)",
             )
@@ -286,7 +309,7 @@ class RunView:
     def math_style(self) -> HTMLMathStyle:
         """One style model for every text widget, made when the first text comes."""
         if self._math_style is None:
-            self._math_style = HTMLMathStyle()
+            self._math_style = shared("math", HTMLMathStyle)
         return self._math_style
 
     # -- showing ---------------------------------------------------------------------

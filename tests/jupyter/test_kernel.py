@@ -123,10 +123,16 @@ def test_approve_runs_the_tool_and_the_model_gets_its_result(ready: Kernel, serv
     assert transcript["stop_reason"] == "end_turn"
     assert transcript["items"][-1] == {"kind": "assistant", "text": "Your table is booked."}
     assert ready.ok("print(ran)").stdout.strip() == "[('Chez Panisse', 4)]"
-    # every widget the run opened was closed
+    # every widget the run opened was closed, but the style and layout models that every
+    # run's view shares (made once per kernel)
     opened = {m["content"]["comm_id"] for m in ex.of_type("comm_open")}
     closed = {m["content"]["comm_id"] for m in ex.of_type("comm_close")}
-    assert opened and opened <= closed
+    shared = ready.ok(
+        "from nb_tools.jupyter._view import _SHARED\n"
+        "print(' '.join(w.model_id for w in _SHARED.values()))"
+    ).stdout.split()
+    assert opened and opened - set(shared) <= closed and not set(shared) & closed
+    assert len(shared) <= 5
 
 
 def test_deny_with_a_message_does_not_run_the_tool(ready: Kernel, server) -> None:
