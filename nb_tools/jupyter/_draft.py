@@ -106,5 +106,5 @@ def _window(diff: dict[str, Any]) -> dict[str, Any]:
     last = max((i for i, line in enumerate(body) if line.startswith("+")), default=len(body) - 1)
     start = max(0, last + 1 - DIFF_LINES)
     shown = body[start : last + 1]
-    above = [f"@@ … {start} lines above @@"] if start else []
+    above = [f"@@ … {start} line{'s' if start > 1 else ''} above @@"] if start else []
     return {**diff, "diff": "\n".join([*head, *above, *shown]) + "\n"}

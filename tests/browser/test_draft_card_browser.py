@@ -43,7 +43,7 @@ def test_a_write_grows_on_its_card_then_asks(
         reply(
             "I will write the module.",
             call("write_file", file_path="rows.py", content=CONTENT),
-            chunk_delay=0.03,
+            chunk_delay=0.05,
         ),
         reply("Written."),
     )
@@ -70,7 +70,7 @@ def test_a_write_grows_on_its_card_then_asks(
     assert "row_59" not in first  # mid-stream: the end is not written yet
     shot(page, f"draft-card-mid-stream-{kind}", agent)
     if kind == "lab":
-        docs_shot(draft, "draft-card")
+        docs_shot(agent, "draft-card")
     last = max(int(n) for n in re.findall(r"row_(\d\d)", first))
     if last < 56:  # it grows: a later line comes while the card still says "writing"
         expect(draft.locator(".nbtools-diff")).to_contain_text(f"row_{last + 3:02d}")
