@@ -12,6 +12,7 @@ stays, only its content changes.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from nb_tools.tool import Info, Tool, headline_of, preview_changes
@@ -23,6 +24,9 @@ DIFF_LINES = 16
 """The lines of a growing diff a draft card shows: those up to the newest added line."""
 ARG_TAIL = 600
 """A long argument (the content of a file) shows its last this many characters."""
+PREVIEW_SHARE = 10
+"""A preview that took t seconds runs again after 10 t at the earliest (a tenth of the
+kernel's time at most, however big the file); the card shows the last one meanwhile."""
 
 
 class Draft:
@@ -34,6 +38,8 @@ class Draft:
         info = _info(tool)
         self.headline = headline_of(info)
         self.previews = bool(info is not None and info.eager_input_streaming)
+        self._next_preview = 0.0
+        self._last_diffs: list[dict[str, Any]] = []
         self.item: dict[str, Any] = {
             **({"headline": self.headline.to_dict()} if self.headline is not None else {}),
             "kind": "tool",
@@ -76,8 +82,13 @@ class Draft:
         head = self.headline
         if head is not None and head.kind == "path" and self.reader.open_key == head.arg:
             return []  # the path is still being written
+        now = time.monotonic()
+        if now < self._next_preview:  # a costly preview (a big file) runs less often
+            return self._last_diffs
         changes = preview_changes(self.tool, json.dumps(value, ensure_ascii=False))
-        return [_window(diff_dict(c)) for c in changes or ()]
+        self._last_diffs = [_window(diff_dict(c)) for c in changes or ()]
+        self._next_preview = now + PREVIEW_SHARE * (time.monotonic() - now)
+        return self._last_diffs
 
 
 def _info(tool: Tool | None) -> Info | None:
