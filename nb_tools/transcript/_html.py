@@ -253,7 +253,8 @@ def tool_item_html(
         args_html(
             str(item.get("name")),
             str(item.get("arguments") or ""),
-            expanded=live or shell,
+            # a writer's diff shows its change: its arguments (the content again) fold
+            expanded=(live or shell) and not item.get("diffs"),
             headline=item.get("headline"),
         ),
         approval_html(item.get("approval")),
