@@ -194,6 +194,32 @@ def _is_text_update(msg: dict) -> bool:
     return data.get("method") == "update" and set(state) == {"value"}
 
 
+def message_kind(msg: dict) -> str:
+    """What a counted iopub message is: its type, and for widget messages the model it
+    opens or the state keys it sets."""
+    kind = msg["msg_type"]
+    data = msg["content"].get("data", {})
+    if kind == "comm_open":
+        return f"comm_open {data.get('state', {}).get('_model_name', '?')}"
+    if kind == "comm_msg":
+        state = data.get("state", {})
+        return f"comm_msg {data.get('method', '?')} {','.join(sorted(state)) or '-'}"
+    return kind
+
+
+def breakdown(msgs: list[dict]) -> str:
+    """Counted messages and their bytes per :func:`message_kind`, largest first."""
+    per: dict[str, list[int]] = {}
+    for m in msgs:
+        if m["msg_type"] in COUNTED:
+            size = len(json.dumps(m["content"])) + sum(len(b) for b in m.get("buffers") or [])
+            entry = per.setdefault(message_kind(m), [0, 0])
+            entry[0] += 1
+            entry[1] += size
+    rows = sorted(per.items(), key=lambda kv: -kv[1][1])
+    return "\n".join(f"    {n:5d} msgs {b / 1000:8.1f} KB  {k}" for k, (n, b) in rows)
+
+
 def streaming_section(k: Kernel, tokens: int = 2000, delay: float = 0.01) -> dict[str, float]:
     """The live view while an answer streams (issue 12): updates per second over every
     full second of the stream, bytes on the wire, and the widget messages that do not
@@ -223,6 +249,7 @@ def streaming_section(k: Kernel, tokens: int = 2000, delay: float = 0.01) -> dic
         f"(target >= 10), {size / 1000:.1f} KB in all (target < 300 KB), "
         f"{fixed} fixed-cost messages (target < 30)"
     )
+    print(breakdown(msgs))
     return {"slowest_per_s": slowest, "kb": size / 1000, "fixed": fixed}
 
 

@@ -18,7 +18,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { blockCode, blockLanguage, cellSource, decorateCodeBlocks } from './codeblocks';
 
 export const CONTINUE_SOURCE = '%%agent --continue';
-const LIVE_CODE = '.jp-OutputArea-output [data-nbt="text"] pre.nbtools-code';
+const LIVE_CODE = '.jp-OutputArea-output .nbtools-assistant pre.nbtools-code';
 const WAITING = '.nbtools-waiting';
 const LIVE = '.nbtools-busy, .nbtools-waiting';
 const WAITING_CLASS = 'jp-mod-nbtools-waiting';

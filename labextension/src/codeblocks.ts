@@ -6,7 +6,7 @@
  *
  * Used by the transcript renderer (after its Markdown is rendered) and, for the live view
  * (the kernel's HTML widgets), by ./actions on the elements the kernel marks
- * `pre.nbtools-code` inside an answer (`[data-nbt="text"]`).
+ * `pre.nbtools-code` inside an answer (the live text widget's `.nbtools-assistant`).
  */
 
 /** The toolbar's class; a block that has one is left alone. */

@@ -50,6 +50,22 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ToolArgumentsDelta:
+    """A piece of a tool call's arguments (raw JSON text) as the model writes them, so a
+    view can show the call before the reply is complete (a writer's diff grows while the
+    model writes the file). The first event of a call may carry an empty piece: the call
+    has begun. The call itself comes with :class:`ToolCallStarted` once the reply is
+    complete; its id is usually ``call_id`` but may differ (ids are made unique in the
+    conversation). A call the reply drops (a stop, a retry, a cut) gets no
+    ``ToolCallStarted``. Transcripts do not keep these: the finished call has the whole
+    arguments."""
+
+    call_id: str
+    name: str
+    partial_json: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolProgress:
     call_id: str
     progress: Progress
@@ -129,6 +145,7 @@ Event: TypeAlias = (
     TextDelta
     | TurnStarted
     | ToolCallStarted
+    | ToolArgumentsDelta
     | ToolProgress
     | ApprovalRequested
     | ApprovalDecided

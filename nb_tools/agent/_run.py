@@ -41,6 +41,7 @@ from nb_tools.agent._events import (
     ModelFailed,
     RunFinished,
     TextDelta,
+    ToolArgumentsDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
@@ -75,6 +76,7 @@ from nb_tools.model import (
     ThinkingDeltaEvent,
     ToolArgumentsDeltaEvent,
     ToolResult,
+    ToolUseStartEvent,
     Usage,
 )
 from nb_tools.tool import Executor, Progress, Registry, progress_sink
@@ -461,6 +463,7 @@ class Run:
         if self.retries is None:
             self.retries = take_over_retries(provider)
         stream = stream_with_retries(provider, request, self.retries, self.emit)
+        names: dict[str, str] = {}  # call id -> tool name, for ToolArgumentsDelta
         try:
             async for event in stream:
                 if isinstance(event, TextDeltaEvent):
@@ -470,8 +473,19 @@ class Run:
                 elif isinstance(event, ThinkingDeltaEvent):
                     self.received += len(event.text)
                     await self.emit(ThinkingDelta(text=event.text))
+                elif isinstance(event, ToolUseStartEvent):
+                    names[event.id] = event.name
+                    await self.emit(
+                        ToolArgumentsDelta(call_id=event.id, name=event.name, partial_json="")
+                    )
                 elif isinstance(event, ToolArgumentsDeltaEvent):
                     self.received += len(event.partial_json)
+                    name = names.get(event.id, "")
+                    await self.emit(
+                        ToolArgumentsDelta(
+                            call_id=event.id, name=name, partial_json=event.partial_json
+                        )
+                    )
                 elif isinstance(event, ServerToolEvent):
                     await self.emit(server_tool_used(event.use, event.result))
                 elif isinstance(event, ResponseEvent):

@@ -399,7 +399,13 @@ async def _run_shown(
     def stop_after_turn() -> None:
         agent.stop(after_turn=True)
 
-    view = RunView(recorder, on_stop=stop, on_stop_after_turn=stop_after_turn, loop=loop)
+    view = RunView(
+        recorder,
+        on_stop=stop,
+        on_stop_after_turn=stop_after_turn,
+        loop=loop,
+        tools=agent.tools.get,
+    )
 
     def handler(event: Any) -> None:
         session.record(event)

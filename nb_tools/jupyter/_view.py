@@ -35,6 +35,7 @@ from nb_tools.agent import (
     ServerToolUsed,
     TextDelta,
     ThinkingDelta,
+    ToolArgumentsDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
@@ -42,10 +43,13 @@ from nb_tools.agent import (
     UsageUpdated,
 )
 from nb_tools.jupyter._approval_card import ApprovalCard
+from nb_tools.jupyter._draft import DRAFT_STATUS, Draft
 from nb_tools.jupyter._rich import card_display
 from nb_tools.jupyter._throttle import Throttle
+from nb_tools.tool import Tool
 from nb_tools.tool._tasks import wait_waking
 from nb_tools.transcript import (
+    LIVE_TEXT_CLASSES,
     TranscriptRecorder,
     diff_dict,
     footer_html,
@@ -63,10 +67,25 @@ LOST_RUN_TEXT = (
 )
 
 
+_SHARED: dict[str, widgets.Widget] = {}
+"""Style and layout models every run's view uses, made once per kernel: a run then opens
+and closes only its own widgets (six models less each way, a fifth of a run's fixed
+messages). They hold no state of a run; ``close_tree`` leaves them open."""
+
+
+def shared(key: str, make: Callable[[], Any]) -> Any:
+    """The shared model ``key`` (made by ``make`` the first time, or again if closed)."""
+    w = _SHARED.get(key)
+    if w is None or getattr(w, "comm", None) is None:
+        w = _SHARED[key] = make()
+    return w
+
+
 def close_tree(*roots: Any) -> None:
     """Close widgets with their children, layouts and styles (each is a model in the
-    frontend; closing only the top one would leave the others open)."""
-    seen: set[int] = set()
+    frontend; closing only the top one would leave the others open), except the
+    :func:`shared` ones."""
+    seen: set[int] = {id(w) for w in _SHARED.values()}
     stack = list(roots)
     while stack:
         w = stack.pop()
@@ -85,10 +104,13 @@ def close_tree(*roots: Any) -> None:
 class _Card:
     """A tool call's card: one HTML widget (plus a progress bar when a fraction comes)."""
 
-    def __init__(self, view: RunView, item: dict[str, Any], status: str) -> None:
+    def __init__(
+        self, view: RunView, item: dict[str, Any], status: str, draft: Draft | None = None
+    ) -> None:
         self.view = view
         self.item = item
         self.status = status
+        self.draft = draft  # the model is still writing the call
         self.html = widgets.HTML(layout=view.layout, style=view.html_style)
         self.bar: widgets.IntProgress | None = None
         self.fraction: float | None = None
@@ -99,10 +121,19 @@ class _Card:
         self.render()
 
     def render(self) -> None:
+        if self.draft is not None:
+            self.item = self.draft.fill()
         done = self.item.get("status") not in (None, "pending")
         self.html.value = tool_item_html(self.item, status=None if done else self.status)
         if self.bar is not None and self.fraction is not None:
             self.bar.value = round(self.fraction * 100)
+
+    def become(self, item: dict[str, Any], status: str) -> None:
+        """The draft's call is complete: the same widget shows the call's card."""
+        self.throttle.cancel()
+        self.draft = None
+        self.item, self.status = item, status
+        self.render()
 
     def progress(self, fraction: float | None) -> None:
         if fraction is not None:
@@ -121,7 +152,7 @@ class _Card:
         return out
 
 
-TEXT_CHUNK = 200
+TEXT_CHUNK = 120
 """Streamed text grows in a small "active" widget of about this many characters; each
 update re-sends only that widget, at most a few hundred characters."""
 FANOUT = 4
@@ -173,7 +204,11 @@ class _TextStream:
         self.active.start = 0
 
     def _new(self) -> widgets.HTMLMath:
-        return widgets.HTMLMath(layout=self.view.layout, style=self.view.math_style)
+        return widgets.HTMLMath(
+            layout=self.view.layout,
+            style=self.view.math_style,
+            _dom_classes=LIVE_TEXT_CLASSES,
+        )
 
     def render(self) -> None:
         text = str(self.item.get("text", ""))
@@ -222,11 +257,13 @@ class RunView:
         on_stop: Callable[[], None] | None = None,
         on_stop_after_turn: Callable[[], None] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        tools: Callable[[str], Tool | None] | None = None,
     ) -> None:
         self.recorder = recorder
         self.loop = loop
-        self.layout = widgets.Layout()
-        self.html_style = HTMLStyle()
+        self.tools = tools  # the run's tools by name: a draft card previews a writer's diff
+        self.layout = shared("layout", widgets.Layout)
+        self.html_style = shared("html", HTMLStyle)
         self._math_style: HTMLMathStyle | None = None
         self.footer = widgets.HTML(layout=self.layout, style=self.html_style)
         self.stop_button = widgets.Button(
@@ -234,6 +271,7 @@ class RunView:
             icon="stop",
             layout=self.layout,
             button_style="warning",
+            style=shared("button", widgets.ButtonStyle),
             tooltip="Stop the run now (as Interrupt does): calls still running are cut off",
         )
         self._on_stop = on_stop
@@ -245,7 +283,9 @@ class RunView:
             self.stop_after_button = widgets.Button(
                 description="Stop after this turn",
                 icon="step-forward",
-                layout=widgets.Layout(width="auto"),  # the default width cuts its label
+                # the default width cuts its label
+                layout=shared("auto-width", lambda: widgets.Layout(width="auto")),
+                style=shared("button", widgets.ButtonStyle),
                 tooltip="Let the calls of this turn finish and be answered, then stop before "
                 "the next request (an empty %%agent cell goes on)",
             )
@@ -255,6 +295,7 @@ class RunView:
         self.box = widgets.VBox([self.stop_buttons, self.footer], layout=self.layout)
         self._entries: list[Any] = []  # HTML widgets of text segments and _Card objects
         self._cards: dict[str, _Card] = {}
+        self._drafts: dict[str, _Card] = {}  # calls the model is writing, by streamed id
         self._text: _TextStream | None = None
         self._continue: ContinuePrompt | None = None
         self._text_throttle = Throttle(self._render_text, loop=loop)
@@ -268,7 +309,7 @@ class RunView:
     def math_style(self) -> HTMLMathStyle:
         """One style model for every text widget, made when the first text comes."""
         if self._math_style is None:
-            self._math_style = HTMLMathStyle()
+            self._math_style = shared("math", HTMLMathStyle)
         return self._math_style
 
     # -- showing ---------------------------------------------------------------------
@@ -341,6 +382,9 @@ class RunView:
                 self._text_throttle.poke()
             case TurnStarted():
                 self._text_throttle.flush()
+                self._drop_drafts()
+            case ToolArgumentsDelta():
+                self._draft(event)
             case ToolCallStarted():
                 self._text_throttle.flush()
                 item = rec.items[-1]
@@ -351,10 +395,15 @@ class RunView:
                     # must show THIS call's arguments, which are what the person approves
                     item = _own_item(event.call, event.preview, event.info)
                 status = "waiting for approval" if event.needs_approval else "running"
-                created = _Card(self, item, status)
-                self._cards[event.call.id] = created
-                self._entries.append(created)
-                self.refresh()
+                drafted = self._claim_draft(event.call.id, event.call.name)
+                if drafted is not None:  # the card the call streamed into becomes its card
+                    drafted.become(item, status)
+                    self._cards[event.call.id] = drafted
+                else:
+                    created = _Card(self, item, status)
+                    self._cards[event.call.id] = created
+                    self._entries.append(created)
+                    self.refresh()
             case ApprovalRequested():
                 card = self._cards.get(event.call.id)
                 if card is not None:
@@ -380,11 +429,15 @@ class RunView:
                         if shown:
                             card.item["display"] = shown  # the transcript holds it too
                     card.render()
-            case UsageUpdated() | ModelFailed():
+            case UsageUpdated():
+                self._render_footer()
+            case ModelFailed():
+                self._drop_drafts()
                 self._render_footer()
             case ModelRetrying():  # shown until the next footer update
                 from nb_tools.agent import retry_text
 
+                self._drop_drafts()  # the reply starts over
                 self._render_footer()
                 self.footer.value += f"<div>{escape(retry_text(event))}</div>"
             case RunFinished():
@@ -399,6 +452,50 @@ class RunView:
                 pass  # the recorder keeps them for the transcript; the live view does not show them
             case _:
                 assert_never(event)
+
+    # -- calls the model is writing ---------------------------------------------------
+
+    def _draft(self, event: ToolArgumentsDelta) -> None:
+        card = self._drafts.get(event.call_id)
+        if card is None:
+            self._text_throttle.flush()  # the text above the call is shown whole
+            tool = None
+            if self.tools is not None:
+                with contextlib.suppress(Exception):
+                    tool = self.tools(event.name)
+            draft = Draft(event.call_id, event.name, tool)
+            card = _Card(self, draft.item, DRAFT_STATUS, draft=draft)
+            self._drafts[event.call_id] = card
+            self._entries.append(card)
+            self.refresh()
+        if card.draft is not None and event.partial_json:
+            card.draft.feed(event.partial_json)
+            card.throttle.poke()
+
+    def _claim_draft(self, call_id: str, name: str) -> _Card | None:
+        """The draft card of the call now complete: by its id, else (its id was made
+        unique) the oldest draft of a tool of that name."""
+        card = self._drafts.pop(call_id, None)
+        if card is None:
+            for key, other in self._drafts.items():
+                if other.item.get("name") == name:
+                    card = self._drafts.pop(key)
+                    break
+        return card
+
+    def _drop_drafts(self) -> None:
+        """Drafts no call completed (the reply was cut, retried or dropped) go away."""
+        if not self._drafts:
+            return
+        gone = list(self._drafts.values())
+        self._drafts.clear()
+        for card in gone:
+            card.throttle.cancel()
+            self._entries.remove(card)
+        self.refresh()
+        for card in gone:  # not close_tree: the layout and style are the view's, shared
+            for widget in card.widgets():
+                widget.close()
 
     # -- approval --------------------------------------------------------------------
 
@@ -443,7 +540,7 @@ class RunView:
             return
         self.closed = True
         self._text_throttle.cancel()
-        for card in self._cards.values():
+        for card in [*self._cards.values(), *self._drafts.values()]:
             card.throttle.cancel()
             if card.approval is not None:
                 card.approval.cancel()

@@ -23,8 +23,14 @@ RUN_MODULES = (
     "nb_tools.jupyter._trim",
     "nb_tools.transcript._html",
     "nb_tools.jupyter._view",  # and ipywidgets (its import registers its comm targets)
+    "nb_tools.jupyter._draft",
+    "nb_tools.jupyter._ask_user",
+    "nb_tools.jupyter._notebook_run",
+    "nb_tools.jupyter._prompt_context",
+    "nb_tools.jupyter._review",
 )
-"""What every run imports besides the SDK."""
+"""What every run imports besides the SDK (a kernel test checks that the first run
+imports no other module of nb_tools)."""
 REFUSED = "http://127.0.0.1:9"  # the discard port: nothing answers, the connection is refused
 _OPENAI_PREFIXES = ("openai", "openai-chat", "ollama", "openai-compatible")
 
@@ -48,20 +54,41 @@ def _import_all(names: tuple[str, ...]) -> None:
             importlib.import_module(name)
         except Exception:  # not installed or broken: the run says so when it needs it
             return
+    _first_render()
     if "anthropic" in names:
         _first_request()
 
 
+def _first_render() -> None:
+    """What the first streamed answer costs besides imports: the Markdown parser compiles
+    its scanners on its first text (~90 ms on a busy machine)."""
+    try:
+        from nb_tools.transcript import text_html
+
+        sample = "A *warm* `up`:\n\n- one\n\n```python\nx = 1\n```\n\n| a |\n|---|\n| 1 |"
+        text_html(sample, live=True)
+    except Exception:
+        return
+
+
 def _first_request() -> None:
     """What the SDK imports on its first request (its HTTP stack's connection, TLS and
-    async backend modules): a request to a port where nothing listens, refused at once."""
+    async backend modules), and the TLS context the run's client will share: a request
+    to a port where nothing listens, refused at once."""
     import asyncio
 
     import anthropic
 
+    from nb_tools.model.anthropic import shared_tls_http_client
+
     async def refused() -> None:
+        http = shared_tls_http_client()  # and the TLS context every client then shares
         client = anthropic.AsyncAnthropic(
-            api_key="warm-up", base_url=REFUSED, max_retries=0, timeout=5.0
+            api_key="warm-up",
+            base_url=REFUSED,
+            max_retries=0,
+            timeout=5.0,
+            **({"http_client": http} if http is not None else {}),
         )
         try:
             await client.messages.create(

@@ -3,8 +3,15 @@ renderer (safe HTML, hidden characters, Markdown). Nothing here imports Jupyter.
 
 from nb_tools.transcript._chain import ConversationRef, self_contained, shown_in
 from nb_tools.transcript._diff import PRE_STYLE, diff_html
-from nb_tools.transcript._html import footer_html, text_html, tool_item_html, transcript_bundle
+from nb_tools.transcript._html import (
+    LIVE_TEXT_CLASSES,
+    footer_html,
+    text_html,
+    tool_item_html,
+    transcript_bundle,
+)
 from nb_tools.transcript._markdown import safe_split
+from nb_tools.transcript._partial_args import PartialArguments, completed_arguments
 from nb_tools.transcript._recorder import TranscriptRecorder, diff_dict, usage_line
 from nb_tools.transcript._visible import (
     count_in_arguments,
@@ -16,9 +23,12 @@ from nb_tools.transcript._visible import (
 )
 
 __all__ = [
+    "LIVE_TEXT_CLASSES",
     "PRE_STYLE",
     "ConversationRef",
+    "PartialArguments",
     "TranscriptRecorder",
+    "completed_arguments",
     "count_in_arguments",
     "diff_dict",
     "diff_html",

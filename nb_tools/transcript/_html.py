@@ -253,7 +253,8 @@ def tool_item_html(
         args_html(
             str(item.get("name")),
             str(item.get("arguments") or ""),
-            expanded=live or shell,
+            # a writer's diff shows its change: its arguments (the content again) fold
+            expanded=(live or shell) and not item.get("diffs"),
             headline=item.get("headline"),
         ),
         approval_html(item.get("approval")),
@@ -305,6 +306,10 @@ def badge_html(label: str, status: str | None = None) -> str:
     )
 
 
+LIVE_TEXT_CLASSES = ("nbtools-assistant", "jp-RenderedHTMLCommon")
+"""The classes of a live text widget (its DOM element): the text box's look, and inside
+JupyterLab the look of its rendered Markdown (tables, lists, code), as the final transcript
+has."""
 _LABEL = (
     "display:block;font-size:var(--jp-ui-font-size0,11px);font-weight:600;"
     "color:var(--jp-ui-font-color2,#57606a);text-transform:uppercase"
@@ -314,8 +319,10 @@ _LABEL = (
 def text_html(text: str, *, who: str = "assistant", label: bool = True, live: bool = False) -> str:
     """The assistant's Markdown in the labextension's look (a bar on the left, the
     "Assistant" label on a segment's first piece); the user's text as typed. ``live``:
-    the box's look comes from the view's stylesheet (``TOKEN_CSS``, in its footer), not
-    inline: a streamed piece is re-sent about 12 times a second."""
+    only the Markdown (and the label): the live widget carries the box's classes
+    (:data:`LIVE_TEXT_CLASSES`) and its look comes from the view's stylesheet
+    (``TOKEN_CSS``, in its footer), as a streamed piece is re-sent about 12 times a
+    second."""
     if who == "user":
         return (
             f'<div class="nbtools-user" data-nbt-item="user" style="margin:4px 0"><b>You:</b> '
@@ -324,7 +331,9 @@ def text_html(text: str, *, who: str = "assistant", label: bool = True, live: bo
     head = f'<span style="{_LABEL}">Assistant</span>' if label else ""
     # jp-RenderedHTMLCommon: inside JupyterLab, the live text gets the look of its rendered
     # Markdown (tables, lists, code), as the final transcript has.
-    look = "" if live else f' style="{TEXT_BOX}"'
+    if live:  # the widget itself carries LIVE_TEXT_CLASSES: no wrapper on each update
+        return f"{head}{markdown_html(text)}"
+    look = f' style="{TEXT_BOX}"'
     return (
         f'<div class="nbtools-assistant jp-RenderedHTMLCommon" data-nbt-item="assistant"'
         f'{look}>{head}<div data-nbt="text">{markdown_html(text)}</div></div>'

@@ -47,8 +47,8 @@ TOKEN_CSS = (
     # margin between their widgets (no seam); the HTMLMath content, which shrinks to its
     # text, spans the output
     f".nbtools-assistant{{{TEXT_BOX}}}"
-    ".widget-htmlmath:has(>.widget-htmlmath-content>.nbtools-assistant){margin:0}"
-    ".widget-htmlmath-content:has(>.nbtools-assistant){flex:1 1 auto;min-width:0}"
+    ".widget-htmlmath.nbtools-assistant{margin:0}"
+    ".nbtools-assistant>.widget-htmlmath-content{flex:1 1 auto;min-width:0}"
     "@keyframes nbtools-pulse{from{opacity:1}to{opacity:.25}}"
     + "".join(
         f".nbtools-code .t{cls}{{color:{colour}}}" for cls, colour in _TOKENS.values() if colour

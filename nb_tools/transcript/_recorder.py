@@ -20,6 +20,7 @@ from nb_tools.agent._events import (
     ModelRetrying,
     RunFinished,
     TextDelta,
+    ToolArgumentsDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
@@ -201,8 +202,8 @@ class TranscriptRecorder:
             messages = getattr(result, "messages", None)
             if messages is not None:  # what Agent.from_notebook rebuilds the agent from
                 self._keep_conversation(tuple(messages), getattr(result, "system", None))
-        elif isinstance(event, ApprovalRequested | ModelRetrying):
-            pass  # the live view shows these; the transcript keeps the decision
+        elif isinstance(event, ApprovalRequested | ModelRetrying | ToolArgumentsDelta):
+            pass  # the live view shows these; the transcript keeps the decision and the call
         else:
             assert_never(event)
 

@@ -17,6 +17,7 @@ from nb_tools.agent import (
     ModelFailed,
     RunFinished,
     TextDelta,
+    ToolArgumentsDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
@@ -89,6 +90,7 @@ async def test_tool_round_sends_results_and_continues() -> None:
         "TextDelta",
         "TextDelta",
         "TextDelta",
+        *["ToolArgumentsDelta"] * 4,  # the call begins, then its arguments in 3 pieces
         "UsageUpdated",
         "ToolCallStarted",
         "ToolCallFinished",
@@ -97,6 +99,10 @@ async def test_tool_round_sends_results_and_continues() -> None:
         "UsageUpdated",
         "RunFinished",
     ]
+    pieces = rec.of(ToolArgumentsDelta)
+    assert {(p.call_id, p.name) for p in pieces} == {("t1", "add")}
+    assert pieces[0].partial_json == ""
+    assert "".join(p.partial_json for p in pieces) == '{"a": 1, "b": 2}'
     started = rec.of(ToolCallStarted)[0]
     assert (started.call.id, started.info.name, started.needs_approval) == ("t1", "add", False)
     finished = rec.of(ToolCallFinished)[0]

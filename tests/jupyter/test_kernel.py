@@ -123,10 +123,16 @@ def test_approve_runs_the_tool_and_the_model_gets_its_result(ready: Kernel, serv
     assert transcript["stop_reason"] == "end_turn"
     assert transcript["items"][-1] == {"kind": "assistant", "text": "Your table is booked."}
     assert ready.ok("print(ran)").stdout.strip() == "[('Chez Panisse', 4)]"
-    # every widget the run opened was closed
+    # every widget the run opened was closed, but the style and layout models that every
+    # run's view shares (made once per kernel)
     opened = {m["content"]["comm_id"] for m in ex.of_type("comm_open")}
     closed = {m["content"]["comm_id"] for m in ex.of_type("comm_close")}
-    assert opened and opened <= closed
+    shared = ready.ok(
+        "from nb_tools.jupyter._view import _SHARED\n"
+        "print(' '.join(w.model_id for w in _SHARED.values()))"
+    ).stdout.split()
+    assert opened and opened - set(shared) <= closed and not set(shared) & closed
+    assert len(shared) <= 5
 
 
 def test_deny_with_a_message_does_not_run_the_tool(ready: Kernel, server) -> None:
@@ -439,3 +445,47 @@ def test_signature_error_shows_its_problems_without_our_stack(ready: Kernel) -> 
         "  - parameter 'y': unsupported type complex",
     ]
     assert len(lines) <= 4 and "nb_tools/" not in "\n".join(lines)
+
+
+def test_a_write_streams_onto_its_card_and_the_card_becomes_the_approval(
+    ready: Kernel, server
+) -> None:
+    """The model writes a file slowly (the fake server paces its argument pieces): the
+    call's card appears while it streams, its diff grows with the content, and the same
+    widget then turns into the approval card: no second card."""
+    content = "".join(f'line {i:02d}: {"é" * (i % 3)} "quoted" \\ 😀\n' for i in range(40))
+    server.push(
+        reply(
+            "Writing.",
+            call("write_file", file_path="streamed.txt", content=content),
+            chunk_delay=0.01,
+        ),
+        reply("Written."),
+    )
+    values: dict[str, list[str]] = {}
+
+    def on_message(k: Kernel, msg: dict, ex: Execution) -> None:
+        data = msg["content"].get("data", {})
+        value = data.get("state", {}).get("value")
+        widget = msg["content"].get("comm_id")
+        ours = widget in values or 'data-nbt-item="tool"' in str(value)
+        if msg["msg_type"] in ("comm_open", "comm_msg") and isinstance(value, str) and ours:
+            values.setdefault(widget, []).append(value)
+        clicker("Approve")(k, msg, ex)
+
+    ex = ready.run("%%agent --builtins --approval ask\nwrite streamed.txt", on_message=on_message)
+    transcript = final_state(ex)
+    # one widget showed the call, from its first piece to its end
+    assert len(values) == 1, [v[0][:300] for v in values.values()]
+    [card] = values.values()
+    drafts = [v for v in card if 'data-status="writing"' in v]
+    added = [v.count("#e6ffec") for v in drafts]  # the diff's added lines
+    assert len(drafts) >= 3 and added == sorted(added) and len(set(added)) >= 3, added
+    assert 0 < max(added) <= 16  # a window on the growing end, not the whole file
+    assert "streamed.txt" in drafts[-1] and "nbtools-diff" in drafts[-1]
+    after = card[card.index(drafts[-1]) + 1 :]
+    assert after and all('data-status="writing"' not in v for v in after)
+    assert any('data-status="waiting' in v for v in after)  # the same card asks
+    tool = next(i for i in transcript["items"] if i["kind"] == "tool")
+    assert tool["status"] == "ok" and json.loads(tool["arguments"])["content"] == content
+    assert ready.ok("print(open('streamed.txt').read(), end='')").stdout == content
