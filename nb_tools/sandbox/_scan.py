@@ -205,16 +205,24 @@ def _classify(todo: _Todo, entries: list[os.DirEntry[str]], wd: int | None, mtim
 
 
 def _links(f: _Folder) -> list[Path]:
-    """The regular files of ``f`` with more than one hard link (one ``lstat`` each)."""
+    """The regular files of ``f`` with more than one hard link (one ``fstatat`` each,
+    relative to the open folder: no walk of the whole path)."""
     out: list[Path] = []
     base = f.todo.path.rstrip("/") + "/"
-    for name in f.files:
-        try:
-            st = os.lstat(base + name)
-        except OSError:
-            continue
-        if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
-            out.append(Path(base + name))
+    try:
+        fd = os.open(f.todo.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return out  # gone: the change is an event, and the next call reads it again
+    try:
+        for name in f.files:
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
+                out.append(Path(base + name))
+    finally:
+        os.close(fd)
     return out
 
 
@@ -402,12 +410,13 @@ def _forget_all(w: Watcher | None) -> None:
 
 
 def warm_up(root: str | os.PathLike[str]) -> None:
-    """Scan ``root``, look at its link counts and probe the sandbox on a background
-    thread, so that the first call finds all done: made when a shell tool is made, long
-    before the model's first reply asks for a call. A call that comes sooner waits for
-    the walk (the scan's lock); the link counts are looked at in slices of about 2,000
-    files, the lock free between them (an approved call does not wait for them; one
-    without a click finishes them)."""
+    """Probe the sandbox, scan ``root``, look at its link counts and build one no-click
+    command line on a background thread, so that the first call finds it all done (the
+    scan kept, the system's and the tool folders looked up): started when a shell tool is
+    made, long before the model's first reply asks for a call. A call that comes sooner
+    waits for the walk (the scan's lock); the link counts are looked at in slices of
+    about 2,000 files with the lock free between them, so an approved call does not wait
+    for them (one without a click finishes them)."""
 
     def work() -> None:
         with contextlib.suppress(Exception):
@@ -420,6 +429,10 @@ def warm_up(root: str | os.PathLike[str]) -> None:
                 with _scan_lock:
                     cached = _scan_cache.get(key)
                     done = cached is None or _check_links(cached, 2000)
+            from nb_tools.sandbox._launch import prepare  # the launcher is built on this
+            from nb_tools.sandbox._policy import SandboxPolicy
+
+            prepare(["true"], SandboxPolicy(mode="read-only", workspace=Path(key)).unapproved())
 
     threading.Thread(target=work, name="nb_tools-scan", daemon=True).start()
 
