@@ -113,3 +113,24 @@ def test_a_change_sends_only_its_folder_back(root: Path, tmp_path: Path, looks: 
     ]
     os.unlink(root / "src" / "notes.txt")
     assert _scan.scan_all(root, links=True).linked == (root / "data" / "b" / "copy.txt",)
+
+
+def test_a_sandboxed_call_cannot_link_across_its_mounts(root: Path) -> None:
+    """What the docs rely on: a link to a file outside the workspace, to a hidden secret
+    or to a read-only path inside it is refused (EXDEV), even in workspace-write."""
+    _require_sandbox()
+    (root / ".env").write_text(f"KEY={SECRET}\n")
+    (root / ".npmrc").write_text("//registry/:_authToken=x\n")
+    tries = {"h1": "/etc/hostname", "h2": ".env", "h3": ".npmrc", "h4": "/usr/bin/env"}
+    script = "; ".join(f"ln {src} {dst}" for dst, src in tries.items())
+    out = _run(
+        root,
+        f"{script}; ln docs/plain.txt h5; echo done",
+        SandboxPolicy(mode="workspace-write", workspace=root),
+    )
+    assert "done" in out
+    assert out.count("Invalid cross-device link") == len(tries), out
+    assert not any((root / dst).exists() for dst in tries)
+    assert (root / "h5").stat().st_nlink == 2  # inside one mount a link is made...
+    linked = _scan.scan_all(root, links=True).linked or ()
+    assert {root / "h5", root / "docs" / "plain.txt"} <= set(linked)  # ...and masked next
