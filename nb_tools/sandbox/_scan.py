@@ -180,20 +180,24 @@ def _classify(todo: _Todo, entries: list[os.DirEntry[str]], wd: int | None, mtim
             continue
         if name == "HEAD" and _bare(folder):
             out.bare = True
-        folded = fold_name(name)
-        path = (*near, folded)
-        if ALL.at_end(path) is not None:
-            hit = SECRETS.at_end(path)
-            if hit is not None:
-                (out.protected if hit.build else out.secrets).append(Path(entry.path))
-                continue
-            out.writes.append(Path(entry.path))  # a secret inside is still looked for
+        ends = _ends.get(name)
+        if ends is None:
+            ends = _can_end(name)
+        if ends:
+            path = (*near, fold_name(name))
+            if ALL.at_end(path) is not None:
+                hit = SECRETS.at_end(path)
+                if hit is not None:
+                    (out.protected if hit.build else out.secrets).append(Path(entry.path))
+                    continue
+                out.writes.append(Path(entry.path))  # a secret inside is still looked for
         try:
             if entry.is_dir(follow_symlinks=False):
                 skip = name in _SKIP_DIRS and not package
                 ok = links_ok or name in LINKING_MANAGERS
+                sub = (*near, fold_name(name))
                 out.subdirs.append(
-                    _Todo(entry.path, depth + 1, entry.path if skip else package, ok, path)
+                    _Todo(entry.path, depth + 1, entry.path if skip else package, ok, sub)
                 )
             elif not links_ok and entry.is_file(follow_symlinks=False):
                 out.files.append(name)
@@ -202,6 +206,18 @@ def _classify(todo: _Todo, entries: list[os.DirEntry[str]], wd: int | None, mtim
     if not out.files:
         out.linked = []  # nothing to look at
     return out
+
+
+_ends: dict[str, bool] = {}
+
+
+def _can_end(name: str) -> bool:
+    """Whether a pattern of the table can end at an entry called ``name`` (folded first;
+    remembered by the name as listed: most names repeat, and most end none)."""
+    if len(_ends) > 100_000:
+        _ends.clear()
+    ends = _ends[name] = ALL._can_end(fold_name(name))  # the matcher's own first test
+    return ends
 
 
 def _links(f: _Folder) -> list[Path]:
