@@ -541,7 +541,7 @@ def _update(key: str, cached: _Cached, changed: set[int], w: Watcher | None) -> 
                     if unscanned:
                         return False
                     folders.update(more)
-                    cached.unlinked += more
+                    cached.unlinked += list(more)
                     cached.wds.update({f.wd: d for d, f in more.items() if f.wd is not None})
     except _Unwatchable:
         return False
