@@ -8,8 +8,9 @@ against bubblewrap alone (the minimal command line, no Python work), on three ge
 workspaces: a small git repository; the same with a real-looking ``node_modules`` and
 ``.venv``; and that with 50,000 more files. It prints the medians, the time added over
 plain bash and the ratios, and the first call's time in a fresh process (nothing scanned
-yet), at once and one second after the tools were made (the scan starts then). Targets:
-at most 15 ms added (median) on all three, the first call under 150 ms.
+yet), at once and one second after the tools were made (the scan starts then), wall and
+CPU time, and the load average (the figures mean little on a busy machine). Targets: at
+most 15 ms added (median) on all three, the first call under 150 ms.
 
 Each case runs ``bash -c CMD`` N times, sandboxed and plain alternating (so load from
 elsewhere hits both), and prints the medians, the time the sandbox adds per call and the
@@ -53,6 +54,10 @@ def _repo(root: Path, files: int = 2000) -> None:
     subprocess.run(
         ["git", "-C", str(root), "status", "--porcelain"], check=True, capture_output=True
     )
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _cpu() -> float:
@@ -139,10 +144,12 @@ def _bwrap_alone(bwrap: str, root: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def _first_call(root: Path, delay: float = 0.0) -> float:
+def _first_call(root: Path, delay: float = 0.0) -> tuple[float, float]:
     """The first unapproved ``ls`` in a fresh Python process (nb_tools imported, nothing
     scanned or probed yet), ``delay`` seconds after the tools were made (a model's first
-    reply takes longer than a second: the tools use that time)."""
+    reply takes longer than a second: the tools use that time): wall seconds of the call,
+    and the CPU seconds the process and its children spent meanwhile (the background
+    scan's included)."""
     code = (
         "import sys, time; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
         "import bench_sandbox as b\n"
@@ -150,14 +157,16 @@ def _first_call(root: Path, delay: float = 0.0) -> float:
         "from nb_tools.builtin import builtin_tools\n"
         "tools = builtin_tools(sys.argv[3], include=['bash'])\n"
         "time.sleep(float(sys.argv[4]))\n"
-        "print(b._agent_ls_once(tools)[0])\n"
+        "c = b._cpu()\n"
+        "print(b._agent_ls_once(tools)[0], b._cpu() - c)\n"
     )
     here = Path(__file__).resolve().parent
     out = subprocess.run(
         [sys.executable, "-c", code, str(here), str(here.parent), str(root), str(delay)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    return float(out.stdout.strip().splitlines()[-1])
+    wall, cpu = out.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
 def agent_cases(n: int, bwrap: str) -> float:
@@ -185,7 +194,7 @@ def agent_cases(n: int, bwrap: str) -> float:
             build()
             entries = sum(len(d) + len(f) for _, d, f in os.walk(root))
             tools = builtin_tools(root, include=["bash"])
-            first, later = _first_call(root), _first_call(root, 1.0)
+            (first, first_cpu), (later, later_cpu) = _first_call(root), _first_call(root, 1.0)
             _, content = _agent_ls_once(tools)  # warm-up, and a check of the result
             if "exit code 0" not in content:
                 raise SystemExit(f"bench_sandbox: ls failed on {label}: {content[-500:]}")
@@ -208,15 +217,19 @@ def agent_cases(n: int, bwrap: str) -> float:
                 f"{name:<44}{p:>7.1f}{b:>7.1f}{a:>8.1f}{a - p:>8.1f}{a / p:>7.1f}x"
                 f"{a / b:>7.1f}x{first * 1e3:>8.0f}{later * 1e3:>8.0f}"
             )
-            cpu_rows.append(f"{name:<44}{cp:>7.1f}{cb:>7.1f}{ca:>8.1f}{ca - cp:>8.1f}")
+            cpu_rows.append(
+                f"{name:<44}{cp:>7.1f}{cb:>7.1f}{ca:>8.1f}{ca - cp:>8.1f}"
+                f"{first_cpu * 1e3:>8.0f}{later_cpu * 1e3:>8.0f}"
+            )
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(
         "CPU time per call (this process and its children; steadier than wall time on a "
         f"busy machine), medians (ms)\n{'workspace':<44}{'bash':>7}{'bwrap':>7}{'Agent':>8}"
-        f"{'added':>8}"
+        f"{'added':>8}{'first':>8}{'1st+1s':>8}"
     )
     print("\n".join(cpu_rows))
+    print(f"load average (1, 5, 15 min) at the end: {_load()}")
     verdict = "within" if worst <= 15 else "OVER"
     print(f"most added over plain bash: {worst:.1f} ms ({verdict} the 15 ms target)")
     return worst
@@ -231,7 +244,10 @@ def main() -> None:
     found = sandbox_available()
     if not found.ok:
         raise SystemExit(f"bench_sandbox: {found.reason}")
-    print(f"{found.version}; {n} runs per case, medians; {os.cpu_count()} cores")
+    print(
+        f"{found.version}; {n} runs per case, medians; {os.cpu_count()} cores; "
+        f"load average (1, 5, 15 min) {_load()}"
+    )
     if a.only != "prepare":
         agent_cases(n, found.bwrap or "bwrap")
     if a.only == "agent":

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import subprocess
 import sysconfig
@@ -35,6 +36,10 @@ COMMON = ["--no-config", "--no-require-git", "--no-ignore-global", "--color", "n
 BROAD = ("class \\w+Error", "import")
 """With ``--pattern``: three patterns for ``grep`` against ``rg -l``, the last one broad
 (it matches most Python files: the protection check and the output dominate)."""
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _cpu() -> float:
@@ -102,7 +107,7 @@ def main() -> None:
     size = subprocess.run(["du", "-sh", tree], capture_output=True, text=True).stdout.split()[0]
     count = files.count(b"\n")
     print(f"tree: {tree}\n      {count} files rg searches, {size} on disk")
-    print(f"rg:   {rg}; best of {n} runs\n")
+    print(f"rg:   {rg}; best of {n} runs; load average (1, 5, 15 min) {_load()}\n")
 
     rows: list[tuple[str, float, float, float, float, str]] = []
 
@@ -178,6 +183,7 @@ def main() -> None:
             f"{name:<28}{w0 * 1000:>8.0f}ms{w1 * 1000:>7.0f}ms{w0 / w1:>6.2f}x"
             f"{c0 * 1000:>8.0f}ms{c1 * 1000:>7.0f}ms{c0 / c1:>6.2f}x  {vs}"
         )
+    print(f"load average (1, 5, 15 min) at the end: {_load()}")
 
 
 if __name__ == "__main__":

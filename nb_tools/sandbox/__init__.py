@@ -18,7 +18,6 @@ folder inside the workspace it sees no dot-entry but a short allow-list.
 
 from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env
 from nb_tools.sandbox._fsrules import HOME_ALLOW, home_dot_reason, homes_in, path_rule_reason
-from nb_tools.sandbox._hide import hard_linked, unapproved_problem, warm_up, writable_problem
 from nb_tools.sandbox._keys import KEY_HIDDEN, holds_private_key, redact_private_keys
 from nb_tools.sandbox._launch import (
     Launch,
@@ -47,6 +46,7 @@ from nb_tools.sandbox._protection import (
     protection_of,
     write_protected,
 )
+from nb_tools.sandbox._scan import hard_linked, unapproved_problem, warm_up, writable_problem
 
 __all__ = [
     "HOME_ALLOW",

@@ -20,20 +20,19 @@ from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_i
 from nb_tools.sandbox._hide import (
     GIT_PROTECTED,
     HOME_SECRETS,
-    ScanResult,
     coarse_masks,
     git_configs_with_credentials,
     home_dirs,
     outside_masks,
     repository_dirs,
     sanitized_git_config,
-    scan_all,
     system_secret_files,
     toolchain_dirs,
     unix_sockets,
 )
 from nb_tools.sandbox._policy import SandboxPolicy
 from nb_tools.sandbox._protection import interpreter_dirs
+from nb_tools.sandbox._scan import ScanResult, scan_all
 
 __all__ = ["bwrap_argv"]
 
@@ -99,13 +98,13 @@ def bwrap_argv(
         out += ["--bind" if writable else "--ro-bind", str(r), str(r)]
     for g in gitdirs:  # git's own folders: not scanned (objects), bound read-only
         out += ["--ro-bind", str(g), str(g)]
-    found = {r: scan_all(r) for r in roots}
+    found = {r: scan_all(r, links=confined) for r in roots}
     if writable:
         for r in roots:
             out += _protect(r, found[r])
     hidden = _fine_secrets(roots, policy, found) + _home_secrets_in(tools) + late
     if confined:  # no click: more credentials, a home's dot-entries, what the scan did not read
-        extra = [p for f in found.values() for p in (*f.protected, *f.unscanned, *f.linked)]
+        extra = [p for f in found.values() for p in (*f.protected, *f.unscanned, *(f.linked or ()))]
         extra += [p for r in roots for h in homes_in(r) for p in home_dot_entries(h)]
         hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
     late_binds: list[str] = []

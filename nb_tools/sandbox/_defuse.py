@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
-from nb_tools.sandbox._hide import scan_all
 from nb_tools.sandbox._protection import protection_of
+from nb_tools.sandbox._scan import scan_all
 
 __all__ = ["Protected", "defuse_new_repos", "protected_now", "remove_new_protected"]
 

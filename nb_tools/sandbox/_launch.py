@@ -27,9 +27,9 @@ from nb_tools.sandbox._defuse import (
     remove_new_protected,
 )
 from nb_tools.sandbox._env import sandbox_env
-from nb_tools.sandbox._hide import scan
 from nb_tools.sandbox._policy import SandboxPolicy
 from nb_tools.sandbox._probe import sandbox_available
+from nb_tools.sandbox._scan import scan
 
 __all__ = ["Launch", "SandboxUnavailable", "kill_tree", "prepare", "remove_planted", "spawn"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import require_sandbox, run
 
-from nb_tools.sandbox import _hide
+from nb_tools.sandbox import _scan
 
 SECRET = f"SECRET-{uuid.uuid4().hex}"
 LOOK = "cat .env sub/.env moved/.env 2>&1; grep -r SECRET . 2>&1; echo done"
@@ -23,8 +23,8 @@ LOOK = "cat .env sub/.env moved/.env 2>&1; grep -r SECRET . 2>&1; echo done"
 def ws_fresh(ws: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
     require_sandbox()
     if request.param == "stat":  # a file system inotify cannot watch
-        monkeypatch.setattr(_hide, "watchable", lambda path: False)
-    _hide._scan_cache.clear()
+        monkeypatch.setattr(_scan, "watchable", lambda path: False)
+    _scan._scan_cache.clear()
     (ws / "src").mkdir()
     (ws / "src" / "a.py").write_text("x = 1\n")
     return ws
@@ -83,12 +83,12 @@ async def test_hard_link_made_between_calls(ws_fresh: Path, tmp_path: Path) -> N
 
 def test_an_unchanged_workspace_is_not_read_again(ws: Path) -> None:
     """The point of keeping the scan: no change, no second walk (inotify)."""
-    _hide._scan_cache.clear()
+    _scan._scan_cache.clear()
     (ws / "a").mkdir()
-    first = _hide.scan_all(ws.resolve())
-    assert _hide.scan_all(ws.resolve()) is first
+    first = _scan.scan_all(ws.resolve())
+    assert _scan.scan_all(ws.resolve()) is first
     (ws / "a" / ".env").write_text("x")
-    again = _hide.scan_all(ws.resolve())
+    again = _scan.scan_all(ws.resolve())
     assert again is not first and ws.resolve() / "a" / ".env" in again.secrets
 
 
@@ -102,29 +102,29 @@ async def test_folder_renamed_inside_the_workspace(ws_fresh: Path) -> None:
 
 
 def test_a_change_reads_only_that_folder_again(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _hide._scan_cache.clear()
+    _scan._scan_cache.clear()
     for i in range(40):
         (ws / f"d{i:02d}" / "x").mkdir(parents=True)
     root = ws.resolve()
-    _hide.scan_all(root)
+    _scan.scan_all(root)
     reads: list[str] = []
-    real = _hide._read
+    real = _scan._read
 
     def counting(todo: tuple[str, int, str, bool], watch: object) -> object:
         reads.append(todo[0])
         return real(todo, watch)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_hide, "_read", counting)
+    monkeypatch.setattr(_scan, "_read", counting)
     (ws / "d07" / "x" / ".env").write_text("x")
     (ws / "d09" / "new" / "deeper").mkdir(parents=True)
     (ws / "d09" / "new" / "deeper" / ".envrc").write_text("x")
     shutil.rmtree(ws / "d11")
-    found = _hide.scan_all(root)
+    found = _scan.scan_all(root)
     assert root / "d07" / "x" / ".env" in found.secrets
     assert root / "d09" / "new" / "deeper" / ".envrc" in found.secrets
     expected = [str(root), *(str(root / p) for p in ("d07/x", "d09", "d09/new", "d09/new/deeper"))]
     assert sorted(reads) == sorted(expected), reads
-    fresh = _hide._result(*_hide._scan(str(root)))
+    fresh = _scan._result(*_scan._walk(str(root)))
     assert sorted(found.secrets) == sorted(fresh.secrets)
     assert not any(str(p).startswith(str(root / "d11")) for p in found.secrets)
 
@@ -132,12 +132,12 @@ def test_a_change_reads_only_that_folder_again(ws: Path, monkeypatch: pytest.Mon
 def test_growing_past_the_cap_reads_the_whole_tree(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 20)
-    _hide._scan_cache.clear()
+    monkeypatch.setattr(_scan, "MAX_SCAN_ENTRIES", 20)
+    _scan._scan_cache.clear()
     (ws / "a").mkdir()
     root = ws.resolve()
-    assert _hide.scan_all(root).unscanned == ()
+    assert _scan.scan_all(root).unscanned == ()
     for i in range(30):
         (ws / "a" / f"d{i:02d}").mkdir()
-    assert _hide.scan_all(root).unscanned != ()
-    _hide._scan_cache.clear()
+    assert _scan.scan_all(root).unscanned != ()
+    _scan._scan_cache.clear()

@@ -21,7 +21,7 @@ from nb_tools.builtin._grep import GrepTool
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.model import ToolResultBlock
-from nb_tools.sandbox import _hide
+from nb_tools.sandbox import _scan
 from nb_tools.testing import ScriptedModel, call, reply
 from nb_tools.tool._grant import granted
 
@@ -37,7 +37,7 @@ def linked(ws: Path, tmp_path: Path) -> Path:
     secret.write_text(f"token = {SECRET}\n")
     os.link(secret, ws / "notes.txt")
     (ws / "plain.txt").write_text("token = nothing here\n")
-    _hide._scan_cache.clear()
+    _scan._scan_cache.clear()
     return ws / "notes.txt"
 
 
@@ -109,6 +109,6 @@ async def test_package_managers_links_stay_visible(ws: Path, tmp_path: Path) -> 
     (store / "index.js").write_text("module.exports = 'pkg-code'\n")
     (ws / "node_modules" / "pkg").mkdir(parents=True)
     os.link(store / "index.js", ws / "node_modules" / "pkg" / "index.js")
-    _hide._scan_cache.clear()
+    _scan._scan_cache.clear()
     r = await run(ws, "cat node_modules/pkg/index.js", approved=False)
     assert "pkg-code" in r.content

@@ -15,7 +15,7 @@ import pytest
 from approvals_helpers import Approver, call, drive, workspace_tools
 from sandbox_helpers import require_sandbox
 
-from nb_tools.sandbox import _hide
+from nb_tools.sandbox import _scan
 
 NEW = [
     ".nb_tools/settings.json",  # the next session loads `allow bash`
@@ -140,14 +140,14 @@ async def test_an_embedded_repository_keeps_its_config(root: Path) -> None:
 async def test_a_repository_past_the_scan_cap_is_read_only(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 200)
+    monkeypatch.setattr(_scan, "MAX_SCAN_ENTRIES", 200)
     for i in range(220):
         (root / f"f{i:03d}.txt").write_text("x")
     proj = root / "zz_proj"
     proj.mkdir()
     _git("init", "-q", cwd=proj)
     before = (proj / ".git/config").read_text()
-    assert proj in _hide.scan_all(root).unscanned  # the scan did not see it
+    assert proj in _scan.scan_all(root).unscanned  # the scan did not see it
     text = await _bash(
         root,
         "printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> zz_proj/.git/config; echo done",
@@ -161,8 +161,8 @@ async def test_a_repository_past_the_scan_cap_is_read_only(
 async def test_too_many_unread_folders_refuse_a_writable_call(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 100)
-    for i in range(_hide.MAX_UNSCANNED_MASKS + 110):
+    monkeypatch.setattr(_scan, "MAX_SCAN_ENTRIES", 100)
+    for i in range(_scan.MAX_UNSCANNED_MASKS + 110):
         (root / f"d{i:03d}").mkdir()
     text = await _bash(root, "echo made > made.txt")
     assert not (root / "made.txt").exists()

@@ -133,10 +133,10 @@ async def test_unapproved_recursive_read_finds_no_secret(
 def test_secret_scan_over_the_cap_hides_the_rest(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the scan's entry cap, what was not scanned is masked for an unapproved call
     (fail closed), so a secret there is never shown."""
-    from nb_tools.sandbox import SandboxPolicy, _hide, prepare
+    from nb_tools.sandbox import SandboxPolicy, _scan, prepare
 
-    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 20)
-    _hide._scan_cache.clear()
+    monkeypatch.setattr(_scan, "MAX_SCAN_ENTRIES", 20)
+    _scan._scan_cache.clear()
     for i in range(30):
         (ws / f"d{i:02d}").mkdir()
         (ws / f"d{i:02d}" / "f.txt").write_text("x")
@@ -149,7 +149,7 @@ def test_secret_scan_over_the_cap_hides_the_rest(ws: Path, monkeypatch: pytest.M
     hidden |= {argv[i + 2] for i, a in enumerate(argv) if i > start and a == "--ro-bind"}
     env = str(ws.resolve() / "d00" / ".env")
     assert env in hidden or any(env.startswith(h + "/") for h in hidden)
-    _hide._scan_cache.clear()
+    _scan._scan_cache.clear()
 
 
 async def test_too_many_unread_folders_makes_every_call_ask(
@@ -160,11 +160,11 @@ async def test_too_many_unread_folders_makes_every_call_ask(
 
     from nb_tools.builtin._bash import BashTool
     from nb_tools.builtin._workspace import Workspace
-    from nb_tools.sandbox import _hide
+    from nb_tools.sandbox import _scan
 
-    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 5)
-    monkeypatch.setattr(_hide, "MAX_UNSCANNED_MASKS", 3)
-    _hide._scan_cache.clear()
+    monkeypatch.setattr(_scan, "MAX_SCAN_ENTRIES", 5)
+    monkeypatch.setattr(_scan, "MAX_UNSCANNED_MASKS", 3)
+    _scan._scan_cache.clear()
     for i in range(10):
         (ws / f"d{i}").mkdir()
     (ws / "d9" / ".env").write_text("TOKEN-4711=very-secret\n")
@@ -172,24 +172,24 @@ async def test_too_many_unread_folders_makes_every_call_ask(
     assert not tool.read_only_call(json.dumps({"command": "grep -r TOKEN ."}))
     r = await run(ws, "grep -r TOKEN .", approved=False)
     assert r.is_error and "very-secret" not in r.content and "did not run" in r.content
-    _hide._scan_cache.clear()
+    _scan._scan_cache.clear()
 
 
 def test_a_big_package_folder_is_masked_whole(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A node_modules too big to read is one mask for an unapproved call, not one per
     folder left unread (which would make every call ask in a JavaScript project)."""
-    from nb_tools.sandbox import _hide
+    from nb_tools.sandbox import _scan
 
-    monkeypatch.setattr(_hide, "MAX_SCAN_ENTRIES", 30)
-    _hide._scan_cache.clear()
+    monkeypatch.setattr(_scan, "MAX_SCAN_ENTRIES", 30)
+    _scan._scan_cache.clear()
     (ws / "src").mkdir()
     (ws / "src" / "a.py").write_text("x")
     for i in range(100):
         (ws / "node_modules" / f"p{i:03d}").mkdir(parents=True)
-    found = _hide.scan_all(ws.resolve())
+    found = _scan.scan_all(ws.resolve())
     assert found.unscanned == (ws.resolve() / "node_modules",)
-    assert _hide.unapproved_problem(ws) is None
-    _hide._scan_cache.clear()
+    assert _scan.unapproved_problem(ws) is None
+    _scan._scan_cache.clear()
 
 
 CONFIG_SECRETS = [
