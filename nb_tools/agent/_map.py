@@ -1,12 +1,14 @@
 """Agents over many inputs: ``nb_tools.map(prompt, inputs, ...)`` runs one conversation
 per row of a table and returns a table (see ``docs/map.md``).
 
-Every row's :class:`~nb_tools.agent.Agent` is made from one frozen :class:`MapSettings`
-(model, tools, system prompt, policy, rules, limits), so every request shares the same
-system prompt and tools: one prompt-cache prefix, written by the first request (which goes
-alone) and read by the rest. The rows run concurrently in the kernel's event loop; their
-model requests go through one gate (:mod:`nb_tools.agent._map_gate`) that adapts to the
-provider's rate limits. pandas is imported only to build the result.
+Every row's run reads one frozen :class:`~nb_tools.agent._settings.AgentSettings` (model,
+tools, system prompt, policy, rules, limits, output type), the same value for every row: no
+agent, registry or schema is made per row, and every request shares the same system prompt
+and tools: one prompt-cache prefix, written by the first request (which goes alone) and
+read by the rest. A row's state is its own: its conversation and its run. The rows run
+concurrently in the kernel's event loop; their model requests go through one gate
+(:mod:`nb_tools.agent._map_gate`) that adapts to the provider's rate limits.
+pandas is imported only to build the result.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ from concurrent.futures import Executor as FuturesExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nb_tools.agent._agent import Agent
 from nb_tools.agent._approval import APPROVAL_ENV, Approver, Policy, check_policy, default_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import ApprovalDecided, Event, ToolCallStarted
+from nb_tools.agent._instructions import system_with
 from nb_tools.agent._map_checkpoint import Checkpoint, restore
 from nb_tools.agent._map_gate import GatedProvider, Limiter
 from nb_tools.agent._map_rows import (
@@ -37,7 +39,9 @@ from nb_tools.agent._map_rows import (
     render_prompts,
     row_key,
 )
-from nb_tools.agent._output import OutputError, OutputType
+from nb_tools.agent._output import INVALID_OUTPUT, OutputError, OutputType
+from nb_tools.agent._run import Run
+from nb_tools.agent._settings import AgentSettings
 from nb_tools.model import Provider
 from nb_tools.tool import Middleware, Registry, Tool, default_registry
 from nb_tools.tool._sync import run_blocking
@@ -62,33 +66,9 @@ _STOP_TEXT = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
-class MapSettings:
-    """What every row's conversation shares; each row's agent is made from it."""
-
-    provider: Provider
-    tools: Registry
-    system: str | None
-    output: OutputType | None
-    approval: Policy
-    approver: Approver | None
-    rules: PermissionRules | None
-    max_turns: int
-    middlewares: tuple[Middleware, ...] = ()
-
-    def agent(self, provider: Provider, budget_usd: float | None, on_event: Any) -> Agent:
-        return Agent(
-            provider,
-            tools=self.tools,
-            system=self.system,
-            approval=self.approval,
-            approver=self.approver,
-            rules=self.rules,
-            max_turns=self.max_turns,
-            budget_usd=budget_usd,
-            middlewares=self.middlewares,
-            on_event=on_event,
-        )
+MapSettings = AgentSettings
+"""The settings every row reads (the name :func:`map` gave them before runs read
+:class:`AgentSettings`)."""
 
 
 @dataclass(kw_only=True)
@@ -99,7 +79,8 @@ class MapInfo:
     sent nothing): continue it with ``Agent(messages=info.conversations[i])``."""
 
     conversations: list[Conversation | None]
-    settings: MapSettings
+    settings: AgentSettings
+    """The one settings value every row read (its ``provider`` is the map's gated one)."""
     requests: int = 0
     """Model requests sent (retries after a rate limit included)."""
     rate_limited: int = 0
@@ -210,16 +191,16 @@ class _Map:
 
     def __init__(
         self,
-        settings: MapSettings,
+        settings: AgentSettings,
         prompts: list[str | None],
         concurrency: int,
         budget_usd: float | None,
         checkpoint: Checkpoint | None,
+        limiter: Limiter,
     ) -> None:
         self.settings = settings
         self.prompts = prompts
-        self.limiter = Limiter(concurrency=concurrency)
-        self.gated: Provider = GatedProvider(settings.provider, self.limiter)
+        self.limiter = limiter
         self.rounds: Any = None
         self.concurrency = concurrency
         self.budget_usd = budget_usd
@@ -227,7 +208,7 @@ class _Map:
         self.outcomes: list[RowOutcome | None] = [None] * len(prompts)
         self.conversations: list[Conversation | None] = [None] * len(prompts)
         self.running: set[int] = set()
-        self.agents: dict[int, Agent] = {}
+        self.runs: dict[int, Run] = {}
         self.stop_flag = threading.Event()
         self.on_progress: Any = None
         self.started = time.monotonic()
@@ -307,34 +288,40 @@ class _Map:
                 denied.append(f"denied {names.get(event.call_id, 'a call')} ({event.by})")
 
         current_row.set(i)
-        agent = self.settings.agent(self.gated, left, watch)
-        self.conversations[i] = agent.conversation
+        conversation = Conversation()
+        self.conversations[i] = conversation
+        run = Run(self.settings, conversation, [watch])
+        limiter = self.limiter
+        run.spent_elsewhere = lambda: limiter.spent_usd - run.usage.cost_usd
         self.running.add(i)
-        self.agents[i] = agent
+        self.runs[i] = run
         self._report()
         try:
             try:
-                result = await agent.run(prompt, output=self.settings.output)
-            except OutputError as err:
-                outcome = RowOutcome(
-                    status="error",
-                    error=str(err),
-                    turns=err.result.turns if err.result is not None else 0,
-                    cost_usd=agent.usage.cost_usd,
-                    messages=agent.messages,
-                )
+                result = await run.go(prompt)
             except Exception as err:  # a row's failure is its row's, never the map's
                 outcome = RowOutcome(
                     status="error",
                     error=f"{type(err).__name__}: {err}",
-                    cost_usd=agent.usage.cost_usd,
-                    messages=agent.messages,
+                    cost_usd=conversation.usage.cost_usd,
+                    messages=conversation.messages,
                 )
             else:
-                outcome = _outcome(result, self.settings.output, denied)
+                if result.stop_reason == INVALID_OUTPUT:
+                    problems = run.output.problems if run.output is not None else []
+                    err = OutputError(result.error or "invalid output", problems, result)
+                    outcome = RowOutcome(
+                        status="error",
+                        error=str(err),
+                        turns=result.turns,
+                        cost_usd=conversation.usage.cost_usd,
+                        messages=conversation.messages,
+                    )
+                else:
+                    outcome = _outcome(result, self.settings.output, denied)
         finally:
             self.running.discard(i)
-            self.agents.pop(i, None)
+            self.runs.pop(i, None)
         self.outcomes[i] = outcome
         self.finished_here += 1
         if self.checkpoint is not None:
@@ -345,8 +332,8 @@ class _Map:
         """Stop the rows in flight once :attr:`stop_flag` is set (from any thread)."""
         while not self.stop_flag.is_set():
             await asyncio.sleep(0.1)
-        for agent in list(self.agents.values()):
-            agent.stop()
+        for run in list(self.runs.values()):
+            run.stop()
 
     async def go(self) -> None:
         todo = [i for i, o in enumerate(self.outcomes) if o is None]
@@ -452,26 +439,34 @@ async def amap(
         )
         notices.append(notice)
         warnings.warn(notice, stacklevel=2)
-    settings = MapSettings(
-        provider=provider,
-        tools=registry,
+    store = Checkpoint(checkpoint) if checkpoint is not None else None
+    if batched:
+        concurrency = max(concurrency, len(prompts))  # a round holds every row in flight
+    limiter = Limiter(concurrency=concurrency)
+    rounds: Any = None
+    gated: Provider
+    if batched:
+        from nb_tools.agent._map_batch import BatchedProvider, BatchRounds
+
+        rounds = BatchRounds(provider, limiter, poll_seconds=batch_poll_seconds)
+        gated = BatchedProvider(provider, limiter, rounds)
+    else:
+        gated = GatedProvider(provider, limiter)
+    settings = AgentSettings(
+        provider=gated,
+        tools=registry.clone(),
         system=system,
-        output=out,
+        system_prompt=system_with(system, ()),
         approval=policy,
         approver=approver,
         rules=rules,
         max_turns=max_turns,
+        budget_usd=budget_usd,
         middlewares=mws,
+        output=out,
     )
-    store = Checkpoint(checkpoint) if checkpoint is not None else None
-    if batched:
-        concurrency = max(concurrency, len(prompts))  # a round holds every row in flight
-    run = _Map(settings, prompts, concurrency, budget_usd, store)
-    if batched:
-        from nb_tools.agent._map_batch import BatchedProvider, BatchRounds
-
-        run.rounds = BatchRounds(provider, run.limiter, poll_seconds=batch_poll_seconds)
-        run.gated = BatchedProvider(provider, run.limiter, run.rounds)
+    run = _Map(settings, prompts, concurrency, budget_usd, store, limiter)
+    run.rounds = rounds
     run.on_progress = on_progress
     if stop is not None:
         run.stop_flag = stop
