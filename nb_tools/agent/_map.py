@@ -94,6 +94,9 @@ class MapInfo:
     notices: list[str] = field(default_factory=list)
     batch_ids: list[str] = field(default_factory=list)
     """With ``backend="batch"``: the Message Batches sent, one per round."""
+    resumed_batch_ids: list[str] = field(default_factory=list)
+    """With ``backend="batch"`` and a checkpoint: the batches a previous run left pending
+    that this run polled for their answers (instead of sending those requests again)."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> MapInfo:
         return self  # pandas deep-copies attrs on every operation; this is a record
@@ -209,6 +212,8 @@ class _Map:
         self.conversations: list[Conversation | None] = [None] * len(prompts)
         self.running: set[int] = set()
         self.runs: dict[int, Run] = {}
+        self.resumed: dict[int, list[Any]] = {}
+        """Rows a previous run's pending batch holds: the conversation they continue."""
         self.stop_flag = threading.Event()
         self.on_progress: Any = None
         self.started = time.monotonic()
@@ -247,7 +252,33 @@ class _Map:
                 self.outcomes[i] = outcome
                 self.conversations[i] = Conversation(outcome.messages)
                 n += 1
+        if self.rounds is not None:
+            self._resume_batches()
         return n
+
+    def _resume_batches(self) -> None:
+        """Rows whose request a previous run's batch holds (it has not been marked done)
+        continue their conversation from that request, and get its answer from that batch
+        (:mod:`nb_tools.agent._map_batch`)."""
+        from nb_tools.agent._map_batch import Resumable
+        from nb_tools.agent._persist import decode_messages
+
+        if self.checkpoint is None:
+            return
+        for batch_id, requests in self.checkpoint.pending_batches().items():
+            for custom_id, record in requests.items():
+                try:
+                    i = int(record["row"])
+                    ok = 0 <= i < len(self.prompts) and self.outcomes[i] is None
+                    if not ok or record.get("key") != row_key(self.prompts[i]):
+                        continue
+                    messages = decode_messages(record.get("messages") or [])
+                except (KeyError, TypeError, ValueError):
+                    continue  # a record this version cannot read: the row starts again
+                self.resumed[i] = messages
+                self.rounds.resumable[i] = Resumable(
+                    batch_id=batch_id, custom_id=custom_id, request_hash=str(record.get("hash"))
+                )
 
     def _budget_left(self) -> float | None:
         if self.budget_usd is None:
@@ -288,9 +319,12 @@ class _Map:
                 denied.append(f"denied {names.get(event.call_id, 'a call')} ({event.by})")
 
         current_row.set(i)
-        conversation = Conversation()
+        resumed = self.resumed.pop(i, None)
+        conversation = Conversation(resumed or ())
         self.conversations[i] = conversation
         run = Run(self.settings, conversation, [watch])
+        # A resumed row continues the conversation its pending batch request carried.
+        text = "" if resumed else prompt
         limiter = self.limiter
         run.spent_elsewhere = lambda: limiter.spent_usd - run.usage.cost_usd
         self.running.add(i)
@@ -298,7 +332,7 @@ class _Map:
         self._report()
         try:
             try:
-                result = await run.go(prompt)
+                result = await run.go(text)
             except Exception as err:  # a row's failure is its row's, never the map's
                 outcome = RowOutcome(
                     status="error",
@@ -467,6 +501,9 @@ async def amap(
     )
     run = _Map(settings, prompts, concurrency, budget_usd, store, limiter)
     run.rounds = rounds
+    if rounds is not None and store is not None:
+        rounds.checkpoint = store
+        rounds.row_keys = [row_key(p) for p in prompts]
     run.on_progress = on_progress
     if stop is not None:
         run.stop_flag = stop
@@ -489,6 +526,7 @@ async def amap(
         checkpoint=str(checkpoint) if checkpoint is not None else None,
         notices=notices,
         batch_ids=list(run.rounds.batch_ids) if run.rounds is not None else [],
+        resumed_batch_ids=list(run.rounds.resumed_ids) if run.rounds is not None else [],
     )
     from nb_tools.agent._map_frame import to_frame
 
