@@ -8,9 +8,12 @@ Each row is a tool loop of ``--tool-rounds`` rounds (a model request that calls 
 the call answered), then a final answer: ``tool_rounds + 1`` model requests. The fake
 Messages server runs in a child process (so it does not share the benchmark's GIL) and
 waits ``--latency`` seconds before each answer. The ideal is
-``rows * requests_per_row * latency / concurrency``. The alternative is what a user writes
-without ``map``: ``asyncio.gather`` over ``Agent.run`` calls, at most ``--concurrency`` at
-once (an ``asyncio.Semaphore``). Memory: the process's resident size after the first full
+``rows * requests_per_row * latency / concurrency``. The alternatives are what a user writes
+without ``map``, at most ``--concurrency`` rows at once (an ``asyncio.Semaphore``):
+``asyncio.gather`` over ``Agent.run`` calls, and ``asyncio.gather`` over the anthropic SDK's
+own loop, ``client.beta.messages.tool_runner(..., thread=False)`` with the same tool
+(``beta_async_tool``), against the same server (it sends unstreamed requests; ``map``
+streams). Memory: the process's resident size after the first full
 map run minus before it (after a 20-row warm-up), per row (the result table and every
 row's conversation are still held). Each timing is the better of two runs.
 """
@@ -104,6 +107,39 @@ async def with_gather(base_url: str, rows: list[dict[str, str]], concurrency: in
     return wall
 
 
+async def with_tool_runner(base_url: str, rows: list[dict[str, str]], concurrency: int) -> float:
+    from anthropic import AsyncAnthropic, beta_async_tool
+
+    @beta_async_tool(name="lookup")
+    async def lookup_sdk(customer: str, step: int) -> str:
+        """A customer's record."""
+        return f"{customer}: plan=pro, step={step}"
+
+    client = AsyncAnthropic(base_url=base_url, api_key="bench")
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(row: dict[str, str]) -> Any:
+        async with gate:
+            runner = client.beta.messages.tool_runner(
+                model=MODEL,
+                max_tokens=8192,
+                system=SYSTEM,
+                tools=[lookup_sdk],
+                messages=[{"role": "user", "content": f"Classify ticket {row['ticket']}"}],
+                thread=False,
+            )
+            return await runner.until_done()
+
+    start = time.perf_counter()
+    results = await asyncio.gather(*(one(r) for r in rows))
+    wall = time.perf_counter() - start
+    failed = [r for r in results if r.stop_reason != "end_turn"]
+    if failed:
+        raise SystemExit(f"tool_runner: {len(failed)} rows failed: {failed[0].stop_reason}")
+    await client.close()
+    return wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=1000)
@@ -126,8 +162,11 @@ def main() -> None:
         mapped = asyncio.run(with_map(base_url, rows, args.concurrency))
         per_row_kb = (rss_mb() - before) * 1024 / args.rows
         gathered = asyncio.run(with_gather(base_url, rows, args.concurrency))
-        # the machine may be shared: run both again, keep each one's best
+        asyncio.run(with_tool_runner(base_url, rows[:20], args.concurrency))  # imports
+        runner = asyncio.run(with_tool_runner(base_url, rows, args.concurrency))
+        # the machine may be shared: run each again, keep each one's best
         gathered = min(gathered, asyncio.run(with_gather(base_url, rows, args.concurrency)))
+        runner = min(runner, asyncio.run(with_tool_runner(base_url, rows, args.concurrency)))
         mapped = min(mapped, asyncio.run(with_map(base_url, rows, args.concurrency)))
     finally:
         stop.set()
@@ -139,7 +178,9 @@ def main() -> None:
     print(f"ideal                 {ideal:8.2f} s")
     print(f"nb_tools.map          {mapped:8.2f} s   {mapped / ideal:.2f}x the ideal")
     print(f"asyncio.gather(run)   {gathered:8.2f} s   {gathered / ideal:.2f}x the ideal")
+    print(f"gather(tool_runner)   {runner:8.2f} s   {runner / ideal:.2f}x the ideal")
     print(f"map / gather          {mapped / gathered:.2f}x")
+    print(f"map / tool_runner     {mapped / runner:.2f}x")
     print(f"kernel memory         {per_row_kb:.1f} KB per finished row (RSS growth)")
 
 
