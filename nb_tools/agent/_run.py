@@ -179,6 +179,7 @@ class Run:
         self.ended: RunResult | None = None  # how the run ended, once it has
         self.output: OutputState | None = None  # with run(output=T)
         self.before_prompt: tuple[Any, ...] | None = None  # until the first reply is kept
+        self._deciders: tuple[Any, Path, Any] | None = None  # (rules, root, deciders)
         self.in_flight: ModelRequest | None = None  # sent, its reply not complete yet
         self.received = 0  # characters of the reply in flight received so far
 
@@ -556,10 +557,17 @@ class Run:
         """The approval pipeline (:mod:`nb_tools.agent._deciders`), then the person.
         ``None``: no decider had anything to say; the call runs without approval."""
         settings = self.settings
-        root = self.rules.root if self.rules is not None else Path.cwd()
-        deciders = deciders_for(
-            policy=settings.approval, rules=self.rules, permission=settings.permission, root=root
-        )
+        kept = self._deciders
+        if kept is None or kept[0] is not self.rules:  # made once, again after a new rule set
+            root = self.rules.root if self.rules is not None else Path.cwd()
+            deciders = deciders_for(
+                policy=settings.approval,
+                rules=self.rules,
+                permission=settings.permission,
+                root=root,
+            )
+            kept = self._deciders = (self.rules, root, deciders)
+        _, root, deciders = kept
         verdict = await run_deciders(deciders, p)
         if verdict is None:
             return None
