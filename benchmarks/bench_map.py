@@ -15,10 +15,11 @@ own loop, ``client.beta.messages.tool_runner(..., thread=False)`` with the same 
 (``beta_async_tool``), against the same server (it sends unstreamed requests; ``map``
 streams). Memory: the process's resident size after the first full
 map run minus before it (after a 20-row warm-up), per row (the result table and every
-row's conversation are still held). CPU: the benchmark process's CPU time (every thread)
-per model request, which bounds the wall time once the CPU is the limit and, unlike the
-wall time, hardly depends on what else the machine runs. Each figure is the better of two
-runs.
+row's conversation are still held). The fake server's CPU per request is printed too (it
+runs in its own process, but shares the machine's cores). CPU: the benchmark process's CPU
+time (every thread) per model request, which bounds the wall time once the CPU is the
+limit and, unlike the wall time, hardly depends on what else the machine runs. Each figure
+is the better of two runs.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def _serve(latency: float, tool_rounds: int, port: Any, stop: Any) -> None:
     with FakeMessagesServer(fallback=_responder(tool_rounds), latency=latency) as srv:
         port.put(srv.port)
         stop.wait()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        port.put((usage.ru_utime + usage.ru_stime, len(srv.requests)))
 
 
 def best(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
@@ -185,6 +188,7 @@ def main() -> None:
         mapped = best(mapped, timed(with_map(base_url, rows, c)))
     finally:
         stop.set()
+        server_cpu, served = port.get(timeout=60)
         server.join(timeout=10)
     print(
         f"{args.rows} rows x {requests} requests, {args.latency * 1000:.0f} ms each, "
@@ -207,6 +211,10 @@ def main() -> None:
     )
     print(
         f"map / tool_runner     {mapped[0] / runner[0]:.2f}x wall, {mapped[1] / runner[1]:.2f}x CPU"
+    )
+    print(
+        f"fake server           CPU {server_cpu * 1000 / max(served, 1):.2f} ms per request "
+        f"(its own process; {served} requests)"
     )
     print(f"kernel memory         {per_row_kb:.1f} KB per finished row (RSS growth)")
 
