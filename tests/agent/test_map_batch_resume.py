@@ -96,3 +96,50 @@ def test_a_new_process_resumes_the_pending_batch_by_its_id(tmp_path: Path) -> No
     assert "TOOL" not in second.stdout  # nothing re-run: the batch held the final answers
     assert [r.path for r in sent if r.method == "POST"] == []
     assert _batch_lines(checkpoint)[-1] == {"batch_done": created_before[1]}
+
+
+async def test_rows_not_in_the_pending_batch_go_out_without_waiting_for_it(
+    tmp_path: Path,
+) -> None:
+    """In one process: a map cancelled while its batch is pending leaves it running (it has
+    a checkpoint); the next map polls it for its rows, and a row that was not in it goes
+    out in a batch of its own meanwhile."""
+    import asyncio
+
+    import nb_tools
+    from nb_tools import tool
+    from nb_tools.model.anthropic import AnthropicProvider
+
+    @tool(register=False, read_only=True)
+    def lookup(customer: str) -> str:
+        """A customer's plan."""
+        return "free"
+
+    checkpoint = tmp_path / "rows.jsonl"
+    with FakeMessagesServer(fallback=rounds_by_row, batch_delay=1.5) as srv:
+        provider = AnthropicProvider("claude-sonnet-4-5", base_url=srv.base_url, api_key="x")
+        options: dict[str, Any] = dict(
+            tools=[lookup],
+            model=provider,
+            backend="batch",
+            checkpoint=checkpoint,
+            batch_poll_seconds=0.02,
+            approval="auto",
+        )
+        first = asyncio.ensure_future(nb_tools.amap("Customer {input}", ["c0", "c0"], **options))
+        while not _batch_lines(checkpoint):
+            await asyncio.sleep(0.01)
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+        pending = srv.batches.created[0]
+        assert not srv.batches.by_id[pending].canceled
+        out = await nb_tools.amap("Customer {input}", ["c0", "c0", "c0"], **options)
+        creates = [r for r in srv.requests if r.path == "/v1/messages/batches"]
+        await provider.client.close()
+    assert list(out["status"]) == ["ok"] * 3
+    info = out.attrs["nb_tools"]
+    assert info.resumed_batch_ids == [pending]
+    # the third row's request went alone, while the first two waited on the pending batch
+    assert [len(r.body["requests"]) for r in creates] == [2, 1]
+    alone = srv.batches.by_id[srv.batches.created[1]]
+    assert alone.created < srv.batches.by_id[pending].created + 1.5  # before it had ended
