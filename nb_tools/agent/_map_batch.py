@@ -97,23 +97,23 @@ class BatchRounds:
     ) -> Any:
         """The reply to ``params`` (row ``row``'s request continuing ``messages``), from
         the next round's batch, or from a previous run's pending batch that holds it."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         resumable = self.resumable.pop(row, None) if row is not None else None
-        digest = request_hash(params)
+        recorded = self.checkpoint is not None and row is not None
+        digest = request_hash(params) if resumable is not None or recorded else ""
         if resumable is not None and resumable.request_hash == digest:
             return await self._resumed_answer(resumable)
-        else:
-            cid = f"req_{next(self._ids)}" if row is None else f"row{row}_{next(self._ids)}"
-            self.pending[cid] = (params, future)
-            if self.checkpoint is not None and row is not None:
-                from nb_tools.agent._persist import encode_messages
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        cid = f"req_{next(self._ids)}" if row is None else f"row{row}_{next(self._ids)}"
+        self.pending[cid] = (params, future)
+        if recorded and row is not None:
+            from nb_tools.agent._persist import encode_messages
 
-                self._records[cid] = {
-                    "row": row,
-                    "key": self.row_keys[row] if row < len(self.row_keys) else None,
-                    "hash": digest,
-                    "messages": encode_messages(messages),
-                }
+            self._records[cid] = {
+                "row": row,
+                "key": self.row_keys[row] if row < len(self.row_keys) else None,
+                "hash": digest,
+                "messages": encode_messages(messages),
+            }
         self._maybe_send()
         return await future
 
