@@ -322,11 +322,10 @@ class _Map:
         resumed = self.resumed.pop(i, None)
         conversation = Conversation(resumed or ())
         self.conversations[i] = conversation
-        run = Run(self.settings, conversation, [watch])
+        limiter = self.limiter
+        run = Run(self.settings, conversation, [watch], shared_spend=lambda: limiter.spent_usd)
         # A resumed row continues the conversation its pending batch request carried.
         text = "" if resumed else prompt
-        limiter = self.limiter
-        run.spent_elsewhere = lambda: limiter.spent_usd - run.usage.cost_usd
         self.running.add(i)
         self.runs[i] = run
         self._report()

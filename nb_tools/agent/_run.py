@@ -132,8 +132,8 @@ class Run:
     """One run's state, so a stop can finish the conversation properly. ``settings``: what
     the run reads (frozen); ``conversation``: the messages it adds to;
     ``last_stop_reason``: how the conversation's previous run ended (a prompt after a
-    cut reply is worded so the model continues). ``spent_elsewhere``: what others spent
-    against the same budget (a map's other rows), read before each turn."""
+    cut reply is worded so the model continues). ``shared_spend``: what every run sharing
+    the budget has spent so far, this one included (a map's rows), read before each turn."""
 
     registry: Registry
     executor: Executor
@@ -146,14 +146,14 @@ class Run:
         handlers: list[EventHandler],
         *,
         last_stop_reason: str | None = None,
-        spent_elsewhere: Callable[[], float] | None = None,
+        shared_spend: Callable[[], float] | None = None,
     ) -> None:
         self.settings = settings
         self.provider: Provider = settings.provider
         self.conversation = conversation
         self.handlers = handlers
         self.last_stop_reason = last_stop_reason
-        self.spent_elsewhere = spent_elsewhere
+        self.shared_spend = shared_spend
         self.rules: PermissionRules | None = settings.rules
         """The rule set "Always allow" adds session rules to (made on the first one when
         the settings have none; the agent takes it over when the run ends)."""
@@ -351,8 +351,8 @@ class Run:
             return await self._failed(str(exc), exc.status)
         budget = self.settings.budget_usd
         if budget is not None:
-            if self.spent_elsewhere is not None:
-                budget = max(0.0, budget - self.spent_elsewhere())
+            if self.shared_spend is not None:  # less what the others spent
+                budget = max(0.0, budget - (self.shared_spend() - self.usage.cost_usd))
             why = over_budget(budget, self.usage, self.provider.model, request, self.last_usage)
             if why is not None:
                 await self.emit(RunNotice(kind="budget", message=why))
