@@ -8,11 +8,18 @@ Each row is a tool loop of ``--tool-rounds`` rounds (a model request that calls 
 the call answered), then a final answer: ``tool_rounds + 1`` model requests. The fake
 Messages server runs in a child process (so it does not share the benchmark's GIL) and
 waits ``--latency`` seconds before each answer. The ideal is
-``rows * requests_per_row * latency / concurrency``. The alternative is what a user writes
-without ``map``: ``asyncio.gather`` over ``Agent.run`` calls, at most ``--concurrency`` at
-once (an ``asyncio.Semaphore``). Memory: the process's resident size after the first full
+``rows * requests_per_row * latency / concurrency``. The alternatives are what a user writes
+without ``map``, at most ``--concurrency`` rows at once (an ``asyncio.Semaphore``):
+``asyncio.gather`` over ``Agent.run`` calls, and ``asyncio.gather`` over the anthropic SDK's
+own loop, ``client.beta.messages.tool_runner(..., thread=False)`` with the same tool
+(``beta_async_tool``), against the same server (it sends unstreamed requests; ``map``
+streams). Memory: the process's resident size after the first full
 map run minus before it (after a 20-row warm-up), per row (the result table and every
-row's conversation are still held). Each timing is the better of two runs.
+row's conversation are still held). The fake server's CPU per request is printed too (it
+runs in its own process, but shares the machine's cores). CPU: the benchmark process's CPU
+time (every thread) per model request, which bounds the wall time once the CPU is the
+limit and, unlike the wall time, hardly depends on what else the machine runs. Each figure
+is the better of two runs.
 """
 
 from __future__ import annotations
@@ -56,6 +63,12 @@ def _serve(latency: float, tool_rounds: int, port: Any, stop: Any) -> None:
     with FakeMessagesServer(fallback=_responder(tool_rounds), latency=latency) as srv:
         port.put(srv.port)
         stop.wait()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        port.put((usage.ru_utime + usage.ru_stime, len(srv.requests)))
+
+
+def best(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return (min(a[0], b[0]), min(a[1], b[1]))
 
 
 def rss_mb() -> float:
@@ -104,6 +117,46 @@ async def with_gather(base_url: str, rows: list[dict[str, str]], concurrency: in
     return wall
 
 
+async def with_tool_runner(base_url: str, rows: list[dict[str, str]], concurrency: int) -> float:
+    from anthropic import AsyncAnthropic, beta_async_tool
+
+    @beta_async_tool(name="lookup")
+    async def lookup_sdk(customer: str, step: int) -> str:
+        """A customer's record."""
+        return f"{customer}: plan=pro, step={step}"
+
+    client = AsyncAnthropic(base_url=base_url, api_key="bench")
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(row: dict[str, str]) -> Any:
+        async with gate:
+            runner = client.beta.messages.tool_runner(
+                model=MODEL,
+                max_tokens=8192,
+                system=SYSTEM,
+                tools=[lookup_sdk],
+                messages=[{"role": "user", "content": f"Classify ticket {row['ticket']}"}],
+                thread=False,
+            )
+            return await runner.until_done()
+
+    start = time.perf_counter()
+    results = await asyncio.gather(*(one(r) for r in rows))
+    wall = time.perf_counter() - start
+    failed = [r for r in results if r.stop_reason != "end_turn"]
+    if failed:
+        raise SystemExit(f"tool_runner: {len(failed)} rows failed: {failed[0].stop_reason}")
+    await client.close()
+    return wall
+
+
+def timed(coro: Any) -> tuple[float, float]:
+    """(wall seconds the coroutine reports, CPU seconds the process spent running it)."""
+    cpu = time.process_time()
+    wall = asyncio.run(coro)
+    return wall, time.process_time() - cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=1000)
@@ -121,25 +174,48 @@ def main() -> None:
         rows = [{"ticket": f"T{i:05d}"} for i in range(args.rows)]
         requests = args.tool_rounds + 1
         ideal = args.rows * requests * args.latency / args.concurrency
-        asyncio.run(with_map(base_url, rows[:20], args.concurrency))  # imports, warm server
+        c = args.concurrency
+        asyncio.run(with_map(base_url, rows[:20], c))  # imports, warm server
         before = rss_mb()
-        mapped = asyncio.run(with_map(base_url, rows, args.concurrency))
+        mapped = timed(with_map(base_url, rows, c))
         per_row_kb = (rss_mb() - before) * 1024 / args.rows
-        gathered = asyncio.run(with_gather(base_url, rows, args.concurrency))
-        # the machine may be shared: run both again, keep each one's best
-        gathered = min(gathered, asyncio.run(with_gather(base_url, rows, args.concurrency)))
-        mapped = min(mapped, asyncio.run(with_map(base_url, rows, args.concurrency)))
+        gathered = timed(with_gather(base_url, rows, c))
+        asyncio.run(with_tool_runner(base_url, rows[:20], c))  # imports
+        runner = timed(with_tool_runner(base_url, rows, c))
+        # the machine may be shared: run each again, keep each one's best
+        gathered = best(gathered, timed(with_gather(base_url, rows, c)))
+        runner = best(runner, timed(with_tool_runner(base_url, rows, c)))
+        mapped = best(mapped, timed(with_map(base_url, rows, c)))
     finally:
         stop.set()
+        server_cpu, served = port.get(timeout=60)
         server.join(timeout=10)
     print(
         f"{args.rows} rows x {requests} requests, {args.latency * 1000:.0f} ms each, "
         f"concurrency {args.concurrency}"
     )
+    n = args.rows * requests
     print(f"ideal                 {ideal:8.2f} s")
-    print(f"nb_tools.map          {mapped:8.2f} s   {mapped / ideal:.2f}x the ideal")
-    print(f"asyncio.gather(run)   {gathered:8.2f} s   {gathered / ideal:.2f}x the ideal")
-    print(f"map / gather          {mapped / gathered:.2f}x")
+    for name, (wall, cpu) in (
+        ("nb_tools.map", mapped),
+        ("asyncio.gather(run)", gathered),
+        ("gather(tool_runner)", runner),
+    ):
+        print(
+            f"{name:21} {wall:8.2f} s   {wall / ideal:.2f}x the ideal   "
+            f"CPU {cpu * 1000 / n:.2f} ms per request"
+        )
+    print(
+        f"map / gather          {mapped[0] / gathered[0]:.2f}x wall, "
+        f"{mapped[1] / gathered[1]:.2f}x CPU"
+    )
+    print(
+        f"map / tool_runner     {mapped[0] / runner[0]:.2f}x wall, {mapped[1] / runner[1]:.2f}x CPU"
+    )
+    print(
+        f"fake server           CPU {server_cpu * 1000 / max(served, 1):.2f} ms per request "
+        f"(its own process; {served} requests)"
+    )
     print(f"kernel memory         {per_row_kb:.1f} KB per finished row (RSS growth)")
 
 

@@ -5,7 +5,7 @@ cancellation and resume, usage.
 on an agent's first run when it was given a model name (or none).
 """
 
-from nb_tools.agent._agent import Agent, RunResult
+from nb_tools.agent._agent import Agent
 from nb_tools.agent._approval import (
     APPROVAL_ENV,
     POLICIES,
@@ -63,6 +63,7 @@ from nb_tools.agent._notices import (
 )
 from nb_tools.agent._output import OutputError
 from nb_tools.agent._replay import ToolCallFailed, call_tool
+from nb_tools.agent._result import RunResult
 from nb_tools.agent._retry import retry_text
 from nb_tools.agent._run import (
     BACKGROUND_TEXT,
@@ -73,6 +74,7 @@ from nb_tools.agent._run import (
     GoOn,
     TurnOutcome,
 )
+from nb_tools.agent._settings import AgentSettings
 from nb_tools.agent._turns import RequestOptions, configure_request
 from nb_tools.tool._votes import is_protected_call
 
@@ -83,6 +85,7 @@ __all__ = [
     "POLICIES",
     "STOPPED_TEXT",
     "Agent",
+    "AgentSettings",
     "Allow",
     "ApprovalDecided",
     "ApprovalRequest",

@@ -8,7 +8,6 @@ import asyncio
 import inspect
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,11 +15,10 @@ from nb_tools.agent._approval import Approver, Permission, Policy, check_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import Event, RunFinished
 from nb_tools.agent._instructions import ProjectInstructions
-from nb_tools.agent._journal import RestoreReport, RunChange
-from nb_tools.agent._journal import restore as restore_changes
 from nb_tools.agent._output import DEFAULT_RETRIES, INVALID_OUTPUT
-from nb_tools.agent._replay import ReplayedCall, calls_as_code
+from nb_tools.agent._result import RunResult
 from nb_tools.agent._run import EventHandler, Run
+from nb_tools.agent._settings import AgentSettings
 from nb_tools.agent._turns import RequestOptions, ToolSearch
 from nb_tools.model import Message, ModelRequest, Provider, Usage
 from nb_tools.model._anthropic_features import DEFAULT_CACHE_TTL
@@ -32,46 +30,6 @@ from nb_tools.tool._tasks import cancel_and_drain
 if TYPE_CHECKING:
     from nb_tools.permissions import PermissionRules
     from nb_tools.sandbox import SandboxMode, SandboxPolicy
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunResult:
-    """How a run ended. ``text`` is the last assistant text of the run, ``messages`` the
-    whole conversation after it, ``usage`` this run's tokens. ``stop_reason`` is the
-    model's ("end_turn", "max_tokens", "stop_sequence", "refusal", …) or the loop's:
-    "max_turns", "budget", "stopped" (:meth:`Agent.stop` or a cancellation),
-    "stopped_after_turn" (``Agent.stop(after_turn=True)``: every call answered), "error"
-    (see ``error``)."""
-
-    text: str
-    messages: tuple[Message, ...]
-    usage: Usage
-    stop_reason: str
-    error: str | None = None
-    turns: int = 0
-    system: str | None = None  # the system prompt in force (saved with transcripts)
-    output: Any = None
-    """With ``run(prompt, output=T)``: the validated ``T`` the run ended with (None when it
-    ended otherwise: a stop, the turn limit, an API error)."""
-    calls: tuple[ReplayedCall, ...] = ()  # the run's finished tool calls, in order
-    changes: tuple[RunChange, ...] = ()  # what they changed (:mod:`nb_tools.agent._journal`)
-
-    def restore(self, only: Sequence[RunChange] | None = None) -> RestoreReport:
-        """Put back what this run changed, newest first: files as they were before the run
-        (a file the run created is removed), refusing, with why, where a file changed since.
-        Code run by ``python`` and calls whose effects are not tracked are listed as not
-        undoable. ``only``: just these changes. (In a running event loop: ``arestore``.)"""
-        return run_blocking(self.arestore(only), name="nb_tools-restore")
-
-    async def arestore(self, only: Sequence[RunChange] | None = None) -> RestoreReport:
-        """:meth:`restore` for async code (cell edits of the open notebook need the loop)."""
-        return await restore_changes(self.changes, only)
-
-    def to_code(self) -> str:
-        """Python that re-does this run's tool calls in order, without the model: each call
-        that ran as ``call_tool("name", arg=...)`` (``python`` calls as their code), failed
-        and denied ones as comments (:mod:`nb_tools.agent._replay`)."""
-        return calls_as_code(self.calls, header=f"stop reason: {self.stop_reason}")
 
 
 class Agent:
@@ -335,17 +293,26 @@ class Agent:
         are shown with their bytes, and a long conversation is shown before the run's
         client-side clearing or summary. The provider turns it into its wire format
         (``AnthropicProvider``: a Messages API body)."""
-        from nb_tools.agent._output import OutputType
         from nb_tools.agent._prepare import prepare
 
-        out = OutputType.of(output) if output is not None else None
-        ready = prepare(self, self.provider, out)
         last = self.last_result
         conversation = Conversation(self.conversation.messages)
         conversation.add_prompt(prompt, last_stop_reason=last.stop_reason if last else None)
+        settings = self.settings(output=output)
+        ready = prepare(settings, conversation)
         return ready.driver.build(ready.registry, conversation.messages, None)
 
     # -- running -------------------------------------------------------------------------
+
+    def settings(
+        self, *, output: Any = None, output_retries: int = DEFAULT_RETRIES
+    ) -> AgentSettings:
+        """What a run started now would read (:class:`AgentSettings`: frozen; changing the
+        agent afterwards does not change it). ``output``: the run's output type."""
+        from nb_tools.agent._output import OutputType
+
+        out = output if output is None or isinstance(output, OutputType) else OutputType.of(output)
+        return AgentSettings.of(self, output=out, output_retries=output_retries)
 
     async def run(
         self,
@@ -382,15 +349,24 @@ class Agent:
                 "(or use a second Agent)"
             )
         handlers = [h for h in (self.on_event, on_event) if h is not None]
-        run = Run(self, handlers)
+        settings = AgentSettings.of(self, output=out, output_retries=output_retries)
+        last = self.last_result
+        run = Run(
+            settings,
+            self.conversation,
+            handlers,
+            last_stop_reason=last.stop_reason if last is not None else None,
+        )
         with self.conversation.in_use("Agent.run"):
             self._run = run
             try:
-                result = await run.go(prompt, attachment_parts(attachments), out, output_retries)
+                result = await run.go(prompt, attachment_parts(attachments))
             finally:
                 self._run = None
                 if run.ended is not None:
                     self.last_result = run.ended
+                if self.rules is None and run.rules is not None:
+                    self.rules = run.rules  # made by "Always allow": a session rule
         if result.stop_reason == INVALID_OUTPUT:
             problems = run.output.problems if run.output is not None else []
             raise OutputError(result.error or "invalid output", problems, result)

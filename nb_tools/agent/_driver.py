@@ -1,6 +1,8 @@
 """One run's Messages API side: each turn's request (options, images fitted, the context
 kept within the window) and what each reply means (:class:`~nb_tools.agent._turns.Verdict`).
-The loop in ``_agent`` calls :meth:`TurnDriver.request` and :meth:`TurnDriver.judge`."""
+The loop (``_run.Run``) calls :meth:`TurnDriver.request` and :meth:`TurnDriver.judge`; the
+driver reads the run's frozen :class:`~nb_tools.agent._settings.AgentSettings` and changes
+only the conversation it was given (compaction, cleared results, measured sizes)."""
 
 from __future__ import annotations
 
@@ -36,21 +38,24 @@ from nb_tools.model import (
 )
 
 if TYPE_CHECKING:
-    from nb_tools.agent._agent import Agent
+    from nb_tools.agent._conversation import Conversation
     from nb_tools.agent._events import Event
+    from nb_tools.agent._settings import AgentSettings
     from nb_tools.tool import Registry
 
 log = logging.getLogger("nb_tools.agent")
 
 
 class TurnDriver:
-    def __init__(self, agent: Agent, provider: Provider) -> None:
-        self.agent = agent
+    def __init__(self, settings: AgentSettings, conversation: Conversation) -> None:
+        self.settings = settings
+        self.conversation = conversation
+        provider: Provider = settings.provider
         self.provider = provider
         self.model = provider.model
-        self.policy = TurnPolicy(agent=agent, provider=provider, max_tokens=agent.max_tokens)
+        self.policy = TurnPolicy(settings=settings, conversation=conversation)
         self.fitter = ImageFitter()
-        opts = agent.request_options
+        opts = settings.request_options
         limits = provider.limits()
         if not provider.features.context_management:
             limits = dataclasses.replace(limits, server_compaction=False, clear_tool_uses=False)
@@ -64,7 +69,7 @@ class TurnDriver:
         self, registry: Registry, max_tokens: int | None
     ) -> tuple[ModelRequest, list[Event]]:
         events: list[Event] = []
-        conversation = self.agent.conversation
+        conversation = self.conversation
         messages = list(conversation.messages)
         request = self.build(registry, messages, max_tokens)
         window = self.provider.limits().context_window
@@ -113,14 +118,14 @@ class TurnDriver:
 
     def judge(self, response: ResponseEvent, request: ModelRequest) -> tuple[Verdict, list[Event]]:
         usage = response.usage
-        self.agent.conversation.measured(response.usage)
+        self.conversation.measured(response.usage)
         verdict = self.policy.judge(response, request)
         events: list[Event] = list(verdict.notices)
         if any(isinstance(b, CompactionBlock) for b in response.message.content):
             events.append(
                 ContextCompacted(
                     how="server",
-                    messages_before=len(self.agent.conversation),
+                    messages_before=len(self.conversation),
                     messages_after=1,
                     tokens_before=usage.input_tokens + usage.cache_read_input_tokens,
                     message="the API compacted the conversation: a summary now stands for "

@@ -16,8 +16,8 @@ from nb_tools.model import ToolCall, ToolResult, Usage
 from nb_tools.tool import Change, Info, Progress
 
 if TYPE_CHECKING:
-    from nb_tools.agent._agent import RunResult
     from nb_tools.agent._approval import AskReason, Source
+    from nb_tools.agent._result import RunResult
 
 ToolStatus: TypeAlias = Literal[
     "ok", "error", "denied", "stopped", "cut_off", "running_in_background", "pending"

@@ -1,12 +1,14 @@
 """Agents over many inputs: ``nb_tools.map(prompt, inputs, ...)`` runs one conversation
 per row of a table and returns a table (see ``docs/map.md``).
 
-Every row's :class:`~nb_tools.agent.Agent` is made from one frozen :class:`MapSettings`
-(model, tools, system prompt, policy, rules, limits), so every request shares the same
-system prompt and tools: one prompt-cache prefix, written by the first request (which goes
-alone) and read by the rest. The rows run concurrently in the kernel's event loop; their
-model requests go through one gate (:mod:`nb_tools.agent._map_gate`) that adapts to the
-provider's rate limits. pandas is imported only to build the result.
+Every row's run reads one frozen :class:`~nb_tools.agent._settings.AgentSettings` (model,
+tools, system prompt, policy, rules, limits, output type), the same value for every row: no
+agent, registry or schema is made per row, and every request shares the same system prompt
+and tools: one prompt-cache prefix, written by the first request (which goes alone) and
+read by the rest. A row's state is its own: its conversation and its run. The rows run
+concurrently in the kernel's event loop; their model requests go through one gate
+(:mod:`nb_tools.agent._map_gate`) that adapts to the provider's rate limits.
+pandas is imported only to build the result.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ from concurrent.futures import Executor as FuturesExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nb_tools.agent._agent import Agent
 from nb_tools.agent._approval import APPROVAL_ENV, Approver, Policy, check_policy, default_policy
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import ApprovalDecided, Event, ToolCallStarted
+from nb_tools.agent._instructions import system_with
 from nb_tools.agent._map_checkpoint import Checkpoint, restore
 from nb_tools.agent._map_gate import GatedProvider, Limiter
 from nb_tools.agent._map_plan import MapPlan, confirm_plan
@@ -38,7 +40,9 @@ from nb_tools.agent._map_rows import (
     render_prompts,
     row_key,
 )
-from nb_tools.agent._output import OutputError, OutputType
+from nb_tools.agent._output import INVALID_OUTPUT, OutputError, OutputType
+from nb_tools.agent._run import Run
+from nb_tools.agent._settings import AgentSettings
 from nb_tools.model import Provider
 from nb_tools.tool import Middleware, Registry, Tool, default_registry
 from nb_tools.tool._sync import run_blocking
@@ -64,33 +68,9 @@ _STOP_TEXT = {
 _STOPPED = ("stopped", "stopped_after_turn")
 
 
-@dataclass(frozen=True, kw_only=True)
-class MapSettings:
-    """What every row's conversation shares; each row's agent is made from it."""
-
-    provider: Provider
-    tools: Registry
-    system: str | None
-    output: OutputType | None
-    approval: Policy
-    approver: Approver | None
-    rules: PermissionRules | None
-    max_turns: int
-    middlewares: tuple[Middleware, ...] = ()
-
-    def agent(self, provider: Provider, budget_usd: float | None, on_event: Any) -> Agent:
-        return Agent(
-            provider,
-            tools=self.tools,
-            system=self.system,
-            approval=self.approval,
-            approver=self.approver,
-            rules=self.rules,
-            max_turns=self.max_turns,
-            budget_usd=budget_usd,
-            middlewares=self.middlewares,
-            on_event=on_event,
-        )
+MapSettings = AgentSettings
+"""The settings every row reads (the name :func:`map` gave them before runs read
+:class:`AgentSettings`)."""
 
 
 @dataclass(kw_only=True)
@@ -101,7 +81,8 @@ class MapInfo:
     sent nothing): continue it with ``Agent(messages=info.conversations[i])``."""
 
     conversations: list[Conversation | None]
-    settings: MapSettings
+    settings: AgentSettings
+    """The one settings value every row read (its ``provider`` is the map's gated one)."""
     requests: int = 0
     """Model requests sent (retries after a rate limit included)."""
     rate_limited: int = 0
@@ -115,6 +96,9 @@ class MapInfo:
     notices: list[str] = field(default_factory=list)
     batch_ids: list[str] = field(default_factory=list)
     """With ``backend="batch"``: the Message Batches sent, one per round."""
+    resumed_batch_ids: list[str] = field(default_factory=list)
+    """With ``backend="batch"`` and a checkpoint: the batches a previous run left pending
+    that this run polled for their answers (instead of sending those requests again)."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> MapInfo:
         return self  # pandas deep-copies attrs on every operation; this is a record
@@ -216,16 +200,16 @@ class _Map:
 
     def __init__(
         self,
-        settings: MapSettings,
+        settings: AgentSettings,
         prompts: list[str | None],
         concurrency: int,
         budget_usd: float | None,
         checkpoint: Checkpoint | None,
+        limiter: Limiter,
     ) -> None:
         self.settings = settings
         self.prompts = prompts
-        self.limiter = Limiter(concurrency=concurrency)
-        self.gated: Provider = GatedProvider(settings.provider, self.limiter)
+        self.limiter = limiter
         self.rounds: Any = None
         self.concurrency = concurrency
         self.budget_usd = budget_usd
@@ -233,7 +217,9 @@ class _Map:
         self.outcomes: list[RowOutcome | None] = [None] * len(prompts)
         self.conversations: list[Conversation | None] = [None] * len(prompts)
         self.running: set[int] = set()
-        self.agents: dict[int, Agent] = {}
+        self.runs: dict[int, Run] = {}
+        self.resumed: dict[int, list[Any]] = {}
+        """Rows a previous run's pending batch holds: the conversation they continue."""
         self.stop_flag = threading.Event()
         self.on_progress: Any = None
         self.on_row_event: Callable[[int, Event], None] | None = None
@@ -277,7 +263,33 @@ class _Map:
                 self.outcomes[i] = outcome
                 self.conversations[i] = Conversation(outcome.messages)
                 n += 1
+        if self.rounds is not None:
+            self._resume_batches()
         return n
+
+    def _resume_batches(self) -> None:
+        """Rows whose request a previous run's batch holds (it has not been marked done)
+        continue their conversation from that request, and get its answer from that batch
+        (:mod:`nb_tools.agent._map_batch`)."""
+        from nb_tools.agent._map_batch import Resumable
+        from nb_tools.agent._persist import decode_messages
+
+        if self.checkpoint is None:
+            return
+        for batch_id, requests in self.checkpoint.pending_batches().items():
+            for custom_id, record in requests.items():
+                try:
+                    i = int(record["row"])
+                    ok = 0 <= i < len(self.prompts) and self.outcomes[i] is None
+                    if not ok or record.get("key") != row_key(self.prompts[i]):
+                        continue
+                    messages = decode_messages(record.get("messages") or [])
+                except (KeyError, TypeError, ValueError):
+                    continue  # a record this version cannot read: the row starts again
+                self.resumed[i] = messages
+                self.rounds.resumable[i] = Resumable(
+                    batch_id=batch_id, custom_id=custom_id, request_hash=str(record.get("hash"))
+                )
 
     def _budget_left(self) -> float | None:
         if self.budget_usd is None:
@@ -320,34 +332,42 @@ class _Map:
                 self.on_row_event(i, event)
 
         current_row.set(i)
-        agent = self.settings.agent(self.gated, left, watch)
-        self.conversations[i] = agent.conversation
+        resumed = self.resumed.pop(i, None)
+        conversation = Conversation(resumed or ())
+        self.conversations[i] = conversation
+        limiter = self.limiter
+        run = Run(self.settings, conversation, [watch], shared_spend=lambda: limiter.spent_usd)
+        # A resumed row continues the conversation its pending batch request carried.
+        text = "" if resumed else prompt
         self.running.add(i)
-        self.agents[i] = agent
+        self.runs[i] = run
         self._report()
         try:
             try:
-                result = await agent.run(prompt, output=self.settings.output)
-            except OutputError as err:
-                outcome = RowOutcome(
-                    status="error",
-                    error=str(err),
-                    turns=err.result.turns if err.result is not None else 0,
-                    cost_usd=agent.usage.cost_usd,
-                    messages=agent.messages,
-                )
+                result = await run.go(text)
             except Exception as err:  # a row's failure is its row's, never the map's
                 outcome = RowOutcome(
                     status="error",
                     error=f"{type(err).__name__}: {err}",
-                    cost_usd=agent.usage.cost_usd,
-                    messages=agent.messages,
+                    cost_usd=conversation.usage.cost_usd,
+                    messages=conversation.messages,
                 )
             else:
-                outcome = _outcome(result, self.settings.output, denied)
+                if result.stop_reason == INVALID_OUTPUT:
+                    problems = run.output.problems if run.output is not None else []
+                    err = OutputError(result.error or "invalid output", problems, result)
+                    outcome = RowOutcome(
+                        status="error",
+                        error=str(err),
+                        turns=result.turns,
+                        cost_usd=conversation.usage.cost_usd,
+                        messages=conversation.messages,
+                    )
+                else:
+                    outcome = _outcome(result, self.settings.output, denied)
         finally:
             self.running.discard(i)
-            self.agents.pop(i, None)
+            self.runs.pop(i, None)
         self.outcomes[i] = outcome
         self.finished_here += 1
         if self.checkpoint is not None:
@@ -358,8 +378,8 @@ class _Map:
         """Stop the rows in flight once :attr:`stop_flag` is set (from any thread)."""
         while not self.stop_flag.is_set():
             await asyncio.sleep(0.1)
-        for agent in list(self.agents.values()):
-            agent.stop()
+        for run in list(self.runs.values()):
+            run.stop()
 
     async def go(self) -> None:
         todo = [i for i, o in enumerate(self.outcomes) if o is None]
@@ -474,26 +494,37 @@ async def amap(
         )
         notices.append(notice)
         warnings.warn(notice, stacklevel=2)
-    settings = MapSettings(
-        provider=provider,
-        tools=registry,
+    store = Checkpoint(checkpoint) if checkpoint is not None else None
+    if batched:
+        concurrency = max(concurrency, len(prompts))  # a round holds every row in flight
+    limiter = Limiter(concurrency=concurrency)
+    rounds: Any = None
+    gated: Provider
+    if batched:
+        from nb_tools.agent._map_batch import BatchedProvider, BatchRounds
+
+        rounds = BatchRounds(provider, limiter, poll_seconds=batch_poll_seconds)
+        gated = BatchedProvider(provider, limiter, rounds)
+    else:
+        gated = GatedProvider(provider, limiter)
+    settings = AgentSettings(
+        provider=gated,
+        tools=registry.clone(),
         system=system,
-        output=out,
+        system_prompt=system_with(system, ()),
         approval=policy,
         approver=approver,
         rules=rules,
         max_turns=max_turns,
+        budget_usd=budget_usd,
         middlewares=mws,
+        output=out,
     )
-    store = Checkpoint(checkpoint) if checkpoint is not None else None
-    if batched:
-        concurrency = max(concurrency, len(prompts))  # a round holds every row in flight
-    run = _Map(settings, prompts, concurrency, budget_usd, store)
-    if batched:
-        from nb_tools.agent._map_batch import BatchedProvider, BatchRounds
-
-        run.rounds = BatchRounds(provider, run.limiter, poll_seconds=batch_poll_seconds)
-        run.gated = BatchedProvider(provider, run.limiter, run.rounds)
+    run = _Map(settings, prompts, concurrency, budget_usd, store, limiter)
+    run.rounds = rounds
+    if rounds is not None and store is not None:
+        rounds.checkpoint = store
+        rounds.row_keys = [row_key(p) for p in prompts]
     run.on_progress = on_progress
     run.on_row_event = on_row_event
     if stop is not None:
@@ -531,6 +562,7 @@ async def amap(
         checkpoint=str(checkpoint) if checkpoint is not None else None,
         notices=notices,
         batch_ids=list(run.rounds.batch_ids) if run.rounds is not None else [],
+        resumed_batch_ids=list(run.rounds.resumed_ids) if run.rounds is not None else [],
     )
     from nb_tools.agent._map_frame import to_frame
 

@@ -10,18 +10,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nb_tools.agent._driver import TurnDriver
-from nb_tools.agent._output import (
-    DEFAULT_RETRIES,
-    FINAL_TOOL,
-    FinalResultTool,
-    OutputState,
-    OutputType,
-    output_options,
-)
+from nb_tools.agent._output import FINAL_TOOL, FinalResultTool, OutputState, output_options
 
 if TYPE_CHECKING:
-    from nb_tools.agent._agent import Agent
-    from nb_tools.model import Provider
+    from nb_tools.agent._conversation import Conversation
+    from nb_tools.agent._settings import AgentSettings
     from nb_tools.tool import Registry
 
 
@@ -32,25 +25,24 @@ class Prepared:
     output: OutputState | None
 
 
-def prepare(
-    agent: Agent,
-    provider: Provider,
-    output: OutputType | None = None,
-    output_retries: int = DEFAULT_RETRIES,
-) -> Prepared:
-    """The run's tools and request builder; with ``output``, asked for the provider's way
-    (its structured outputs) or with the ``final_result`` tool added."""
-    registry = agent.tools
-    driver = TurnDriver(agent, provider)
-    if agent.memory is not None:
+def prepare(settings: AgentSettings, conversation: Conversation) -> Prepared:
+    """The run's tools and request builder for ``conversation``; with the settings' output
+    type, asked for the provider's way (its structured outputs) or with the
+    ``final_result`` tool added."""
+    registry = settings.tools
+    driver = TurnDriver(settings, conversation)
+    if settings.memory is not None:
         from nb_tools.builtin import MemoryTool
 
         registry = registry.clone()
-        registry.add(MemoryTool(agent.memory))
+        registry.add(MemoryTool(settings.memory))
     state: OutputState | None = None
+    output = settings.output
     if output is not None:
-        options = output_options(provider, output)
-        state = OutputState(type=output, native=options is not None, retries=output_retries)
+        options = output_options(settings.provider, output)
+        state = OutputState(
+            type=output, native=options is not None, retries=settings.output_retries
+        )
         if options is not None:
             driver.policy.output_options = options
         else:

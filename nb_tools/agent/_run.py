@@ -2,7 +2,11 @@
 budget or a stop ends it. A turn (:meth:`Run.turn`) is one model request and the tool calls of
 its reply, decided, run and answered; it returns what it decided (:data:`TurnOutcome`). The
 conversation changes only through :class:`~nb_tools.agent._conversation.Conversation`, and a
-stop at any await leaves it valid: every call of the last reply answered."""
+stop at any await leaves it valid: every call of the last reply answered.
+
+A run reads its configuration from a frozen :class:`~nb_tools.agent._settings.AgentSettings`
+(``self.settings``), never from the live ``Agent``; what it changes is its own state (usage,
+turns, pending calls), the conversation it was given, and the rule set's session rules."""
 
 from __future__ import annotations
 
@@ -53,14 +57,13 @@ from nb_tools.agent._instructions import instructions_note
 from nb_tools.agent._journal import RunChange, changes_of
 from nb_tools.agent._notices import RunNotice, ThinkingDelta
 from nb_tools.agent._output import (
-    DEFAULT_RETRIES,
     FINAL_TOOL,
     INVALID_OUTPUT,
     OutputState,
-    OutputType,
 )
 from nb_tools.agent._prepare import prepare
 from nb_tools.agent._replay import ReplayedCall, remember_tools, replay_code
+from nb_tools.agent._result import RunResult
 from nb_tools.agent._retry import stream_with_retries, take_over_retries
 from nb_tools.agent._schedule import CallPlan, Tracker, approve, plan, run_approved
 from nb_tools.agent._turns import sendable
@@ -84,7 +87,9 @@ from nb_tools.tool._interrupt import still_running
 from nb_tools.tool._votes import is_read_only_call
 
 if TYPE_CHECKING:
-    from nb_tools.agent._agent import Agent, RunResult
+    from nb_tools.agent._conversation import Conversation
+    from nb_tools.agent._settings import AgentSettings
+    from nb_tools.permissions import PermissionRules
 
 EventHandler: TypeAlias = Callable[[Event], "Awaitable[None] | None"]
 
@@ -125,17 +130,34 @@ TurnOutcome: TypeAlias = GoOn | Finished
 
 
 class Run:
-    """One run's state, so a stop can finish the conversation properly."""
+    """One run's state, so a stop can finish the conversation properly. ``settings``: what
+    the run reads (frozen); ``conversation``: the messages it adds to;
+    ``last_stop_reason``: how the conversation's previous run ended (a prompt after a
+    cut reply is worded so the model continues). ``shared_spend``: what every run sharing
+    the budget has spent so far, this one included (a map's rows), read before each turn."""
 
     registry: Registry
-    provider: Provider
     executor: Executor
     driver: TurnDriver
 
-    def __init__(self, agent: Agent, handlers: list[EventHandler]) -> None:
-        self.agent = agent
-        self.conversation = agent.conversation
+    def __init__(
+        self,
+        settings: AgentSettings,
+        conversation: Conversation,
+        handlers: list[EventHandler],
+        *,
+        last_stop_reason: str | None = None,
+        shared_spend: Callable[[], float] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.provider: Provider = settings.provider
+        self.conversation = conversation
         self.handlers = handlers
+        self.last_stop_reason = last_stop_reason
+        self.shared_spend = shared_spend
+        self.rules: PermissionRules | None = settings.rules
+        """The rule set "Always allow" adds session rules to (made on the first one when
+        the settings have none; the agent takes it over when the run ends)."""
         self.usage = Usage()
         self.last_usage: Usage | None = None  # the last reply's (for the budget)
         self.turns = 0
@@ -158,6 +180,7 @@ class Run:
         self.ended: RunResult | None = None  # how the run ended, once it has
         self.output: OutputState | None = None  # with run(output=T)
         self.before_prompt: tuple[Any, ...] | None = None  # until the first reply is kept
+        self._deciders: tuple[Any, Path, Any] | None = None  # (rules, root, deciders)
         self.in_flight: ModelRequest | None = None  # sent, its reply not complete yet
         self.received = 0  # characters of the reply in flight received so far
 
@@ -245,47 +268,32 @@ class Run:
 
     # -- the run -------------------------------------------------------------------------
 
-    def start(
-        self,
-        prompt: str,
-        attachments: Sequence[Any] = (),
-        output: OutputType | None = None,
-        output_retries: int = DEFAULT_RETRIES,
-    ) -> None:
-        """Add the prompt and get the tools, the provider and the request builder; with
-        ``output``, ask for it the provider's way or add the ``final_result`` tool."""
-        self.provider = self.agent.provider
-        ready = prepare(self.agent, self.provider, output, output_retries)
+    def start(self, prompt: str, attachments: Sequence[Any] = ()) -> None:
+        """Add the prompt and get the tools and the request builder; with an output type,
+        ask for it the provider's way or add the ``final_result`` tool."""
+        settings = self.settings
+        ready = prepare(settings, self.conversation)
         self.uploader = Uploader(self.provider, self.emit)
         self.registry, self.driver, self.output = ready.registry, ready.driver, ready.output
-        self.executor = Executor(self.registry, *self.agent.middlewares)
+        self.executor = Executor(self.registry, *settings.middlewares)
         remember_tools(self.registry)
-        if self.agent.citations:
+        if settings.citations:
             attachments = [
                 dataclasses.replace(p, citations=True)
                 if isinstance(p, Part) and p.kind == "document"
                 else p
                 for p in attachments
             ]
-        last = self.agent.last_result
         self.before_prompt = self.conversation.mark()
-        self.conversation.add_prompt(
-            prompt, attachments, last_stop_reason=last.stop_reason if last else None
-        )
+        self.conversation.add_prompt(prompt, attachments, last_stop_reason=self.last_stop_reason)
 
-    async def go(
-        self,
-        prompt: str,
-        attachments: Sequence[Any] = (),
-        output: OutputType | None = None,
-        output_retries: int = DEFAULT_RETRIES,
-    ) -> RunResult:
+    async def go(self, prompt: str, attachments: Sequence[Any] = ()) -> RunResult:
         """Add the prompt, then drive turns to the end. A stop asked with :meth:`stop`
         returns a "stopped" result; a cancellation from outside ends the same way, then
         propagates."""
         self.task = asyncio.current_task()
         try:
-            self.start(prompt, attachments, output, output_retries)
+            self.start(prompt, attachments)
             result = await self._turns()
             self.finishing = True
         except asyncio.CancelledError:
@@ -301,7 +309,7 @@ class Run:
 
     async def _turns(self) -> RunResult:
         max_tokens: int | None = None
-        instructions = self.agent.instructions
+        instructions = self.settings.instructions
         if instructions is not None and (instructions.files or instructions.skipped):
             await self.emit(RunNotice(kind="instructions", message=instructions_note(instructions)))
         take_notes = getattr(self.provider, "take_notes", None)  # e.g. which credential
@@ -313,20 +321,22 @@ class Run:
                 return self.result(outcome.stop_reason, outcome.error)
             if self.stop_after_turn and not outcome.mid_turn:
                 return self.result("stopped_after_turn")  # asked for: no "Continue?"
-            if self.turns >= self.agent.max_turns and outcome.max_tokens is None:
+            if self.turns >= self.settings.max_turns and outcome.max_tokens is None:
                 return self.result("max_turns")  # a cut call's one retry still goes
             max_tokens = outcome.max_tokens
 
     async def turn(self, max_tokens: int | None = None) -> TurnOutcome:
         """One model request and its reply's tool calls, decided, run and answered."""
-        if self.agent.upload_attachments:  # files in the newest message, sent once
+        if self.settings.upload_attachments:  # files in the newest message, sent once
             await self.uploader.send_new(self.conversation)
         try:
             request, notes = await self.driver.request(self.registry, max_tokens)
         except ModelError as exc:
             return await self._failed(str(exc), exc.status)
-        budget = self.agent.budget_usd
+        budget = self.settings.budget_usd
         if budget is not None:
+            if self.shared_spend is not None:  # less what the others spent
+                budget = max(0.0, budget - (self.shared_spend() - self.usage.cost_usd))
             why = over_budget(budget, self.usage, self.provider, request, self.last_usage)
             if why is not None:
                 await self.emit(RunNotice(kind="budget", message=why))
@@ -417,8 +427,6 @@ class Run:
         return GoOn()
 
     def result(self, stop_reason: str, error: str | None = None) -> RunResult:
-        from nb_tools.agent._agent import RunResult
-
         out = self.output
 
         return RunResult(
@@ -428,7 +436,7 @@ class Run:
             stop_reason=stop_reason,
             error=error,
             turns=self.turns,
-            system=self.agent.system,
+            system=self.settings.system,
             changes=tuple(self.journal),
             calls=tuple(sorted(self.replayed, key=lambda c: self.call_order.get(c.id, 1 << 30))),
             output=out.value if out is not None and out.done else None,
@@ -513,7 +521,7 @@ class Run:
             decision = await self._decide(p)
             if decision is None or isinstance(decision, Allow):
                 approved.append(
-                    approve(p, decision, sandbox=self.agent.sandbox, rules=self.agent.rules)
+                    approve(p, decision, sandbox=self.settings.sandbox, rules=self.rules)
                 )
                 continue
             status: ToolStatus = "error" if is_invalid_arguments(decision) else "denied"
@@ -544,23 +552,30 @@ class Run:
     async def _decide(self, p: CallPlan) -> Settled | None:
         """The approval pipeline (:mod:`nb_tools.agent._deciders`), then the person.
         ``None``: no decider had anything to say; the call runs without approval."""
-        agent = self.agent
-        root = agent.rules.root if agent.rules is not None else Path.cwd()
-        deciders = deciders_for(
-            policy=agent.approval, rules=agent.rules, permission=agent.permission, root=root
-        )
+        settings = self.settings
+        kept = self._deciders
+        if kept is None or kept[0] is not self.rules:  # made once, again after a new rule set
+            root = self.rules.root if self.rules is not None else Path.cwd()
+            deciders = deciders_for(
+                policy=settings.approval,
+                rules=self.rules,
+                permission=settings.permission,
+                root=root,
+            )
+            kept = self._deciders = (self.rules, root, deciders)
+        _, root, deciders = kept
         verdict = await run_deciders(deciders, p)
         if verdict is None:
             return None
         if isinstance(verdict, Ask):
-            verdict = await ask_person(p, verdict, agent.approver, root, self._requested)
+            verdict = await ask_person(p, verdict, settings.approver, root, self._requested)
             remembered = remembered_rule(verdict)
             if remembered is not None:  # one home: a session rule, read by the Rules decider
-                if agent.rules is None:
+                if self.rules is None:
                     from nb_tools.permissions import PermissionRules
 
-                    agent.rules = PermissionRules(root=root)
-                agent.rules.allow(remembered, source="session")
+                    self.rules = PermissionRules(root=root)
+                self.rules.allow(remembered, source="session")
         if not is_invalid_arguments(verdict):
             await self.emit(decided_event(p.call.id, verdict))
         return verdict

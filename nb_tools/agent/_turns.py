@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from nb_tools.agent._instructions import system_with
 from nb_tools.agent._mcp_connector import BETA_MCP_CLIENT, check_servers, connector_request
 from nb_tools.agent._notices import RunNotice
 from nb_tools.model import (
@@ -51,6 +50,8 @@ from nb_tools.tool import AnthropicDefined, FromMCPServer
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent
+    from nb_tools.agent._conversation import Conversation
+    from nb_tools.agent._settings import AgentSettings
     from nb_tools.permissions import PermissionRules, RuleMatch
     from nb_tools.tool import Registry
 
@@ -238,12 +239,11 @@ class Verdict:
 
 @dataclass
 class TurnPolicy:
-    """Per run: builds each request and judges each reply."""
+    """Per run: builds each request and judges each reply, reading the run's frozen
+    settings (``settings``) and the conversation's live container."""
 
-    agent: Agent
-    provider: Provider
-    max_tokens: int | None
-    """What the user asked for (None: the provider's default, see :meth:`output_limit`)."""
+    settings: AgentSettings
+    conversation: Conversation
     retried_cut_call: bool = False
     notices: list[RunNotice] = field(default_factory=list)
     _specs: dict[int, tuple[ToolSpec, ToolSpec, bool]] = field(default_factory=dict)
@@ -254,8 +254,17 @@ class TurnPolicy:
     into ``output_config`` beside effort."""
 
     @property
+    def provider(self) -> Provider:
+        return self.settings.provider
+
+    @property
     def model(self) -> str:
-        return self.provider.model
+        return self.settings.provider.model
+
+    @property
+    def max_tokens(self) -> int | None:
+        """What the user asked for (None: the provider's default, see :meth:`output_limit`)."""
+        return self.settings.max_tokens
 
     def output_limit(self, limits: ModelLimits) -> int | None:
         """The request's ``max_tokens``: the user's, else the provider's default for the
@@ -276,8 +285,8 @@ class TurnPolicy:
         extra_options: Mapping[str, Any] | None = None,
         extra_betas: Sequence[str] = (),
     ) -> ModelRequest:
-        agent = self.agent
-        opts: RequestOptions = agent.request_options
+        settings = self.settings
+        opts: RequestOptions = settings.request_options
         limits = self.provider.limits()
         options: dict[str, Any] = {}
         betas: list[str] = []
@@ -311,7 +320,7 @@ class TurnPolicy:
             options["top_p"] = opts.top_p
         if opts.stop_sequences:
             options["stop_sequences"] = list(opts.stop_sequences)
-        container = live_container(agent.conversation.container)
+        container = live_container(self.conversation.container)
         if container is not None:
             options["container"] = container
         if extra_options:
@@ -329,7 +338,7 @@ class TurnPolicy:
         if opts.mcp_servers:
             if self._mcp is None:
                 declared, toolsets, notices = connector_request(
-                    opts.mcp_servers, agent.rules, agent.approval
+                    opts.mcp_servers, settings.rules, settings.approval
                 )
                 self.notices.extend(notices)
                 self._mcp = (declared, toolsets)
@@ -340,7 +349,7 @@ class TurnPolicy:
         if not self.provider.features.betas:
             betas, server_betas, extra_betas = [], [], ()
         return ModelRequest(
-            system=system_with(agent.system, agent.system_sections()),
+            system=settings.system_prompt,
             messages=tuple(messages),
             tools=specs,
             max_tokens=max_tokens,
@@ -357,7 +366,7 @@ class TurnPolicy:
         the encoder reuses their JSON)."""
         out: list[ToolSpec] = []
         specs = registry.specs()
-        mode = self.agent.request_options.tool_search
+        mode = self.settings.request_options.tool_search
         many = len(specs) > TOOL_SEARCH_THRESHOLD
         defer_mcp = mode is True or (mode == "auto" and many and tool_search(self.model))
         for spec in specs:
@@ -385,10 +394,10 @@ class TurnPolicy:
         rule names."""
         if self._server is not None:
             return self._server[0], list(self._server[1])
-        rules = self.agent.rules
+        rules = self.settings.rules
         tools: list[Mapping[str, Any]] = []
         betas: list[str] = []
-        for spec in self.agent.request_options.server_tools:
+        for spec in self.settings.request_options.server_tools:
             definition, beta = server_tool(spec)
             name = str(definition["name"])
             if not self.provider.features.server_tools:
@@ -424,7 +433,7 @@ class TurnPolicy:
                     )
                 )
                 continue
-            policy = self.agent.approval
+            policy = self.settings.approval
             if policy in ("deny", "read-only") and not _allowed(rules, name):
                 self.notices.append(
                     RunNotice(

@@ -13,6 +13,7 @@ import functools
 import glob
 import os
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -287,8 +288,8 @@ def sanitized_git_config(cfg: Path) -> Path | None:
 
     name = hashlib.sha256(f"{cfg}\0{clean}".encode()).hexdigest()[:32]
     out = Path(_clean_dir[0]) / name
-    if not out.exists():
-        tmp = out.with_suffix(".tmp")
+    if not out.exists():  # a writer's own temporary name: the warm-up thread may race a call
+        tmp = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(clean)
         tmp.chmod(0o444)
         os.replace(tmp, out)

@@ -91,7 +91,7 @@ def lookup(key: str) -> str:
 async def test_one_turn_alone_goes_on_after_tool_calls_and_finishes_after_text() -> None:
     model = ScriptedModel([reply("Looking.", call("lookup", key="k", id="l1")), reply("K.")])
     agent = Agent(model, tools=[lookup])
-    run = Run(agent, [])
+    run = Run(agent.settings(), agent.conversation, [])
     run.start("what is k?")
 
     first = await run.turn()
@@ -111,7 +111,7 @@ async def test_one_turn_alone_goes_on_after_tool_calls_and_finishes_after_text()
 async def test_one_turn_alone_reports_a_refusal_and_drops_the_prompt() -> None:
     model = ScriptedModel([reply("", stop_reason="refusal")])
     agent = Agent(model, tools=[])
-    run = Run(agent, [])
+    run = Run(agent.settings(), agent.conversation, [])
     run.start("bad request")
     outcome = await run.turn()
     assert isinstance(outcome, Finished) and outcome.stop_reason == "refusal"

@@ -29,7 +29,7 @@ def _n(value: float) -> str:
 
 
 def _scan() -> list[tuple[str, str]]:
-    from nb_tools.sandbox._hide import MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, MAX_UNSCANNED_MASKS
+    from nb_tools.sandbox._scan import MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, MAX_UNSCANNED_MASKS
 
     return [
         ("sandbox.md", f"more than {MAX_UNSCANNED_MASKS} of them and the call is refused"),
