@@ -170,11 +170,10 @@ class FilesRoutes:
 
         fake = self.server.fake
         headers = {k.lower(): v for k, v in self.headers.items()}
-        with fake._lock:
-            answered = answer(method, self.path, fake.files, headers)
+        answered = fake.files_answer(method, self.path, headers)
         if answered is None:
             return False
-        fake._record(RecordedRequest(method=method, path=self.path, headers=headers, body=None))
+        fake.record(RecordedRequest(method=method, path=self.path, headers=headers, body=None))
         status, data = answered
         if isinstance(data, bytes):
             self.send_response(status)
@@ -198,20 +197,14 @@ class FilesRoutes:
 
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
-        fake._record(RecordedRequest(method="POST", path=self.path, headers=headers, body=raw))
-        with fake._lock:
-            fault = fake.upload_fault
-            if fault is not None:
-                fake._upload_faults += 1
-                if fake._upload_faults >= fault.times:
-                    fake.upload_fault, fake._upload_faults = None, 0
+        fake.record(RecordedRequest(method="POST", path=self.path, headers=headers, body=raw))
+        fault = fake.take_upload_fault()
         if fault is not None:
             status = fault.status or 500
             self._send_json(status, self.api_error(status, fault.message))
             return
         file_id = fake.new_id("file")
-        with fake._lock:
-            status, stored = upload(fake.files, headers, raw, file_id)
+        status, stored = fake.store_upload(headers, raw, file_id)
         self._send_json(
             status, stored if status == 200 else self.api_error(status, stored["message"])
         )

@@ -215,9 +215,36 @@ class FakeMessagesServer:
 
     # ---- the script -----------------------------------------------------------------------
 
-    def _record(self, request: RecordedRequest) -> None:
+    def record(self, request: RecordedRequest) -> None:
+        """Keep ``request`` in :attr:`requests` (the route handlers call this)."""
         with self._lock:
             self.requests.append(request)
+
+    def take_upload_fault(self) -> Fault | None:
+        """The scripted ``upload_fault`` for this upload, if any (spent after its
+        ``times``)."""
+        with self._lock:
+            fault = self.upload_fault
+            if fault is not None:
+                self._upload_faults += 1
+                if self._upload_faults >= fault.times:
+                    self.upload_fault, self._upload_faults = None, 0
+            return fault
+
+    def files_answer(self, method: str, path: str, headers: Mapping[str, str]) -> Any:
+        """A Files API ``GET``/``DELETE`` answer from the stored files (``None``: not a
+        Files path)."""
+        from nb_tools.testing._files import answer
+
+        with self._lock:
+            return answer(method, path, self.files, headers)
+
+    def store_upload(self, headers: Mapping[str, str], raw: bytes, file_id: str) -> Any:
+        """Store an uploaded file: the status and the file's metadata or the problem."""
+        from nb_tools.testing._files import upload
+
+        with self._lock:
+            return upload(self.files, headers, raw, file_id)
 
     def next_action(self, body: Mapping[str, Any]) -> _Action:
         """What to answer the request ``body`` with: the next scripted step (the OpenAI
@@ -344,7 +371,7 @@ class _Handler(FilesRoutes, BaseHTTPRequestHandler):
         m = BATCH_ROUTE.match(path)
         if m is not None and m["id"] and m["action"] in (None, "results"):
             headers = {k.lower(): v for k, v in self.headers.items()}
-            fake._record(RecordedRequest(method="GET", path=self.path, headers=headers, body=None))
+            fake.record(RecordedRequest(method="GET", path=self.path, headers=headers, body=None))
             if m["action"] == "results":
                 status, data = fake.batches.results(fake, m["id"])
                 self.send_response(status)
@@ -451,7 +478,7 @@ class _Handler(FilesRoutes, BaseHTTPRequestHandler):
             problem = f"the request body is not JSON: {err}"
         headers = {k.lower(): v for k, v in self.headers.items()}
         record = RecordedRequest(method="POST", path=self.path, headers=headers, body=body)
-        self.server.fake._record(record)
+        self.server.fake.record(record)
         return body, problem
 
     def _send_error(self, status: int, message: str) -> None:
