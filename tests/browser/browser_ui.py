@@ -13,6 +13,7 @@ from typing import Any
 import nbformat
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 TRANSCRIPT_MIME = "application/vnd.nbtools.transcript+json"
 # Only our renderer makes this element; the text/html fallback uses other classes.
@@ -78,6 +79,19 @@ def shot(page: Any, name: str, locator: Any = None) -> Path:
     path = ARTIFACTS / f"{name}.png"
     (locator or page).screenshot(path=str(path))
     return path
+
+
+def docs_shot(locator: Any, name: str) -> None:
+    """A screenshot the docs show (docs/images/NAME.png) of ``locator``: written when
+    missing, or on request (NB_TOOLS_UPDATE_SCREENSHOT=1), so ordinary runs leave the
+    repository clean."""
+    import os
+
+    target = DOCS_IMAGES / f"{name}.png"
+    if target.exists() and os.environ.get("NB_TOOLS_UPDATE_SCREENSHOT") != "1":
+        return
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    locator.screenshot(path=str(target))
 
 
 def transcript_of(path: Path) -> list[dict[str, Any]]:

@@ -14,12 +14,12 @@ from browser_ui import (
     SLOW,
     TRANSCRIPT,
     cell,
+    docs_shot,
     enabled_button,
     open_notebook,
     run_cells,
     shot,
 )
-from test_run_view import docs_shot
 
 from nb_tools.testing import call, reply
 

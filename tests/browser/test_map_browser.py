@@ -6,7 +6,6 @@ tests/artifacts/ (and the one the docs show to docs/images/)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import nbformat
@@ -16,6 +15,7 @@ from browser_ui import (
     SLOW,
     TRANSCRIPT,
     cell,
+    docs_shot,
     enabled_button,
     open_notebook,
     run_cells,
@@ -28,7 +28,6 @@ from nb_tools.testing import call, reply
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = pytest.mark.browser
 
-DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 SETUP = '''%load_ext nb_tools
 import pandas as pd
@@ -62,19 +61,6 @@ def answer(request: ModelRequest) -> Any:
     return reply(f"**{priority}** priority: the customer is on the {plan} plan.")
 
 
-def docs_shot(shot: Path, name: str) -> None:
-    """A screenshot the docs show (docs/images/NAME.png): copied when missing, or on
-    request (NB_TOOLS_UPDATE_SCREENSHOT=1), so ordinary runs leave the repository clean."""
-    import os
-    import shutil
-
-    target = DOCS_IMAGES / f"{name}.png"
-    if target.exists() and os.environ.get("NB_TOOLS_UPDATE_SCREENSHOT") != "1":
-        return
-    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(shot, target)
-
-
 def test_plan_card_progress_rows_and_conversations_in_lab(
     lab: Any, page: Any, script: Any, fake_model: Any
 ) -> None:
@@ -100,7 +86,8 @@ def test_plan_card_progress_rows_and_conversations_in_lab(
         expect(plan).to_contain_text("Estimated costabout $")
         expect(plan).to_contain_text("Budget$1.00 for the whole map")
         assert fake_model.queue.remaining == 8  # no model request before Approve
-        docs_shot(shot(page, "map-plan-card", agent), "map-plan-card")
+        shot(page, "map-plan-card", agent)
+        docs_shot(agent, "map-plan-card")
         enabled_button(agent, "Approve", exact=True).click()
 
         # the progress view: the line, the rows; a click on a row opens its conversation
@@ -113,7 +100,8 @@ def test_plan_card_progress_rows_and_conversations_in_lab(
         expect(live).to_contain_text("customer_plan", timeout=SLOW)
         expect(agent.locator(OUTPUTS)).to_contain_text("Ticket #4411 from customer acme")
         expect(enabled_button(agent, "Stop", exact=True)).to_have_count(1)  # still running
-        docs_shot(shot(page, "map-progress-row-open", agent), "map-progress")
+        shot(page, "map-progress-row-open", agent)
+        docs_shot(agent, "map-progress")
 
         # after the run: the table, then the rows; a click opens a row's conversation
         rows_list = agent.locator(f"{OUTPUTS} .nbtools-map-rows")
@@ -128,7 +116,8 @@ def test_plan_card_progress_rows_and_conversations_in_lab(
         expect(body).to_be_visible()
         expect(row).to_contain_text("normal priority: the customer is on the pro plan.")
         expect(row).to_contain_text("Ticket #4412 from customer globex")
-        docs_shot(shot(page, "map-after-row-open", agent), "map-after-run")
+        shot(page, "map-after-row-open", agent)
+        docs_shot(agent, "map-after-run")
     finally:
         fake_model.latency = 0.0
     assert page.console.unexpected() == []

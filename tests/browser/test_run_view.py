@@ -8,7 +8,6 @@ tests/artifacts/ (and the ones the docs show to docs/images/)."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import nbformat
@@ -18,6 +17,7 @@ from browser_ui import (
     SLOW,
     TRANSCRIPT,
     cell,
+    docs_shot,
     enabled_button,
     open_notebook,
     run_cells,
@@ -29,7 +29,6 @@ from nb_tools.testing import call, reply
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = pytest.mark.browser
 
-DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 LONG = (
     "Here is a plan for the analysis, step by step, with the code you can run.\n\n"
@@ -59,24 +58,6 @@ def make_notebook(server: Any, name: str, *cells: str) -> str:
     nb.cells = [nbformat.v4.new_code_cell(SETUP)] + [nbformat.v4.new_code_cell(c) for c in cells]
     nbformat.write(nb, server.root / name)
     return name
-
-
-def docs_shot(locator: Any, name: str) -> None:
-    """A screenshot the docs show (docs/images/NAME.png): written when missing, or on
-    request (NB_TOOLS_UPDATE_SCREENSHOT=1), so ordinary runs leave the repository clean."""
-    import os
-
-    target = DOCS_IMAGES / f"{name}.png"
-    if target.exists() and os.environ.get("NB_TOOLS_UPDATE_SCREENSHOT") != "1":
-        return
-    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-    # the test machine's SDK notice on stderr (a key beside a profile) is not nb_tools
-    stderr = "[data-mime-type='application/vnd.jupyter.stderr']"
-    locator.evaluate(
-        f"n => n.querySelectorAll(\"{stderr}\").forEach(e => e.style.display = 'none')"
-    )
-    locator.screenshot(path=str(target))
-    locator.evaluate(f"n => n.querySelectorAll(\"{stderr}\").forEach(e => e.style.display = '')")
 
 
 def human_click(page: Any, locator: Any, pause: float = 0.15) -> None:
