@@ -153,10 +153,16 @@ def test_waiting_card_code_buttons_and_continue_in_lab(lab: Any, page: Any, scri
     expect(live_bar.first.locator("button")).to_have_text(["Copy", "Insert as cell"])
     # the answer spans the output: the block's buttons sit at its right, not mid-text
     # (the cell's own elements, each waited for: the text box is re-rendered as text streams)
-    block = agent.locator(f"{OUTPUTS} .jp-nbtools-codeblock").first.bounding_box(timeout=SLOW)
-    text = agent.locator(f"{OUTPUTS} .widget-htmlmath").first.bounding_box(timeout=SLOW)
-    assert block is not None and text is not None
-    widths = [block["width"], text["width"]]
+    # polled: the text box is re-rendered as text streams, and may be between renders
+    widths = page.wait_for_function(
+        """() => {
+          const b = document.querySelector('.jp-OutputArea-output .jp-nbtools-codeblock');
+          const t = b && b.closest('.widget-htmlmath');
+          const w = t ? [b.getBoundingClientRect().width, t.getBoundingClientRect().width] : [];
+          return w.length && w[0] > 0 && w[1] > 0 ? w : null;
+        }""",
+        timeout=SLOW,
+    ).json_value()
     assert widths[0] > 0.9 * widths[1] - 40, widths
 
     # A waiting card: tab, page title, a notification, and the status says busy.
