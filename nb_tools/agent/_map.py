@@ -193,6 +193,7 @@ def _outcome(result: Any, output: OutputType | None, denied: list[str]) -> RowOu
         turns=result.turns,
         cost_usd=result.usage.cost_usd,
         messages=tuple(result.messages),
+        usage=result.usage,
     )
 
 
@@ -270,7 +271,7 @@ class _Map:
                     self.notices.append(unreadable(self.checkpoint.path, i, err))
                     continue
                 self.outcomes[i] = outcome
-                usage = Usage(cost_usd=outcome.cost_usd)
+                usage = outcome.usage or Usage(cost_usd=outcome.cost_usd)
                 self.conversations[i] = Conversation(outcome.messages, usage=usage)
                 if self.on_restored is not None:
                     self.on_restored(i, self.conversations[i])

@@ -2,10 +2,10 @@
 flushed as the row finishes, so an interrupt or a kernel restart loses no finished row.
 
 A line: ``{"row": 3, "key": "<hash of its prompt>", "status": "ok", "output": {...},
-"error": null, "turns": 2, "cost_usd": 0.0012, "messages": [...]}``. A later run with the
-same checkpoint takes a row whose position and prompt match a line with status "ok" or
-"denied" from it and sends no request for it; a row that ended in "error" is run again
-(its newer line wins).
+"error": null, "turns": 2, "cost_usd": 0.0012, "tokens": {"input_tokens": ...},
+"messages": [...]}``. A later run with the same checkpoint takes a row whose position and
+prompt match a line with status "ok" or "denied" from it and sends no request for it; a
+row that ended in "error" is run again (its newer line wins).
 
 With ``backend="batch"`` two more kinds of line record the batches: ``{"batch": "<id>",
 "requests": {"<custom_id>": {"row": 3, "key": "...", "hash": "...", "messages": [...],
@@ -23,9 +23,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from nb_tools.agent._map_rows import RowOutcome
+from nb_tools.model import Usage
 
 FINAL = frozenset({"ok", "denied"})
 """Statuses a resumed run keeps; other rows run again."""
+TOKENS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+"""The token counts a row's line keeps (for its conversation's footer when restored)."""
 LINE_STARTS = (b'{"row"', b'{"batch"', b'{"batch_done"')
 """How every line a map writes starts (``json.dumps`` of its dict, keys in this order)."""
 
@@ -127,6 +135,7 @@ class Checkpoint:
             "error": outcome.error,
             "turns": outcome.turns,
             "cost_usd": outcome.cost_usd,
+            "tokens": {k: getattr(outcome.usage, k) for k in TOKENS} if outcome.usage else None,
             "messages": encode_messages(outcome.messages),
         }
         self._append(line)
@@ -166,13 +175,17 @@ def restore(data: dict[str, Any], parse: Any) -> RowOutcome:
     error = data.get("error")
     if error is not None and not isinstance(error, str):
         raise ValueError("its error is not text")
+    cost = float(data.get("cost_usd") or 0.0)
+    tokens = data.get("tokens")
+    counts = {k: int(tokens.get(k) or 0) for k in TOKENS} if isinstance(tokens, dict) else {}
     return RowOutcome(
         status=str(data["status"]),
         output=output,
         output_json=output_json,
         error=error,
         turns=int(data.get("turns") or 0),
-        cost_usd=float(data.get("cost_usd") or 0.0),
+        cost_usd=cost,
         messages=tuple(decode_messages(data.get("messages") or [])),
         restored=True,
+        usage=Usage(**counts, cost_usd=cost),
     )

@@ -101,6 +101,7 @@ def test_awaited_amap_has_the_plan_card_and_an_interrupt_keeps_the_partial_table
     assert "row 0 · T1 · ok · 2 turn(s) · $" in row0 and "· from the checkpoint" in row0
     assert "Ticket T1 from acme" in row0 and "plan_of" in row0 and "enterprise" in row0
     assert "taken from the checkpoint" not in html
+    assert " 0 in / 0 out tokens" not in row0  # the line kept the row's tokens too
 
 
 def rounds_by_row(request: ModelRequest) -> Any:
