@@ -597,11 +597,11 @@ async def amap(
         if store is not None:
             store.close()
         return None
-    cancelled = False
+    cut: BaseException | None = None
     try:
         await run.go()
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        cancelled = True  # the table so far is still built (nb_tools.last_map()), then raise
+    except (asyncio.CancelledError, KeyboardInterrupt) as err:
+        cut = err  # the table so far is still built (nb_tools.last_map()), then it goes on
         run.mark_cut_short()
     finally:
         if run.rounds is not None:
@@ -626,8 +626,8 @@ async def amap(
 
     outcomes = [o if o is not None else RowOutcome(status="skipped") for o in run.outcomes]
     frame = to_frame(table, outcomes, out, info)
-    if cancelled:
-        raise asyncio.CancelledError
+    if cut is not None:
+        raise cut
     return frame
 
 
