@@ -103,6 +103,11 @@ def test_awaited_amap_has_the_plan_card_and_an_interrupt_keeps_the_partial_table
     assert "taken from the checkpoint" not in html
     assert " 0 in / 0 out tokens" not in row0  # the line kept the row's tokens too
 
+    # show=False: the engine alone, in a cell too (every row from the checkpoint now)
+    ex = kernel.ok(cell.replace("output=Triage,", "output=Triage, show=False,"))
+    assert not ex.displays and not ex.of_type("comm_open")
+    assert kernel.ok("print(list(r['status']))").stdout.strip() == "['ok', 'ok', 'ok']"
+
 
 def rounds_by_row(request: ModelRequest) -> Any:
     """Row "c<n>" makes n lookups, then answers."""
