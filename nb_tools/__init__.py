@@ -9,6 +9,7 @@ when something needs them.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from nb_tools._lazy import lazy_exports
@@ -49,7 +50,7 @@ from nb_tools.tool import (
 )
 
 if TYPE_CHECKING:
-    from nb_tools.agent import Agent, Conversation, RunResult, amap, call_tool, map
+    from nb_tools.agent import Agent, Conversation, RunResult, call_tool, last_map, map
     from nb_tools.jupyter import run_agent
 
 __version__ = "0.1.0"
@@ -61,7 +62,7 @@ __getattr__ = lazy_exports(
         "Conversation": "nb_tools.agent",
         "RunResult": "nb_tools.agent",
         "call_tool": "nb_tools.agent",
-        "amap": "nb_tools.agent",
+        "last_map": "nb_tools.agent",
         "map": "nb_tools.agent",
         "run_agent": "nb_tools.jupyter",
     },
@@ -71,6 +72,22 @@ __getattr__ = lazy_exports(
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
     """Where ``jupyter labextension develop`` finds the built extension."""
     return [{"src": "../labextension/dist", "dest": "nb-tools-labextension"}]
+
+
+async def amap(prompt: Any, inputs: Any, *, show: bool | None = None, **options: Any) -> Any:
+    """``await nb_tools.amap(prompt, inputs, ...)``: :func:`nb_tools.agent.amap` (the options
+    are its own, see ``docs/map.md``). Awaited in a notebook cell (an IPython kernel),
+    the map runs as ``%%agent --over`` does: the plan card before the first request, the
+    progress view, and on Interrupt the partial table shown and kept in
+    :func:`nb_tools.last_map` before the cell ends. ``show=False``: no view, in a cell too."""
+    if show is not False and "ipykernel" in sys.modules:
+        from nb_tools.jupyter import amap_in_cell, in_kernel_cell
+
+        if in_kernel_cell():
+            return await amap_in_cell(prompt, inputs, **options)
+    from nb_tools.agent import amap as run
+
+    return await run(prompt, inputs, **options)
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -117,6 +134,7 @@ __all__ = [
     "call_tool",
     "chain",
     "default_registry",
+    "last_map",
     "map",
     "needs_approval",
     "progress",

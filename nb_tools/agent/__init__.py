@@ -52,6 +52,7 @@ from nb_tools.agent._events import (
 from nb_tools.agent._instructions import Instructions, ProjectInstructions, find_instructions
 from nb_tools.agent._journal import RestoreReport, RunChange
 from nb_tools.agent._map import MapInfo, MapProgress, MapSettings, amap, current_row, map
+from nb_tools.agent._map_frame import last_map
 from nb_tools.agent._map_plan import MapPlan, plan_text
 from nb_tools.agent._map_rows import is_frame, read_inputs, render_prompts
 from nb_tools.agent._notices import (
@@ -151,6 +152,7 @@ __all__ = [
     "find_instructions",
     "is_frame",
     "is_protected_call",
+    "last_map",
     "map",
     "plan_text",
     "read_inputs",

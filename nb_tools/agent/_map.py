@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import os
 import threading
 import time
@@ -28,7 +29,7 @@ from nb_tools.agent._approval import APPROVAL_ENV, Approver, Policy, check_polic
 from nb_tools.agent._conversation import Conversation
 from nb_tools.agent._events import ApprovalDecided, Event, ToolCallStarted
 from nb_tools.agent._instructions import system_with
-from nb_tools.agent._map_checkpoint import Checkpoint, restore
+from nb_tools.agent._map_checkpoint import Checkpoint, restore, unreadable
 from nb_tools.agent._map_gate import GatedProvider, Limiter
 from nb_tools.agent._map_plan import MapPlan, confirm_plan
 from nb_tools.agent._map_rows import (
@@ -43,7 +44,7 @@ from nb_tools.agent._map_rows import (
 from nb_tools.agent._output import INVALID_OUTPUT, OutputError, OutputType
 from nb_tools.agent._run import Run
 from nb_tools.agent._settings import AgentSettings
-from nb_tools.model import Provider
+from nb_tools.model import Provider, Usage
 from nb_tools.tool import Middleware, Registry, Tool, default_registry
 from nb_tools.tool._sync import run_blocking
 
@@ -192,6 +193,7 @@ def _outcome(result: Any, output: OutputType | None, denied: list[str]) -> RowOu
         turns=result.turns,
         cost_usd=result.usage.cost_usd,
         messages=tuple(result.messages),
+        usage=result.usage,
     )
 
 
@@ -220,9 +222,13 @@ class _Map:
         self.runs: dict[int, Run] = {}
         self.resumed: dict[int, list[Any]] = {}
         """Rows a previous run's pending batch holds: the conversation they continue."""
+        self.before: dict[int, RowOutcome] = {}
+        """Those rows' turns and cost in the runs before this one (their outcome adds them)."""
+        self.notices: list[str] = []
         self.stop_flag = threading.Event()
         self.on_progress: Any = None
         self.on_row_event: Callable[[int, Event], None] | None = None
+        self.on_restored: Callable[[int, Conversation], None] | None = None
         self.started = time.monotonic()
         self.finished_here = 0
 
@@ -259,9 +265,16 @@ class _Map:
         for i, prompt in enumerate(self.prompts):
             data = done.get((i, row_key(prompt)))
             if data is not None and prompt is not None:
-                outcome = restore(data, parse)
+                try:
+                    outcome = restore(data, parse)
+                except Exception as err:  # an untrusted line: the row runs again
+                    self.notices.append(unreadable(self.checkpoint.path, i, err))
+                    continue
                 self.outcomes[i] = outcome
-                self.conversations[i] = Conversation(outcome.messages)
+                usage = outcome.usage or Usage(cost_usd=outcome.cost_usd)
+                self.conversations[i] = Conversation(outcome.messages, usage=usage)
+                if self.on_restored is not None:
+                    self.on_restored(i, self.conversations[i])
                 n += 1
         if self.rounds is not None:
             self._resume_batches()
@@ -284,9 +297,16 @@ class _Map:
                     if not ok or record.get("key") != row_key(self.prompts[i]):
                         continue
                     messages = decode_messages(record.get("messages") or [])
+                    before = RowOutcome(
+                        status="running",
+                        turns=sum(m.role == "assistant" for m in messages),
+                        cost_usd=float(record.get("cost_usd") or 0.0),
+                    )
                 except (KeyError, TypeError, ValueError):
                     continue  # a record this version cannot read: the row starts again
                 self.resumed[i] = messages
+                self.before[i] = before
+                self.rounds.row_cost[i] = before.cost_usd
                 self.rounds.resumable[i] = Resumable(
                     batch_id=batch_id, custom_id=custom_id, request_hash=str(record.get("hash"))
                 )
@@ -368,6 +388,13 @@ class _Map:
         finally:
             self.running.discard(i)
             self.runs.pop(i, None)
+        before = self.before.pop(i, None)
+        if before is not None:  # a resumed row's turns and cost are the whole row's
+            outcome = dataclasses.replace(
+                outcome,
+                turns=outcome.turns + before.turns,
+                cost_usd=outcome.cost_usd + before.cost_usd,
+            )
         self.outcomes[i] = outcome
         self.finished_here += 1
         if self.checkpoint is not None:
@@ -411,6 +438,28 @@ class _Map:
                     status="skipped", error="not started: the map was stopped"
                 )
 
+    def mark_cut_short(self) -> None:
+        """The map was cancelled (an interrupt): rows that were running are "stopped", with
+        their conversation so far; rows not started are "skipped"."""
+        for i, o in enumerate(self.outcomes):
+            if o is not None:
+                continue
+            conversation = self.conversations[i]
+            if conversation is None:
+                self.outcomes[i] = RowOutcome(
+                    status="skipped", error="not started: the map was interrupted"
+                )
+                continue
+            before = self.before.get(i) or RowOutcome(status="running")
+            messages = conversation.messages  # a resumed row's: from its first prompt
+            self.outcomes[i] = RowOutcome(
+                status="stopped",
+                error="stopped while running (the map was interrupted)",
+                turns=sum(m.role == "assistant" for m in messages),
+                cost_usd=before.cost_usd + conversation.usage.cost_usd,
+                messages=messages,
+            )
+
 
 async def amap(
     prompt: Prompt,
@@ -435,6 +484,7 @@ async def amap(
     batch_poll_seconds: float = 2.0,
     confirm: Callable[[MapPlan], bool | Awaitable[bool]] | None = None,
     on_row_event: Callable[[int, Event], None] | None = None,
+    on_restored: Callable[[int, Conversation], None] | None = None,
 ) -> Any:
     """``await nb_tools.amap(...)``: :func:`map` in a running event loop (a notebook cell).
     Cancelling it stops every row and raises; finished rows are in the checkpoint already.
@@ -444,7 +494,9 @@ async def amap(
     :class:`MapProgress` as rows start and finish. ``confirm`` gets the
     :class:`~nb_tools.agent.MapPlan` before the first request and returns (or awaits)
     True to go on; False returns None without sending a model request.
-    ``on_row_event(i, event)`` sees every event of row ``i``'s run."""
+    ``on_row_event(i, event)`` sees every event of row ``i``'s run;
+    ``on_restored(i, conversation)`` each row taken from the checkpoint, before the plan.
+    Cancelled, it still builds the table so far (:func:`last_map`), then raises."""
     if concurrency < 1:
         raise ValueError(f"nb_tools.map: concurrency must be >= 1, got {concurrency}")
     if budget_usd is not None and budget_usd <= 0:
@@ -527,6 +579,7 @@ async def amap(
         rounds.row_keys = [row_key(p) for p in prompts]
     run.on_progress = on_progress
     run.on_row_event = on_row_event
+    run.on_restored = on_restored
     if stop is not None:
         run.stop_flag = stop
     restored = run.restore()
@@ -544,13 +597,18 @@ async def amap(
         if store is not None:
             store.close()
         return None
+    cut: BaseException | None = None
     try:
         await run.go()
+    except (asyncio.CancelledError, KeyboardInterrupt) as err:
+        cut = err  # the table so far is still built (nb_tools.last_map()), then it goes on
+        run.mark_cut_short()
     finally:
         if run.rounds is not None:
             await run.rounds.close()
         if store is not None:
             store.close()
+    notices += run.notices
     info = MapInfo(
         conversations=run.conversations,
         settings=settings,
@@ -567,7 +625,10 @@ async def amap(
     from nb_tools.agent._map_frame import to_frame
 
     outcomes = [o if o is not None else RowOutcome(status="skipped") for o in run.outcomes]
-    return to_frame(table, outcomes, out, info)
+    frame = to_frame(table, outcomes, out, info)
+    if cut is not None:
+        raise cut
+    return frame
 
 
 def map(prompt: Prompt, inputs: Any, **options: Any) -> Any:

@@ -6,11 +6,12 @@ and a finished row drops out. The provider must offer ``batch_params(request)`` 
 ``batch_response(message)`` (the Anthropic provider does).
 
 With a checkpoint, each batch is written to it when it is created (its id, and for each of
-its requests the row, the row's key, a hash of the request and the conversation it
-continues) and marked done once its results are handed out. A new run with the same
-checkpoint (after a kernel restart) finds the batch still pending, continues those rows'
-conversations from there, and when a row's rebuilt request is the one that batch holds,
-polls that batch for its answer instead of sending the request again."""
+its requests the row, the row's key, a hash of the request, the conversation it continues
+and the row's cost so far) and marked done once its results are handed out. A new run with
+the same checkpoint (after a kernel restart) finds the batch still pending, continues
+those rows' conversations from there, and when a row's rebuilt request is the one that
+batch holds, polls that batch for its answer instead of sending the request again.
+"""
 
 from __future__ import annotations
 
@@ -87,6 +88,8 @@ class BatchRounds:
         self._resumed: dict[str, asyncio.Future[dict[str, Any]]] = {}  # id -> its results
         self._waiting_rows = 0
         self._records: dict[str, dict[str, Any]] = {}  # custom_id -> its checkpoint record
+        self.row_cost: dict[int, float] = {}
+        """Each row's cost so far (a resumed row's from the runs before), for its record."""
 
     def row_finished(self) -> None:
         self.active -= 1
@@ -113,6 +116,7 @@ class BatchRounds:
                 "key": self.row_keys[row] if row < len(self.row_keys) else None,
                 "hash": digest,
                 "messages": encode_messages(messages),
+                "cost_usd": self.row_cost.get(row, 0.0),
             }
         self._maybe_send()
         return await future
@@ -233,6 +237,10 @@ class BatchedProvider(GatedProvider):
         params = inner.batch_params(request)
         message = await self.rounds.ask(params, current_row.get(), request.messages)
         response = inner.batch_response(message)
+        row = current_row.get()
+        if row is not None:
+            costs = self.rounds.row_cost
+            costs[row] = costs.get(row, 0.0) + response.usage.cost_usd
         await self.limiter.succeeded(response.usage.cost_usd)
         yield response
 

@@ -8,6 +8,16 @@ from typing import Any
 from nb_tools.agent._map_rows import RESULT_COLUMNS, RowOutcome, Table
 from nb_tools.agent._output import OutputType
 
+_last: list[Any] = [None]
+
+
+def last_map() -> Any:
+    """The table of the last map run in this process: finished, stopped, or cut short by
+    an interrupt or a cancellation (rows in flight marked "stopped", the rest "skipped");
+    None before any map ended. An interrupted ``await nb_tools.amap(...)`` assigns nothing,
+    so its partial table is found here."""
+    return _last[0]
+
 
 def field_names(out: OutputType | None) -> list[str]:
     """The fields of an output type with properties (one column each)."""
@@ -39,4 +49,5 @@ def to_frame(
     data["cost_usd"] = [o.cost_usd for o in outcomes]
     frame = pd.DataFrame(data, index=table.index)
     frame.attrs["nb_tools"] = info
+    _last[0] = frame
     return frame

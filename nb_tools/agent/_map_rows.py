@@ -134,6 +134,8 @@ class RowOutcome:
     cost_usd: float = 0.0
     messages: tuple[Any, ...] = ()
     restored: bool = False
+    usage: Any = None
+    """The row's tokens (a :class:`~nb_tools.model.Usage`), when known."""
 
 
 def jsonable(value: Any) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nb_tools.jupyter._map_cell import amap_in_cell, in_kernel_cell
 from nb_tools.jupyter._session import get_session, reset_session
 from nb_tools.jupyter._transform import agent_cell_transformer
 
@@ -125,6 +126,8 @@ def transcripts() -> list[dict[str, Any]]:
 
 __all__ = [
     "TRANSCRIPT_MIME",
+    "amap_in_cell",
+    "in_kernel_cell",
     "kernel_tools",
     "load_ipython_extension",
     "run_agent",

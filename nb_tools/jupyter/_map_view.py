@@ -25,13 +25,14 @@ from IPython.display import display
 from nb_tools.agent import (
     ApprovalDecided,
     ApprovalRequested,
+    Conversation,
     Event,
     MapProgress,
     ModelFailed,
     RunFinished,
     TurnStarted,
 )
-from nb_tools.model import Usage
+from nb_tools.model import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage
 from nb_tools.transcript import TranscriptRecorder, text_html, transcript_bundle
 
 REFRESH_SECONDS = 0.25
@@ -75,16 +76,77 @@ def _cut(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def conversation_transcript(
+    conversation: Conversation, *, model: str = "", provider: str = ""
+) -> dict[str, Any]:
+    """A transcript of a conversation that has no events to record (a row taken from the
+    checkpoint): its messages' text and tool calls with their results, after its first
+    prompt (shown above it, as for a row that ran)."""
+    items: list[dict[str, Any]] = []
+    tools: dict[str, dict[str, Any]] = {}
+    messages = conversation.messages
+    for m in messages[1:] if messages and messages[0].role == "user" else messages:
+        for block in m.content:
+            if isinstance(block, TextBlock) and block.text:
+                items.append(
+                    {"kind": "assistant" if m.role == "assistant" else "user", "text": block.text}
+                )
+            elif isinstance(block, ThinkingBlock) and block.thinking:
+                items.append({"kind": "thinking", "text": block.thinking})
+            elif isinstance(block, ToolUseBlock):
+                tools[block.id] = {
+                    "kind": "tool",
+                    "id": block.id,
+                    "name": block.name,
+                    "arguments": block.arguments,
+                    "status": "pending",
+                    "result": None,
+                    "parts": [],
+                    "duration": None,
+                    "diffs": [],
+                    "progress": None,
+                    "approval": None,
+                }
+                items.append(tools[block.id])
+            elif isinstance(block, ToolResultBlock) and block.result.tool_use_id in tools:
+                item = tools[block.result.tool_use_id]
+                item["status"] = "error" if block.result.is_error else "ok"
+                item["result"] = block.result.content
+    usage = conversation.usage
+    return {
+        "version": 1,
+        "model": model,
+        "provider": provider,
+        "stop_reason": "end_turn",
+        "error": None,
+        "turns": sum(m.role == "assistant" for m in messages),
+        "items": items,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "cache_read_input_tokens": usage.cache_read_input_tokens,
+            "cost_usd": round(usage.cost_usd, 6),
+        },
+    }
+
+
 class RowRecords:
-    """Each row's transcript so far, from its run's events (``on_row_event``), and which
-    rows wait for a person."""
+    """Each row's transcript so far, from its run's events (``on_row_event``) or, for a
+    row taken from the checkpoint, from its conversation (``restored``); and which rows
+    wait for a person."""
 
     def __init__(self, prompts: Sequence[str | None], model: str = "", provider: str = "") -> None:
         self.prompts = list(prompts)
         self.model, self.provider = model, provider
         self.recorders: dict[int, TranscriptRecorder] = {}
+        self.restored_rows: dict[int, Conversation] = {}
         self.waiting: set[int] = set()
         self.turn: dict[int, int] = {}
+
+    def restored(self, row: int, conversation: Conversation) -> None:
+        """``amap(on_restored=...)``: row ``row`` was taken from the checkpoint."""
+        self.restored_rows[row] = conversation
 
     def __call__(self, row: int, event: Event) -> None:
         rec = self.recorders.get(row)
@@ -104,7 +166,12 @@ class RowRecords:
 
     def transcript(self, row: int) -> dict[str, Any] | None:
         rec = self.recorders.get(row)
-        return rec.to_dict() if rec is not None else None
+        if rec is not None:
+            return rec.to_dict()
+        restored = self.restored_rows.get(row)
+        if restored is not None:
+            return conversation_transcript(restored, model=self.model, provider=self.provider)
+        return None
 
     def prompt_html(self, row: int) -> str:
         """The row's prompt as the transcript shows a user's message (a transcript leaves
@@ -122,6 +189,11 @@ def row_label(i: int, name: str, status: str, records: RowRecords) -> str:
     if status == "running":
         turn = records.turn.get(i)
         return f"{head} · running" + (f" · turn {turn}" if turn else "")
+    restored = records.restored_rows.get(i)
+    if restored is not None and rec is None:
+        turns = sum(m.role == "assistant" for m in restored.messages)
+        cost = restored.usage.cost_usd
+        return f"{head} · {status} · {turns} turn(s) · ${cost:.4f} · from the checkpoint"
     if status == "queued" or rec is None:
         return f"{head} · {status}"
     return f"{head} · {status} · {rec.turns} turn(s) · ${rec.usage.cost_usd:.4f}"
@@ -138,8 +210,9 @@ class MapView:
         *,
         model: str = "",
         provider: str = "",
+        stop: threading.Event | None = None,
     ) -> None:
-        self.stop = threading.Event()
+        self.stop = stop if stop is not None else threading.Event()
         self.records = RowRecords(prompts, model, provider)
         self.names = [_cut(n, NAME_CHARS) for n in names] or [""] * len(prompts)
         self.text = widgets.HTML(value="starting…")
@@ -282,8 +355,8 @@ def rows_html(result: Any, records: RowRecords, names: Sequence[str]) -> str:
         transcript = records.transcript(i)
         if transcript is not None:
             body = records.prompt_html(i) + transcript_bundle(transcript)["text/html"]
-        elif status in ("ok", "denied"):
-            body = "<i>taken from the checkpoint: no request was sent in this run</i>"
+            if i in records.restored_rows and i not in records.recorders:
+                summary += " · from the checkpoint"
         else:
             body = "<i>no request was sent for this row</i>"
         items.append(

@@ -35,6 +35,7 @@ out = nb_tools.map(
 info = out.attrs["nb_tools"]
 print("RESULT " + json.dumps({
     "status": list(out["status"]), "output": list(out["output"]),
+    "turns": [int(t) for t in out["turns"]],
     "created": info.batch_ids, "resumed": info.resumed_batch_ids, "restored": info.restored,
 }), flush=True)
 '''
@@ -91,6 +92,7 @@ def test_a_new_process_resumes_the_pending_batch_by_its_id(tmp_path: Path) -> No
     assert result["status"] == ["ok", "ok", "ok"]
     assert result["output"] == ["c1: 1 lookups", "c0: 0 lookups", "c1: 1 lookups"]
     assert result["restored"] == 1  # c0 came from the checkpoint
+    assert result["turns"] == [2, 1, 2]  # a resumed row counts its turns before the restart
     assert result["resumed"] == [created_before[1]] and result["created"] == []
     assert srv.batches.created == created_before  # no batch created by the second process
     assert "TOOL" not in second.stdout  # nothing re-run: the batch held the final answers
@@ -105,6 +107,8 @@ async def test_rows_not_in_the_pending_batch_go_out_without_waiting_for_it(
     a checkpoint); the next map polls it for its rows, and a row that was not in it goes
     out in a batch of its own meanwhile."""
     import asyncio
+
+    import pandas  # noqa: F401  (imported before the clock matters: the cancelled map builds its table)
 
     import nb_tools
     from nb_tools import tool

@@ -1,7 +1,8 @@
 """``%%agent --over`` in JupyterLab, as a person meets it: the plan card before any
 request, Approve, the progress view with its rows, a click on a running map's row opens
-that row's conversation (rendered by the transcript renderer), and after the run a click
-on a row of the table's list opens its conversation too. Screenshots go to
+that row's conversation (rendered by the transcript renderer), after the run a click
+on a row of the table's list opens its conversation too, and rerun with its checkpoint, a
+row taken from the checkpoint opens its recorded conversation. Screenshots go to
 tests/artifacts/ (and the one the docs show to docs/images/)."""
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ tickets = pd.DataFrame({
 })
 '''
 MAP = (
-    "%%agent --over tickets --output triage --concurrency 2 --budget 1\n"
+    "%%agent --over tickets --output triage --concurrency 2 --budget 1 "
+    "--checkpoint triage.jsonl\n"
     "Ticket {ticket} from customer {customer}: {text}"
 )
 
@@ -118,6 +120,25 @@ def test_plan_card_progress_rows_and_conversations_in_lab(
         expect(row).to_contain_text("Ticket #4412 from customer globex")
         shot(page, "map-after-row-open", agent)
         docs_shot(agent, "map-after-run")
+
+        # Rerun the cell: every row comes from the checkpoint (no request); a click on a
+        # restored row opens its conversation as it was recorded.
+        fake_model.latency = 0.0
+        run_cells(page, 1)
+        plan = agent.locator(f"{OUTPUTS} .nbtools-map-plan")
+        expect(plan).to_contain_text("(4 of 4 are done: in the checkpoint)", timeout=SLOW)
+        enabled_button(agent, "Approve", exact=True).click()
+        row = agent.locator(f"{OUTPUTS} .nbtools-map-rows details.nbtools-map-row").nth(1)
+        summary = row.locator(":scope > summary")
+        expect(summary).to_contain_text("row 1 · #4412 · ok · 2 turn(s)", timeout=SLOW)
+        expect(summary).to_contain_text("from the checkpoint")
+        summary.click()
+        expect(row.locator(".nbtools-transcript")).to_be_visible()
+        expect(row).to_contain_text("normal priority: the customer is on the pro plan.")
+        expect(row).to_contain_text("customer_plan")
+        expect(row).to_contain_text("Ticket #4412 from customer globex")
+        shot(page, "map-restored-row-open", agent)
+        assert fake_model.queue.remaining == 0  # the rerun sent no model request
     finally:
         fake_model.latency = 0.0
     assert page.console.unexpected() == []

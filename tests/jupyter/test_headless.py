@@ -8,6 +8,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,3 +113,69 @@ async def test_a_frontend_view_means_someone_is_there(monkeypatch: pytest.Monkey
     monkeypatch.setenv("NB_TOOLS_HEADLESS", "1")
     assert await watch.headless()
     box.close()
+
+
+def test_an_awaited_map_in_a_headless_run_never_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``await nb_tools.amap(...)`` in a cell nobody shows, policy "ask": the plan is
+    printed and the map goes on; each call that needs a person is denied at once. With
+    NB_TOOLS_APPROVAL=auto, the next map's calls run, with no card shown."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    marker = tmp_path / "refunded"
+
+    def wants_refund(request: Any) -> Any:
+        if len(request.messages) == 1:
+            return reply("", call("refund", customer=request.messages[0].text.split()[-1]))
+        return reply("done")
+
+    with FakeMessagesServer(fallback=wants_refund) as server:
+        for name in ("NB_TOOLS_APPROVAL", "NB_TOOLS_HEADLESS", "JPY_SESSION_NAME"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("NB_TOOLS_BLOCK_REAL_MODELS", "1")
+        monkeypatch.setenv(
+            "PYTHONPATH",
+            os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
+        )
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [
+            nbformat.v4.new_code_cell(
+                "import os, nb_tools\n"
+                "from nb_tools import tool\n"
+                "@tool(register=False, requires_approval=True)\n"
+                "def refund(customer: str) -> str:\n"
+                '    """Refunds (a side effect)."""\n'
+                f"    open({str(marker)!r}, 'a').write(customer)\n"
+                "    return 'refunded'\n"
+            ),
+            nbformat.v4.new_code_cell(
+                "r = await nb_tools.amap('Refund {input}', ['a', 'b'], tools=[refund])\n"
+                "print(list(r['status']))"
+            ),
+            nbformat.v4.new_code_cell(
+                "os.environ['NB_TOOLS_APPROVAL'] = 'auto'\n"
+                "r = await nb_tools.amap('Refund {input}', ['c'], tools=[refund])\n"
+                "print(list(r['status']))"
+            ),
+        ]
+        start = time.monotonic()
+        NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+        elapsed = time.monotonic() - start
+
+    def stdout(cell: int) -> str:
+        return "".join(
+            o.get("text", "") for o in nb.cells[cell].outputs if o.output_type == "stream"
+        )
+
+    asked = stdout(1)
+    assert "nb_tools.map plan: 2 rows on " in asked and "refund: asks a person" in asked
+    assert asked.strip().endswith("['denied', 'denied']")
+    html = "".join(o.get("data", {}).get("text/html", "") for o in nb.cells[1].outputs)
+    assert "headless: no frontend shows this cell; went on" in html
+    assert stdout(2).strip().endswith("['ok']")
+    assert marker.read_text() == "c"  # only the run under NB_TOOLS_APPROVAL=auto refunded
+    assert elapsed < 55  # never a hang (the cell timeout is 60 s)

@@ -70,3 +70,44 @@ def test_rows_show_status_waiting_and_tokens_and_open_a_conversation() -> None:
     assert "application/vnd.nbtools.transcript+json" in transcript["data"]
     view.rows.value = 2  # not started yet in the records: says so
     assert view.conversation.outputs[1]["data"]["text/plain"] == "row 2 has not started"
+
+
+def test_a_restored_row_opens_its_recorded_conversation_while_the_map_runs() -> None:
+    """A row taken from the checkpoint has no events: the view builds its transcript from
+    its conversation (the tool call with its result, the answer) and labels it."""
+    from nb_tools.agent import Conversation
+    from nb_tools.model import Message, TextBlock, ToolResult, ToolResultBlock, ToolUseBlock, Usage
+
+    messages = (
+        Message(role="user", content=(TextBlock(text="Ticket T1 from acme"),)),
+        Message(
+            role="assistant",
+            content=(ToolUseBlock(id="t1", name="plan_of", arguments='{"customer":"acme"}'),),
+        ),
+        Message(
+            role="user",
+            content=(ToolResultBlock(result=ToolResult(tool_use_id="t1", content="enterprise")),),
+        ),
+        Message(role="assistant", content=(TextBlock(text="acme is on enterprise"),)),
+    )
+    view = MapView(["Ticket T1 from acme", "Ticket T2 from globex"], ["T1", "T2"])
+    view.records.restored(0, Conversation(messages, usage=Usage(input_tokens=90, cost_usd=0.002)))
+    view.update(progress(rows=2, done=1, running=1, eta=None, statuses=("ok", "running")))
+    assert view.rows.options[0][0] == "row 0 · T1 · ok · 2 turn(s) · $0.0020 · from the checkpoint"
+    view.rows.value = 0
+    prompt, shown = view.conversation.outputs
+    assert "Ticket T1 from acme" in prompt["data"]["text/html"]
+    transcript = shown["data"]["application/vnd.nbtools.transcript+json"]
+    assert [
+        (i["kind"], i.get("name"), i.get("status"), i.get("result"), i.get("text"))
+        for i in transcript["items"]
+    ] == [
+        ("tool", "plan_of", "ok", "enterprise", None),
+        ("assistant", None, None, None, "acme is on enterprise"),
+    ]
+    assert transcript["turns"] == 2 and transcript["usage"]["input_tokens"] == 90
+    import jsonschema
+
+    from nb_tools.transcript._schema import load_schema
+
+    jsonschema.Draft202012Validator(load_schema()).validate(transcript)  # a valid transcript
