@@ -489,12 +489,12 @@ _ASSIGNED = re.compile(
     # a quoted value up to its quote, or up to a cut or the line's end when it was cut
     r"\"(?:[^\"\\\n]|\\.)*?(?:\"|" + _CUT + r"|(?=\n)|$)"
     r"|'(?:[^'\\\n]|\\.)*?(?:'|" + _CUT + r"|(?=\n)|$)"
-    r"|[^\s&;,'\"}\]\\]+)"
+    r"|[^\s&;,'\"}\]\\(]+)"
 )
 _COLON = re.compile(
     r"(?P<name>" + _NAME + r")(?P<sep>:[ \t]+)(?!<hidden)"
     r"(?P<value>\"[^\"\r\n\\]*\"|'[^'\r\n\\]*'|[^\s'\"\\]+)"
-    r"(?=[ \t]*(?:#[^\r\n]*)?(?:$|\\[rn]|[\r\n]))",
+    r"(?=[ \t]*(?:#[^\r\n]*)?(?:$|\\[rn]|[\r\n]|['\"]))",
     re.MULTILINE,
 )
 """``name: value`` as the line's one word or quoted text (a YAML line, an HTTP header,
@@ -503,7 +503,10 @@ _BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)(?!<hidden)([A-Za-z0-9._~+/=\-
 _CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]\w*)*")
 """An unquoted value that is code, not a secret: an identifier without digits, or a
 dotted name (``password = getpass``, ``token = self.token``, ``api_key: str``)."""
+_STRING_PREFIXES = frozenset(["f", "b", "r", "u", "rb", "br", "fr", "rf"])
 _KEYWORDS = frozenset(["None", "True", "False", "null", "true", "false", "nil", "undefined"])
+_TEMPLATE = ("{", "$", "<hidden", "%")
+"""A URL password that is a placeholder: ``f"{user}:{password}@"``, ``$PASS``."""
 _TOKEN_USER = 16
 """A URL's userinfo without a password is hidden from this length on (a token, not a
 user name)."""
@@ -517,8 +520,10 @@ def _literal(value: str, after: str) -> bool:
         return bool(inner) and not inner.startswith(("<hidden", "${", "{{"))
     if value in _KEYWORDS or value.startswith(("$", "%", "{", "<", "(", "[")):
         return False
-    if "(" in value or "[" in value or after[:1] in ("(", "[", '"', "'"):
-        return False  # a call, a subscript, an f-string's prefix
+    if "[" in value or after[:1] in ("(", "["):
+        return False  # a call, a subscript
+    if after[:1] in ("'", '"') and value.lower() in _STRING_PREFIXES:
+        return False  # password = f"{...}"
     return not (_CODE.fullmatch(value) and ("." in value or len(value) < 24))
 
 
@@ -538,7 +543,7 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
     def url(m: re.Match[str]) -> str:
         user, pw, end = m["user"], m["pw"], m["cut"] or "@"
         if pw is not None:
-            if pw.startswith(("{", "$", "<hidden", "%")):
+            if pw.startswith(_TEMPLATE):
                 return m[0]  # a template: f"{user}:{password}@"
             return f"{m['scheme']}{user}:{mark(pw)}{end}"
         if m["cut"] is None and len(user) >= _TOKEN_USER and not user.startswith(("{", "$")):
@@ -586,11 +591,13 @@ def _passwords(value: str) -> list[str]:
     found = []
     for m in _URL_USERINFO.finditer(value):
         if m["pw"] is not None:
-            found.append(m["pw"])
+            if not m["pw"].startswith(_TEMPLATE):
+                found.append(m["pw"])
         elif len(m["user"]) >= _TOKEN_USER:
             found.append(m["user"])
     for m in _ASSIGNED.finditer(value):
-        if secret_name(m["name"].strip("\"']")):
+        after = value[m.end() : m.end() + 1]
+        if secret_name(m["name"].strip("\"']")) and _literal(m["value"], after):
             found.append(m["value"].strip("\"'"))
     return found
 
