@@ -475,14 +475,10 @@ async def test_22_a_token_in_a_remote_url_of_the_repository(ws: Path) -> None:
     assert SECRET not in shell
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (docs/sandbox.md, What remains): git's objects hold what was "
-    "committed, and a no-click call reads the repository",
-)
 async def test_23_a_secret_file_committed_to_the_repositorys_history(ws: Path) -> None:
     """``.env`` was committed once: git's objects hold it, and ``git show``/``git log -p``
-    read objects, not the hidden file."""
+    read objects, not the hidden file; what they print is searched for secrets by their
+    text (``API_KEY=...``) before the model reads it."""
     require_sandbox()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(ws), "GIT_CONFIG_NOSYSTEM": "1"}
 
