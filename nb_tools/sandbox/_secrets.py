@@ -286,6 +286,9 @@ def redact_private_keys(text: str) -> tuple[str, int]:
 
     while i < n:
         line = lines[i]
+        if not run and len(line) < 64 and "-----" not in line and "Private-Lines" not in line:
+            i += 1  # neither a marker nor as wide as a key's body: the common line, fast
+            continue
         if KEY_HIDDEN in line:  # a one-line block hidden above
             close_run()
             i += 1
@@ -512,6 +515,20 @@ _TOKEN_USER = 16
 user name)."""
 
 
+_TOKEN_TRIGGERS = (
+    "sk-", "k_live_", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+    "glpat-", "xox", "hf_", "aiza", "npm_", "pypi-", "eyj", "/api/webhooks/", "hooks.slack",
+)  # fmt: skip
+"""What a line (lowered) holds when it may hold one of ``TOKEN_SHAPES``."""
+_TRIGGERS = ("://", "bearer", "basic", *_TOKEN_TRIGGERS, *_SCREEN)
+"""What a line (lowered) must hold to be searched for shapes: a scheme, a token's prefix,
+a secret word; the other lines are skipped at C speed."""
+
+
+def _triggered(lowered: str) -> bool:
+    return any(word in lowered for word in _TRIGGERS)
+
+
 def _literal(value: str, after: str) -> bool:
     """Whether an assigned ``value`` (followed by ``after``) is a secret literal and not
     code, a reference or a placeholder."""
@@ -562,18 +579,44 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
             return m[0]
         return f"{m['name']}{m['sep']}{mark(m['value'])}"
 
+    def line(text: str) -> str:
+        lowered = text.lower()
+        if "://" in text:
+            text = _URL_USERINFO.sub(url, text)
+        if any(word in lowered for word in _SCREEN):
+            if "=" in text or ":" in text:
+                text = _ASSIGNED.sub(assigned, text)
+            if ":" in text:
+                text = _COLON.sub(assigned, text)
+        if any(word in lowered for word in _TOKEN_TRIGGERS):
+            text = _TOKENS.sub(lambda m: mark(m[0]), text)
+        if "bearer" in lowered or "basic" in lowered:
+            text = _BEARER.sub(lambda m: m[1] + mark(m[2]), text)
+        return text
+
     if "-----BEGIN " in text:
         text = _PEM.sub(pem, text)
-    if "://" in text:
-        text = _URL_USERINFO.sub(url, text)
-    if "=" in text or ":" in text:
-        text = _ASSIGNED.sub(assigned, text)
-    if ":" in text:
-        text = _COLON.sub(assigned, text)
-    text = _TOKENS.sub(lambda m: mark(m[0]), text)
-    if "earer" in text or "asic" in text or "EARER" in text or "ASIC" in text:
-        text = _BEARER.sub(lambda m: m[1] + mark(m[2]), text)
-    return text, found
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a letter whose lower case is longer: no offsets
+        lines = text.split("\n")
+        return "\n".join(line(x) if _triggered(x.lower()) else x for x in lines), found
+    starts = set()  # the lines that hold a trigger: the others are skipped at C speed
+    for word in _TRIGGERS:
+        i = lowered.find(word)
+        while i >= 0:
+            start = text.rfind("\n", 0, i) + 1
+            starts.add(start)
+            end = text.find("\n", i)
+            i = -1 if end < 0 else lowered.find(word, end)
+    out: list[str] = []
+    done = 0
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        out += [text[done:start], line(text[start:end])]
+        done = end
+    out.append(text[done:])
+    return "".join(out), found
 
 
 # -- the environment's secrets, wherever they were copied ------------------------------
@@ -602,10 +645,22 @@ def _passwords(value: str) -> list[str]:
     return found
 
 
+_seen: tuple[int, list[tuple[str, str]]] = (0, [])
+
+
 def secret_values() -> list[tuple[str, str]]:
     """``(name, value)`` of the secrets this process's environment holds: the values of
     secret-named variables (:func:`secret_env_name`), and the passwords in any variable's
-    URLs or ``password=`` pairs; longest value first."""
+    URLs or ``password=`` pairs; longest value first. Kept while the environment is
+    unchanged."""
+    global _seen
+    key = hash(frozenset(os.environ.items()))
+    if _seen[0] != key or not key:
+        _seen = (key, _secret_values())
+    return list(_seen[1])
+
+
+def _secret_values() -> list[tuple[str, str]]:
     found = []
     for name, value in os.environ.items():
         if name in _NOT_SECRETS:
