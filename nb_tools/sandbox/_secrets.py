@@ -309,6 +309,8 @@ _BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)(?!<hidden)([A-Za-z0-9._~+/=\-
 _CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]\w*)*")
 """An unquoted value that is code, not a secret: an identifier without digits, or a
 dotted name (``password = getpass``, ``token = self.token``, ``api_key: str``)."""
+_SHORTEST = 6
+"""An unquoted value shorter than this is a flag or a setting (``1``, ``true``, ``off``)."""
 _STRING_PREFIXES = frozenset(["f", "b", "r", "u", "rb", "br", "fr", "rf"])
 _KEYWORDS = frozenset(["None", "True", "False", "null", "true", "false", "nil", "undefined"])
 _TEMPLATE = ("{", "$", "<hidden", "%")
@@ -338,8 +340,8 @@ def _literal(value: str, after: str) -> bool:
     if value[:1] in "\"'":
         inner = value.strip("\"'")
         return bool(inner) and not inner.startswith(("<hidden", "${", "{{"))
-    if value in _KEYWORDS or value.startswith(("$", "%", "{", "<", "(", "[")):
-        return False
+    if len(value) < _SHORTEST or value in _KEYWORDS or value.startswith(("$", "%", "{", "<")):
+        return False  # a flag or a number (TOKEN = 1), a reference, a placeholder
     if "[" in value or after[:1] in ("(", "["):
         return False  # a call, a subscript
     if after[:1] in ("'", '"') and value.lower() in _STRING_PREFIXES:
