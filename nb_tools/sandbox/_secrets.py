@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
 from nb_tools.sandbox._secret_keys import (
     KEY_HIDDEN,
@@ -192,15 +193,16 @@ def may_hold_secret_names(text: str) -> bool:
 # -- secrets found by their shape ------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class TokenShape:
     """An API key or token known by its issuer's documented shape: ``what`` it is,
     ``shape`` as the docs show it, ``regex``, and ``sample``, a made-up value of that
     shape for the tests (built, so this source holds no token a scanner would flag)."""
 
-    __slots__ = ("regex", "sample", "shape", "what")
-
-    def __init__(self, what: str, shape: str, regex: str, sample: str) -> None:
-        self.what, self.shape, self.regex, self.sample = what, shape, regex, sample
+    what: str
+    shape: str
+    regex: str
+    sample: str
 
 
 _R = "Xq7Zr2Kp9Lm4Nw8Bt3Vy6Hc1Df5Gs0Ja"  # 32 made-up characters for the samples
