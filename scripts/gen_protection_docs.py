@@ -4,8 +4,10 @@
     python scripts/gen_protection_docs.py --check  # exit 1 if a doc's table is stale
 
 ``docs/sandbox.md`` gets ``nb_tools.sandbox.TABLE`` (every entry: pattern, kind, where,
-what the sandbox does with it, reason) and ``docs/file-tools-safety.md`` the allow-list of
-a home folder's dot-entries (``HOME_ALLOW``), each between ``<!-- BEGIN ... -->`` and
+what the sandbox does with it, reason) and what is recognised as a secret by its text
+(``TOKEN_SHAPES``, ``PEM_SHOWN``, ``SECRET_WORDS``, ``ENV_PREFIXES``), and
+``docs/file-tools-safety.md`` the allow-list of a home folder's dot-entries
+(``HOME_ALLOW``), each between ``<!-- BEGIN ... -->`` and
 ``<!-- END ... -->`` markers. Tests run the check.
 """
 
@@ -18,8 +20,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from nb_tools.sandbox import HOME_ALLOW, TABLE, Entry  # noqa: E402
+from nb_tools.sandbox import HOME_ALLOW, TABLE, TOKEN_SHAPES, Entry  # noqa: E402
 from nb_tools.sandbox._protection import KINDS, PREFIX_REASON, WHERE  # noqa: E402
+from nb_tools.sandbox._secrets import (  # noqa: E402
+    _ENV_WORDS,
+    _KEY_KINDS,
+    ENV_PREFIXES,
+    PEM_SHOWN,
+    SECRET_WORDS,
+)
 
 
 def _sandbox(e: Entry) -> str:
@@ -54,10 +63,32 @@ def allow_table() -> str:
     return "\n".join(rows)
 
 
-DOCS = {
-    REPO / "docs" / "sandbox.md": ("protection-table", protection_table),
-    REPO / "docs" / "file-tools-safety.md": ("home-allow-list", allow_table),
-}
+def secret_shapes() -> str:
+    words = ", ".join(f"`{w}`" for w in sorted(SECRET_WORDS))
+    prefixes = ", ".join(f"`{p}*`" for p in ENV_PREFIXES)
+    shown = ", ".join(f"`{k}`" for k in PEM_SHOWN)
+    kinds = ", ".join(f"`{k}`" for k in sorted(_KEY_KINDS))
+    env_words = ", ".join(f"`{w}`" for w in sorted(_ENV_WORDS))
+    rows = [
+        f"- a secret name holds a word {words} (also written without separators: "
+        "`dbpassword`, `authtoken`), `pass` as its last word after another (`DB_PASS`), "
+        f"or `key` after a word {kinds} (`api_key`, `privateKey`); `sort_key` is none",
+        f"- an environment variable's name is also secret with a word {env_words}, a last "
+        f"word ending in `key` (`STRIPE_KEY`, `MYKEY`), or a prefix {prefixes}",
+        f"- PEM blocks shown (label holds one of these and not `PRIVATE`): {shown}",
+        "",
+        "| token | shape |",
+        "|---|---|",
+    ]
+    rows += [f"| {t.what} | `{t.shape}` |" for t in TOKEN_SHAPES]
+    return "\n".join(rows)
+
+
+DOCS = [
+    (REPO / "docs" / "sandbox.md", "protection-table", protection_table),
+    (REPO / "docs" / "sandbox.md", "secret-shapes", secret_shapes),
+    (REPO / "docs" / "file-tools-safety.md", "home-allow-list", allow_table),
+]
 
 
 def render(text: str, name: str, table: str, script: str = "scripts/gen_protection_docs.py") -> str:
@@ -71,7 +102,7 @@ def render(text: str, name: str, table: str, script: str = "scripts/gen_protecti
 
 def main(argv: list[str]) -> int:
     stale = []
-    for path, (name, make) in DOCS.items():
+    for path, name, make in DOCS:
         text = path.read_text()
         new = render(text, name, make())
         if new != text:

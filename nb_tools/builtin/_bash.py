@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._bash_readonly import is_read_only
-from nb_tools.builtin._common import ToolError, parse_args
+from nb_tools.builtin._common import ToolError, parse_args, redact_output
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.sandbox import (
     SandboxMode,
@@ -40,7 +40,6 @@ from nb_tools.sandbox import (
     check_mode,
     default_mode,
     prepare,
-    redact_private_keys,
     remove_planted,
     sandbox_available,
     unapproved_problem,
@@ -447,7 +446,7 @@ def _flush(pending: list[bytes], decoder: codecs.IncrementalDecoder) -> None:
         skipped = len(text) - _PROGRESS_CHUNK
         text = f"... [{skipped} characters not shown] ...\n" + text[-_PROGRESS_CHUNK:]
     if text:
-        progress(text)
+        progress(redact_output(text)[0])  # the live view: what the model reads
 
 
 def _signal_group(pgid: int, sig: int) -> None:
@@ -500,7 +499,7 @@ def _with_sandbox(result: Result, policy: SandboxPolicy, root: Path) -> Result:
 def _result(
     out: _Output, code: int | None, timeout: float, *, timed_out: bool, cancelled: bool
 ) -> Result:
-    text, _keys = redact_private_keys(out.text())
+    text, _hidden = redact_output(out.text())
     if timed_out:
         status = (
             f"[timed out after {timeout:g} s: the command and its child processes were "

@@ -1,4 +1,5 @@
-"""Small helpers shared by the file tools: argument parsing and error conversion."""
+"""Small helpers shared by the file tools: argument parsing, error conversion, and the
+secrets hidden in what they return."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from nb_tools.builtin._atomic import WriteFailed
+from nb_tools.sandbox import redact_secret_text
 from nb_tools.tool import Result, Schema, ValidationError
+from nb_tools.tool._grant import current_grant
 
-__all__ = ["Args", "ToolError", "guarded", "parse_args"]
+__all__ = ["Args", "ToolError", "guarded", "parse_args", "person_clicked", "redact_output"]
 
 Args: TypeAlias = str | bytes | Mapping[str, Any]
 """A call's arguments: raw JSON from the model, or a mapping for a direct call."""
@@ -38,3 +41,17 @@ def guarded(name: str, fn: Callable[[], Result]) -> Result:
         return Result.error(str(exc))
     except OSError as exc:
         return Result.error(f"{name}: {exc.strerror or exc}")
+
+
+def person_clicked() -> bool:
+    """Whether a person approved the current call by a click (not a rule or a policy such
+    as ``auto``, and not a direct call outside the tool loop)."""
+    grant = current_grant()
+    return grant is not None and grant.approved and grant.kind == "person"
+
+
+def redact_output(text: str) -> tuple[str, int]:
+    """What a built-in tool's text becomes before the model or the live view reads it:
+    every secret ``nb_tools.sandbox.redact_secret_text`` knows hidden, or only private
+    keys when a person clicked this call (they asked to see it); and how many."""
+    return redact_secret_text(text, approved=person_clicked())

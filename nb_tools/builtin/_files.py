@@ -16,12 +16,12 @@ from typing import Any
 
 from nb_tools.builtin._atomic import atomic_write
 from nb_tools.builtin._binding import Bindings, Target, call_key, card_digest, verify
-from nb_tools.builtin._common import Args, ToolError, guarded, parse_args
+from nb_tools.builtin._common import Args, ToolError, guarded, parse_args, redact_output
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFile, load_text, split_lines
 from nb_tools.builtin._undo import undo_for, written_before
 from nb_tools.builtin._workspace import Workspace
-from nb_tools.sandbox import hard_linked, redact_private_keys
+from nb_tools.sandbox import hard_linked
 from nb_tools.tool import Change, Info, Result, Schema, Subject
 from nb_tools.tool._grant import current_grant
 
@@ -33,9 +33,9 @@ DEFAULT_LIMIT = 2000
 MAX_OUTPUT_CHARS = 250_000
 
 
-KEYS_NOTE = (
-    "the lines of a private key in this file read as <hidden: part of a private key>; "
-    "the file itself is unchanged, and a program that uses the key reads it from there"
+SECRETS_NOTE = (
+    "secrets in this file (a private key's lines, passwords, tokens) read as <hidden: ...>; "
+    "the file itself is unchanged, and a program that uses them reads them from there"
 )
 
 
@@ -214,13 +214,13 @@ class ReadFileTool(_FileTool):
         meta: dict[str, Any] = {"path": shown}
         if self.workspace.is_protected(raw):
             meta["protected"] = True
-        text, keys = redact_private_keys(tf.text)
+        text, hidden = redact_output(tf.text)
         lines = split_lines(text)
         total = len(lines)
         key_note = ""
-        if keys:
-            meta["private_keys_hidden"] = keys
-            key_note = f"\n\n({KEYS_NOTE})"
+        if hidden:
+            meta["secrets_hidden"] = hidden
+            key_note = f"\n\n({SECRETS_NOTE})"
         if total == 0:
             self.state.record(path, tf.data, mtime_ns=tf.mtime_ns)
             return Result(content=f"({shown} is empty: 0 lines)", metadata=meta | {"lines": 0})

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nb_tools.builtin._common import ToolError
+from nb_tools.builtin._common import ToolError, redact_output
 from nb_tools.builtin._grep_python import python_pattern, search_python
 from nb_tools.builtin._ignore import (
     TYPES,
@@ -37,7 +37,6 @@ from nb_tools.sandbox import (
     holds_private_key,
     home_dot_reason,
     homes_in,
-    redact_private_keys,
     write_protected,
 )
 from nb_tools.tool import Result, Schema, progress
@@ -206,7 +205,7 @@ class GrepTool(SearchTool):
         if not self.is_protected_call(args):  # a protected path asked; nothing else did
             keep = _visible(str(target.parent if target.is_file() else target), self.workspace)
         text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset, keep=keep)
-        text, _keys = redact_private_keys(text)
+        text, _hidden = redact_output(text)
         return Result(
             content=text,
             metadata={"engine": "rg" if rg is not None else "python", "cut_off": found.cut_off},

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nb_tools.builtin._common import Args, ToolError
+from nb_tools.builtin._common import Args, ToolError, redact_output
 from nb_tools.builtin._files import _FileTool, _Plan, _Writer
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFileError, load_text
@@ -178,7 +178,10 @@ class NotebookReadTool(_FileTool):
             meta["partial"] = True
         elif cell_id is None:
             self.state.record(nbk.path, nbk.data, cells=nbk.fingerprint())
-        return Result(content="\n\n".join(blocks), parts=parts, metadata=meta)
+        text, hidden = redact_output("\n\n".join(blocks))  # sources and outputs alike
+        if hidden:
+            meta["secrets_hidden"] = hidden
+        return Result(content=text, parts=parts, metadata=meta)
 
     def _cell(self, cell: Any, cell_id: str, index: int, parts: list[Part]) -> str:
         kind = cell.get("cell_type", "code")

@@ -9,11 +9,11 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
-from nb_tools.jupyter._redact import secret_name
 from nb_tools.jupyter._static_frames import holds_secrets, record_value_label, secret_levels
 from nb_tools.jupyter._static_pandas import pandas_kind, unreadable
 from nb_tools.jupyter._static_read import StaticReadError, _lookup, read_attr, read_item
 from nb_tools.jupyter._static_repr import secret_record_value
+from nb_tools.sandbox import secret_name
 
 __all__ = ["PathError", "last_name", "resolve_path", "secret_path"]
 

@@ -24,13 +24,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.jupyter._describe_path import PathError, last_name, resolve_path, secret_path
-from nb_tools.jupyter._redact import (
-    HIDDEN,
-    redact_ends,
-    redact_secrets,
-    secret_env_name,
-    secret_name,
-)
 from nb_tools.jupyter._static_frames import (
     NOT_RUN,
     hidden_axis,
@@ -58,6 +51,8 @@ from nb_tools.jupyter._static_read import (
     type_name,
 )
 from nb_tools.jupyter._static_repr import array_text, safe_repr
+from nb_tools.sandbox import NAME_HIDDEN as HIDDEN
+from nb_tools.sandbox import redact_ends, redact_secret_text, secret_env_name, secret_name
 from nb_tools.tool import Info, Registry, Result, Schema, Tool
 
 __all__ = [
@@ -449,7 +444,7 @@ class ListVariablesTool(_ReadOnlyTool):
         ip = _shell(self._shell)
         with default_display():
             text = list_user(ip.user_ns, ip.user_ns_hidden, pattern=pattern)
-        return Result(content=redact_secrets(text))
+        return Result(content=redact_secret_text(text)[0])
 
 
 class DescribeTool(_ReadOnlyTool):
@@ -490,8 +485,8 @@ class DescribeTool(_ReadOnlyTool):
         if secret_name(last_name(path)):
             return Result.error(secret_path(path))
         text = describe_value(path.strip(), value, rows=rows)
-        # a copy of a secret has no secret name: its value is hidden where it shows (_redact)
-        return Result(content=redact_secrets(_cap(text, MAX_DESCRIBE_CHARS)))
+        # a copy of a secret has no secret name: its value is hidden where it shows
+        return Result(content=redact_secret_text(_cap(text, MAX_DESCRIBE_CHARS))[0])
 
 
 def kernel_tools(*, python: bool = True, shell: Any = None) -> list[Tool]:

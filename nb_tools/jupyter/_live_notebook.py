@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from nb_tools.jupyter._redact import redact_secrets
+from nb_tools.sandbox import redact_secret_text
 from nb_tools.tool import Change, Info, Result, Schema, Subject, Tool
 from nb_tools.tool._tasks import wait_waking
 from nb_tools.tool._votes import is_protected_call, needs_approval, preview_changes
@@ -336,7 +336,7 @@ class LiveNotebookRead:
             )
         meta = {"path": snap.get("path"), "cells": len(snap["cells"]), "live": True}
         # a cell's output may hold what it printed (os.environ): no secret without a click
-        return Result(content=redact_secrets(text, shapes=False), metadata=meta)
+        return Result(content=redact_secret_text(text)[0], metadata=meta)
 
 
 def _disk_for(disk: Tool | None, nb: LiveNotebook, args: str | bytes) -> Tool | None:

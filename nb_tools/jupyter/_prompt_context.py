@@ -109,7 +109,7 @@ def prompt_context(
     """What to add before ``prompt``: the cell position, then each mention's content."""
     from nb_tools.jupyter._kernel_tools import DescribeTool, PathError, resolve_path
     from nb_tools.jupyter._live_notebook import cell_text
-    from nb_tools.jupyter._redact import redact_secrets
+    from nb_tools.sandbox import redact_secret_text
 
     cells = _cells(snapshot)
     blocks: list[str] = []
@@ -128,7 +128,7 @@ def prompt_context(
                 continue
             i = ids.index(wanted)
             # as notebook_read shows it: the environment's secret values hidden (outputs)
-            text = redact_secrets(cell_text(cells[i], i), shapes=False)
+            text = redact_secret_text(cell_text(cells[i], i))[0]
             blocks.append(f'<mention name="@{name}">\n{text}\n</mention>')
             added.append(f"@{name}")
             continue

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from nb_tools.jupyter._redact import HIDDEN, may_hold_secret_names, secret_label, secret_name
 from nb_tools.jupyter._static_read import labels_safe, safe_values, trusted_type, type_name
 from nb_tools.jupyter._static_repr import _NAME_KEYS, _VALUE_KEYS, safe_repr
+from nb_tools.sandbox import NAME_HIDDEN as HIDDEN
+from nb_tools.sandbox import may_hold_secret_names, secret_label, secret_name
 
 __all__ = [
     "NOT_RUN",

@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from nb_tools.jupyter._redact import HIDDEN, redact_ends, secret_name
 from nb_tools.jupyter._static_read import (
     _ids,
     _instance_dict,
@@ -31,6 +30,8 @@ from nb_tools.jupyter._static_read import (
     type_module,
     type_name,
 )
+from nb_tools.sandbox import NAME_HIDDEN as HIDDEN
+from nb_tools.sandbox import redact_ends, secret_name
 
 __all__ = ["HIDDEN", "array_text", "safe_repr", "secret_name", "secret_record_value"]
 

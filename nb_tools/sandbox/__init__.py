@@ -16,9 +16,8 @@ workspace (with its repository): a link in the workspace leads nowhere else; in 
 folder inside the workspace it sees no dot-entry but a short allow-list.
 """
 
-from nb_tools.sandbox._env import git_safety_env, is_secret_name, sandbox_env
+from nb_tools.sandbox._env import git_safety_env, sandbox_env
 from nb_tools.sandbox._fsrules import HOME_ALLOW, home_dot_reason, homes_in, path_rule_reason
-from nb_tools.sandbox._keys import KEY_HIDDEN, holds_private_key, redact_private_keys
 from nb_tools.sandbox._launch import (
     Launch,
     SandboxUnavailable,
@@ -47,38 +46,70 @@ from nb_tools.sandbox._protection import (
     write_protected,
 )
 from nb_tools.sandbox._scan import hard_linked, unapproved_problem, warm_up, writable_problem
+from nb_tools.sandbox._secrets import (
+    KEY_HIDDEN,
+    NAME_HIDDEN,
+    PIECE,
+    SECRET_HIDDEN,
+    TOKEN_SHAPES,
+    TokenShape,
+    hide_environment_values,
+    holds_private_key,
+    may_hold_secret_names,
+    redact_ends,
+    redact_private_keys,
+    redact_secret_text,
+    redact_shapes,
+    secret_env_name,
+    secret_label,
+    secret_name,
+    secret_values,
+)
 
 __all__ = [
     "HOME_ALLOW",
     "KEY_HIDDEN",
+    "NAME_HIDDEN",
+    "PIECE",
     "SANDBOX_MODES",
+    "SECRET_HIDDEN",
     "TABLE",
+    "TOKEN_SHAPES",
     "Availability",
     "Entry",
     "Launch",
     "SandboxMode",
     "SandboxPolicy",
     "SandboxUnavailable",
+    "TokenShape",
     "check_mode",
     "default_mode",
     "fold_name",
     "git_safety_env",
     "hard_linked",
+    "hide_environment_values",
     "holds_private_key",
     "home_dot_reason",
     "homes_in",
     "interpreter_dirs",
     "is_secret",
-    "is_secret_name",
     "kill_tree",
+    "may_hold_secret_names",
     "path_rule_reason",
     "prefix_reason",
     "prepare",
     "protection_of",
+    "redact_ends",
     "redact_private_keys",
+    "redact_secret_text",
+    "redact_shapes",
     "remove_planted",
     "sandbox_available",
     "sandbox_env",
+    "secret_env_name",
+    "secret_label",
+    "secret_name",
+    "secret_values",
     "set_default_mode",
     "spawn",
     "unapproved_problem",

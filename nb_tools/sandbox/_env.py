@@ -1,25 +1,25 @@
 """The environment a sandboxed command gets: an allow-list, never the kernel's secrets.
 
 A variable passes only if its name is on :data:`ALLOWED_NAMES` (or starts with one of
-:data:`ALLOWED_PREFIXES`) *and* matches none of :data:`SECRET_PATTERNS`. On top, git is told
+:data:`ALLOWED_PREFIXES`) *and* is no secret's name (``_secrets.secret_env_name``, the one
+home of secret names). On top, git is told
 to ignore the code-running settings a hostile repository may carry in ``.git/config``
 (:func:`git_safety_env`).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from nb_tools.sandbox._secrets import secret_env_name
+
 __all__ = [
     "ALLOWED_NAMES",
     "ALLOWED_PREFIXES",
-    "SECRET_PATTERNS",
     "git_safety_env",
-    "is_secret_name",
     "sandbox_env",
 ]
 
@@ -48,40 +48,7 @@ ALLOWED_NAMES = frozenset(
     }
 )
 ALLOWED_PREFIXES = ("LC_",)
-SECRET_PATTERNS = (
-    "*_KEY",
-    "*_KEY_*",
-    "*KEY",
-    "*TOKEN*",
-    "*SECRET*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*CREDENTIAL*",
-    "*AUTH*",
-    "*COOKIE*",
-    "*SESSION*",
-    "ANTHROPIC_*",
-    "OPENAI_*",
-    "JPY_*",
-    "JUPYTER_*",
-    "AWS_*",
-    "GOOGLE_*",
-    "AZURE_*",
-    "GITHUB_*",
-    "SSH_*",
-    "GPG_*",
-)
-"""Names that never pass, whatever the allow-list says (matched case-insensitively)."""
-
-_SECRET_RE = re.compile(
-    "|".join(fnmatch.translate(p) for p in SECRET_PATTERNS), flags=re.IGNORECASE
-)
 _FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether ``name`` looks like it holds a secret (an API key, a token, ...)."""
-    return _SECRET_RE.match(name) is not None
 
 
 def sandbox_env(
@@ -99,10 +66,10 @@ def sandbox_env(
     env = {
         k: v
         for k, v in src.items()
-        if (k in ALLOWED_NAMES or k.startswith(ALLOWED_PREFIXES)) and not is_secret_name(k)
+        if (k in ALLOWED_NAMES or k.startswith(ALLOWED_PREFIXES)) and not secret_env_name(k)
     }
     if extra:
-        env.update({k: v for k, v in extra.items() if not is_secret_name(k)})
+        env.update({k: v for k, v in extra.items() if not secret_env_name(k)})
     env.setdefault("PATH", _FALLBACK_PATH)
     env.setdefault("LANG", "C.UTF-8")
     env["TMPDIR"] = "/tmp"

@@ -121,8 +121,8 @@ def _notebook() -> list[tuple[str, str]]:
 
     pytest.importorskip("IPython")
     from nb_tools.jupyter._python_tool import MAX_MODEL_CHARS
-    from nb_tools.jupyter._redact import PIECE
     from nb_tools.jupyter._trim import DEFAULT_RESULT_LIMIT
+    from nb_tools.sandbox import PIECE
 
     return [
         ("jupyter.md", f"nor more than {MAX_BYTES // 1024} KiB of one"),

@@ -16,7 +16,7 @@ def test_the_docs_tables_match_the_code() -> None:
     assert spec is not None and spec.loader is not None
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    for path, (name, make) in gen.DOCS.items():
+    for path, name, make in gen.DOCS:
         text = path.read_text()
         assert gen.render(text, name, make()) == text, (
             f"{path.relative_to(REPO)} is stale: run python scripts/gen_protection_docs.py"

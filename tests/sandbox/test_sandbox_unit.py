@@ -17,9 +17,9 @@ from nb_tools.sandbox import (
     SandboxPolicy,
     check_mode,
     git_safety_env,
-    is_secret_name,
     sandbox_available,
     sandbox_env,
+    secret_env_name,
 )
 from nb_tools.sandbox._bwrap import bwrap_argv
 from nb_tools.tool._grant import Grant, current_grant, granted
@@ -61,7 +61,7 @@ def test_modes() -> None:
     ],
 )
 def test_secret_names_never_pass(name: str) -> None:
-    assert is_secret_name(name)
+    assert secret_env_name(name)
     env = sandbox_env({name: "v", "PATH": "/bin"}, extra={name: "v"})
     assert name not in env
 

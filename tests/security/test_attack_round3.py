@@ -24,7 +24,8 @@ from sandbox_helpers import Listener, UnixListener, gone, pids_with, require_san
 
 from nb_tools.builtin import builtin_tools
 
-SECRET = "RT3-SECRET-6f1d0c"
+# letters only: in no shape the text search hides, so only the defence under test keeps it out
+SECRET = "RtThreeSecretFoxes"
 
 
 def _say(out: object, cid: str) -> str:
@@ -475,14 +476,13 @@ async def test_22_a_token_in_a_remote_url_of_the_repository(ws: Path) -> None:
     assert SECRET not in shell
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (docs/sandbox.md, What remains): git's objects hold what was "
-    "committed, and a no-click call reads the repository",
-)
+COMMITTED = "RT3-SECRET-6f1d0c"  # a literal: the text search knows its shape
+
+
 async def test_23_a_secret_file_committed_to_the_repositorys_history(ws: Path) -> None:
     """``.env`` was committed once: git's objects hold it, and ``git show``/``git log -p``
-    read objects, not the hidden file."""
+    read objects, not the hidden file; what they print is searched for secrets by their
+    text (``API_KEY=...``) before the model reads it."""
     require_sandbox()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(ws), "GIT_CONFIG_NOSYSTEM": "1"}
 
@@ -490,10 +490,10 @@ async def test_23_a_secret_file_committed_to_the_repositorys_history(ws: Path) -
         subprocess.run(["git", "-C", str(ws), *a], check=True, capture_output=True, env=env)
 
     git("init", "-q")
-    (ws / ".env").write_text(f"API_KEY={SECRET}\n")
+    (ws / ".env").write_text(f"API_KEY={COMMITTED}\n")
     git("add", ".env")
     git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "oops")
     command = "git show HEAD:.env; git log -p | head -40; git grep API_KEY HEAD; true"
     shell = str((await run(ws, command, approved=False)).content)
     assert "[exit code 0]" in shell  # it ran
-    assert SECRET not in shell
+    assert COMMITTED not in shell

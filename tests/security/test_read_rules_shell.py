@@ -23,7 +23,8 @@ KEY = "BEGIN-PRIVATE-pem-body"
 def root(tmp_path: Path) -> Path:
     require_sandbox()
     (tmp_path / "secrets").mkdir()
-    (tmp_path / "secrets" / "db.txt").write_text(f"TOKEN={SECRET}\n")
+    # not in a shape the text search knows: only the rule keeps it out
+    (tmp_path / "secrets" / "db.txt").write_text(f"TOKEN is {SECRET}\n")
     (tmp_path / "keys").mkdir()
     (tmp_path / "keys" / "site.pem").write_text(f"{KEY}\n")
     (tmp_path / "notes.txt").write_text("TOKEN=public\n")

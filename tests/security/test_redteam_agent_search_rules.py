@@ -14,7 +14,8 @@ from approvals_helpers import Approver, call, drive, workspace_tools
 
 from nb_tools.permissions import PermissionRules
 
-SECRET = "hunter2-token"
+# letters only: in no shape the text search hides, so only the defence under test keeps it out
+SECRET = "hunterTwoToken"
 
 
 @pytest.fixture

@@ -28,7 +28,8 @@ from nb_tools.builtin._rg import find_rg
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.testing import ScriptedModel, call, reply
 
-SECRET = "sk-live-4f9a1c"
+# letters only: in no shape the text search hides, so only the defence under test keeps it out
+SECRET = "skLiveFourFoxes"
 
 ENGINES = ["rg", "python"]
 

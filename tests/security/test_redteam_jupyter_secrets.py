@@ -183,3 +183,32 @@ def test_secrets_found_by_shape_or_label_are_never_returned(shaped: Any) -> None
     assert "ann" in users and "<hidden: the name looks like a secret>" in users
     dsn = DescribeTool(shaped).call(json.dumps({"name": "dsn"})).content
     assert "postgres://u:<hidden: looks like a secret>@h/db" in dsn  # the rest is shown
+
+
+def test_every_token_shape_is_hidden_by_describe_list_and_the_live_read() -> None:
+    """The kernel tools use the one search the file tools use: a token of every known
+    shape, kept under an ordinary name, in a string, a list and a cell's output."""
+    import asyncio
+
+    from nb_tools.jupyter._live_notebook import LiveNotebook, LiveNotebookRead
+    from nb_tools.sandbox import TOKEN_SHAPES
+
+    samples = [t.sample for t in TOKEN_SHAPES]
+    secrets = [s.rsplit("/", 1)[-1] for s in samples]
+    ns = {"notes": "\n".join(samples), "items": samples, "first": samples[0]}
+    shell = types.SimpleNamespace(user_ns=ns, user_ns_hidden={})
+    seen = [ListVariablesTool(shell).call("{}").content]
+    seen += [DescribeTool(shell).call(json.dumps({"name": n})).content for n in ns]
+    printed = {"output_type": "stream", "name": "stdout", "text": ns["notes"]}
+    cell = {"id": "c1", "cell_type": "code", "source": "print(notes)", "outputs": [printed]}
+    snap = {"path": "nb.ipynb", "cells": [cell]}
+
+    class Open(LiveNotebook):
+        async def read(self) -> dict[str, Any]:
+            self.take_snapshot(snap)
+            return snap
+
+    seen.append(asyncio.run(LiveNotebookRead(Open()).call("{}")).content)
+    assert "print(notes)" in seen[-1]
+    for text in seen:
+        assert [s for s in secrets if s in text] == [], text[:600]

@@ -1,23 +1,15 @@
-"""Private keys recognised by their content, whatever the file is called: the one home of
-the patterns the read tools and the shell's output use (a key named ``notes.txt`` or a
-service-account key in ``data/config.json`` has no name the protection table knows).
+"""Private keys in a text, line for line: the part of ``_secrets`` (the one home of what
+looks like a secret) that reads a text by its lines, so that a key's lines are hidden one
+for one and line numbers still hold (``read_file``, ``grep``, ``bash``).
 
-What counts as a private key:
-
-* a PEM block whose label holds ``PRIVATE`` (``RSA PRIVATE KEY``, ``PRIVATE KEY``,
-  ``ENCRYPTED PRIVATE KEY``, ``OPENSSH PRIVATE KEY``, ``PGP PRIVATE KEY BLOCK``), over
-  lines or inside one line with escaped line breaks (``"private_key": "-----BEGIN
-  PRIVATE KEY-----\\nMII...``, as in a cloud service-account key);
-* the lines of such a block without its BEGIN line (``tail id_rsa``: base64 lines that
-  end at an ``-----END ... PRIVATE KEY-----`` line), and two or more lines in a row of
-  exactly 64 or 70 base64 characters that look random (not all hex, 3+ digits, both
-  cases: the width of PEM and OpenSSH bodies, ``sed -n 2,9p id_rsa``) outside a block
-  that is not private (a certificate is shown);
-* a PuTTY key's ``Private-Lines`` and the lines after it.
-
-:func:`redact_private_keys` hides them in a text (line for line: the line count and every
-other line stay, so line numbers still hold); :func:`holds_private_key` says whether a
-file's bytes hold a BEGIN line of one.
+What counts as a private key: a PEM block whose label is not a public kind
+(``PEM_SHOWN``), over lines or inside one line with escaped line breaks (a cloud
+service-account key's ``"private_key"``); the lines of such a block without its BEGIN
+line (base64 lines that end at an ``-----END ... PRIVATE KEY-----`` line), and two or
+more lines in a row of exactly 64 or 70 base64 characters that look random (not all hex,
+3+ digits, both cases) outside a public block; a PuTTY key's ``Private-Lines``.
+:func:`redact_private_keys` hides them; :func:`holds_private_key` says whether a file's
+bytes hold a BEGIN line of one.
 """
 
 from __future__ import annotations
@@ -25,7 +17,11 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["KEY_HIDDEN", "holds_private_key", "redact_private_keys"]
+__all__ = ["KEY_HIDDEN", "PEM_SHOWN", "hidden_pem_kind", "holds_private_key", "redact_private_keys"]
+
+PEM_SHOWN = ("CERTIFICATE", "PUBLIC KEY", "SIGNATURE", "PARAMETERS", "X509 CRL", "SIGNED MESSAGE")
+"""PEM kinds that hold nothing secret (their label holds one of these and not
+``PRIVATE``); every other block is hidden."""
 
 KEY_HIDDEN = "<hidden: part of a private key>"
 """What stands for a line (or an escaped one-line block) of a private key."""
@@ -58,8 +54,10 @@ _FILE_MARK = re.compile(
 _CHUNK = 1 << 20
 
 
-def _private(label: str) -> bool:
-    return "PRIVATE" in label
+def hidden_pem_kind(label: str) -> bool:
+    """Whether a PEM block with this label is hidden: a private key, or any kind not
+    known to be public (``PEM_SHOWN``)."""
+    return "PRIVATE" in label or not any(kind in label for kind in PEM_SHOWN)
 
 
 def _body(line: str) -> re.Match[str] | None:
@@ -125,6 +123,9 @@ def redact_private_keys(text: str) -> tuple[str, int]:
 
     while i < n:
         line = lines[i]
+        if not run and len(line) < 64 and "-----" not in line and "Private-Lines" not in line:
+            i += 1  # neither a marker nor as wide as a key's body: the common line, fast
+            continue
         if KEY_HIDDEN in line:  # a one-line block hidden above
             close_run()
             i += 1
@@ -134,7 +135,7 @@ def redact_private_keys(text: str) -> tuple[str, int]:
         if begin is not None:
             close_run()
             alone = not line[begin.end() :].strip()  # `b"-----BEGIN ...-----"`: source
-            if _private(begin["label"]) and end is None and alone:
+            if hidden_pem_kind(begin["label"]) and end is None and alone:
                 found += 1
                 j = i + 1
                 while j < n:
@@ -151,7 +152,7 @@ def redact_private_keys(text: str) -> tuple[str, int]:
             i += 1
             continue
         if end is not None:
-            if _private(end["label"]) and not shown_block:
+            if hidden_pem_kind(end["label"]) and not shown_block:
                 # the lines before it, back to what is not base64: a block without its BEGIN
                 k = i - 1
                 hit = False

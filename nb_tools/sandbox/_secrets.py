@@ -1,0 +1,551 @@
+"""Secrets recognised by their text and by their names: the one home of what looks like a
+secret, for every channel through which text reaches the model, or the person, without a
+click (``bash`` output and its progress lines, ``read_file``, ``grep``, the notebook tools
+on disk and live, ``list_variables`` and ``describe``) and for the environment the sandbox
+withholds.
+
+Names (:func:`secret_name`): a word such as token, secret, password, credential, cookie or
+auth, or a key of a secret kind (``api_key``, ``AWS_SECRET_ACCESS_KEY``, ``privateKey``);
+``sort_key`` and ``monkey`` are not. An environment variable (:func:`secret_env_name`) is
+judged more widely, since ``*_KEY`` there is almost always a credential: a secret name, a
+word ``key`` or ``session`` in it, a last word ending in ``key``, or a prefix of a
+credential-holding program (``ENV_PREFIXES``: ``AWS_``, ``JUPYTER_``...).
+
+Text (:func:`redact_secret_text`, the one function the channels call), in this order:
+
+1. private keys, line for line (:func:`redact_private_keys`, from ``_secret_keys``): a
+   PEM block whose label is not a public kind (``PEM_SHOWN``: certificates, public keys,
+   signatures, parameters), its base64 lines cut from their BEGIN line, 64/70-wide
+   random base64 runs, a PuTTY key's ``Private-Lines``; each line reads ``KEY_HIDDEN``,
+   so line numbers still hold;
+2. secrets by their shape (:func:`redact_shapes`): a URL's userinfo password (or the
+   whole userinfo when it is one long token); the value in ``NAME=value``,
+   ``export NAME=value``, ``"name": "value"``, ``name: value`` when the name is a secret
+   name and the value is a literal (quoted, or one word that is not code: an identifier
+   without digits, a call, an attribute, ``$VAR`` or ``{var}`` stays); the token shapes
+   of ``TOKEN_SHAPES`` (their issuers' documented prefixes) under any name; a
+   ``Bearer``/``Basic`` credential; each becomes ``SECRET_HIDDEN``;
+3. the value of every secret-named variable of this process's environment, and every
+   password in its URLs, wherever it was copied (:func:`hide_environment_values`).
+
+A person's click on a call shows them its text: ``approved=True`` hides private keys only
+(the model never needs a private key's bytes).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from nb_tools.sandbox._secret_keys import (
+    KEY_HIDDEN,
+    PEM_SHOWN,
+    hidden_pem_kind,
+    holds_private_key,
+    redact_private_keys,
+)
+
+__all__ = [
+    "ENV_PREFIXES",
+    "KEY_HIDDEN",
+    "NAME_HIDDEN",
+    "PEM_SHOWN",
+    "PIECE",
+    "SECRET_HIDDEN",
+    "SECRET_WORDS",
+    "TOKEN_SHAPES",
+    "TokenShape",
+    "hide_environment_values",
+    "holds_private_key",
+    "may_hold_secret_names",
+    "redact_ends",
+    "redact_private_keys",
+    "redact_secret_text",
+    "redact_shapes",
+    "secret_env_name",
+    "secret_label",
+    "secret_name",
+    "secret_values",
+]
+
+# -- names ------------------------------------------------------------------------------
+
+NAME_HIDDEN = "<hidden: the name looks like a secret>"
+"""What stands for a value kept under a secret-looking name (``api_key``, ``*_TOKEN``...)."""
+SECRET_HIDDEN = "<hidden: looks like a secret>"
+"""What stands for a secret found in text by its shape (a URL password, a token...)."""
+
+SECRET_WORDS = frozenset(
+    [
+        "token",
+        "tokens",
+        "secret",
+        "secrets",
+        "password",
+        "passwords",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "cookie",
+        "cookies",
+        "apikey",
+        "auth",
+        "authorization",
+        "bearer",
+    ]
+)
+"""A name holding one of these words names a secret."""
+_KEY_KINDS = frozenset(
+    ["api", "access", "secret", "private", "auth", "signing", "encryption", "client"]
+)
+"""``<kind>_key`` names a secret for these kinds (``api_key``); ``sort_key`` does not."""
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_JOINED = re.compile(r"password|passwd|passphrase|secret(?!ar)|credential|apikey|tokens?$")
+"""Secret words inside a name written without separators (``dbpassword``, ``mysecret``,
+``authtoken``); not ``tokenizer`` or ``secretary``."""
+
+ENV_PREFIXES = (
+    "ANTHROPIC_",
+    "OPENAI_",
+    "JPY_",
+    "JUPYTER_",
+    "AWS_",
+    "GOOGLE_",
+    "AZURE_",
+    "GITHUB_",
+    "SSH_",
+    "GPG_",
+)
+"""Environment variables of programs that keep credentials (or point at them) under
+ordinary names (``AWS_PROFILE``, ``JPY_SESSION_NAME``, ``SSH_AUTH_SOCK``)."""
+_ENV_WORDS = frozenset(["key", "session", "oauth", "sessionid"])
+"""Words that make an environment variable secret though not a Python name (``STRIPE_KEY``,
+``MY_SESSION``)."""
+
+
+def _text_of(key: object) -> str | None:
+    if issubclass(type(key), bytes):
+        key = bytes.decode(key, "latin-1")  # type: ignore[arg-type]
+    elif issubclass(type(key), str):
+        key = str.__getitem__(key, slice(None))  # a subclass's text, by str's own code
+    return key if type(key) is str and len(key) <= 200 else None
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(name)]
+
+
+def secret_name(key: object) -> bool:
+    """Whether ``key`` (a str, or bytes as ``os.environ`` keeps them) names a secret: a
+    word of ``SECRET_WORDS``, or a key of a secret kind (``api_key``,
+    ``AWS_SECRET_ACCESS_KEY``, ``privateKey``); ``sort_key`` or ``monkey`` are not."""
+    name = _text_of(key)
+    if name is None:
+        return False
+    words = _words(name)
+    if any(w in SECRET_WORDS for w in words):
+        return True
+    if _JOINED.search("".join(words)) or (len(words) > 1 and words[-1] == "pass"):
+        return True  # dbpassword, PassWord, authtoken, DB_PASS
+    return any(w == "key" and i and words[i - 1] in _KEY_KINDS for i, w in enumerate(words))
+
+
+def secret_env_name(name: object) -> bool:
+    """Whether the environment variable ``name`` holds a secret: a :func:`secret_name`, a
+    word of ``_ENV_WORDS`` (``STRIPE_KEY``), a last word ending in ``key`` (``MYKEY``),
+    or a name under ``ENV_PREFIXES``. The sandbox never passes such a variable on, and
+    the kernel tools hide its value."""
+    text = _text_of(name)
+    if text is None:
+        return False
+    if secret_name(text) or text.upper().startswith(ENV_PREFIXES):
+        return True
+    words = _words(text)
+    return any(w in _ENV_WORDS for w in words) or bool(words and words[-1].endswith("key"))
+
+
+def secret_label(label: object) -> bool:
+    """A DataFrame column or row label, or a Series name, that names a secret: a secret
+    name, or a tuple (a MultiIndex label) with one among its parts."""
+    if type(label) is tuple:
+        return any(secret_name(part) for part in label)
+    return secret_name(label)
+
+
+_SCREEN = tuple(
+    w
+    for w in SECRET_WORDS | {"key", "pass", "credential"}
+    if not any(o != w and o in w for o in SECRET_WORDS | {"key", "pass", "credential"})
+)
+"""The secret words (and ``key``) that contain no other: one substring search each."""
+
+
+def may_hold_secret_names(text: str) -> bool:
+    """A quick screen: ``False`` when no part of ``text`` can make a secret name (none of
+    the secret words nor ``key`` occurs in it), so a million labels are screened at once."""
+    lowered = text.lower()
+    return any(w in lowered for w in _SCREEN)
+
+
+# -- secrets found by their shape ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenShape:
+    """An API key or token known by its issuer's documented shape: ``what`` it is,
+    ``shape`` as the docs show it, ``regex``, and ``sample``, a made-up value of that
+    shape for the tests (built, so this source holds no token a scanner would flag)."""
+
+    what: str
+    shape: str
+    regex: str
+    sample: str
+
+
+_R = "Xq7Zr2Kp9Lm4Nw8Bt3Vy6Hc1Df5Gs0Ja"  # 32 made-up characters for the samples
+TOKEN_SHAPES = (
+    TokenShape(
+        "Anthropic API key", "sk-ant-…", r"sk-ant-[A-Za-z0-9_\-]{20,}", "sk-ant-api03-" + _R
+    ),
+    TokenShape(
+        "OpenAI API key",
+        "sk-… (32+), sk-proj-…",
+        r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}",
+        "sk-proj-" + _R,
+    ),
+    TokenShape(
+        "AWS access key id",
+        "AKIA…, ASIA… (16)",
+        r"(?:AKIA|ASIA)[0-9A-Z]{16}",
+        "AKIA" + _R.upper()[:16],
+    ),
+    TokenShape(
+        "GitHub token",
+        "ghp_…, gho_…, ghu_…, ghs_…, ghr_…, github_pat_…",
+        r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}",
+        "ghp_" + _R,
+    ),
+    TokenShape("GitLab token", "glpat-…", r"glpat-[A-Za-z0-9_\-]{20,}", "glpat-" + _R[:20]),
+    TokenShape(
+        "Slack token",
+        "xoxb-…, xoxp-… (xox[abeprs]-)",
+        r"xox[abeprs]-[A-Za-z0-9\-]{10,}",
+        "xoxb-1234567890-" + _R[:12],
+    ),
+    TokenShape("Hugging Face token", "hf_…", r"hf_[A-Za-z0-9]{30,}", "hf_" + _R),
+    TokenShape("Google API key", "AIza… (39)", r"AIza[0-9A-Za-z_\-]{35}", "AIza" + _R + "abc"),
+    TokenShape(
+        "Stripe key", "sk_live_…, rk_live_…", r"[sr]k_live_[0-9A-Za-z]{20,}", "sk_live_" + _R
+    ),
+    TokenShape("npm token", "npm_… (36)", r"npm_[A-Za-z0-9]{36}", "npm_" + _R + "abcd"),
+    TokenShape("PyPI token", "pypi-AgE…", r"pypi-AgE[A-Za-z0-9_\-]{40,}", "pypi-AgE" + _R + _R[:8]),
+    TokenShape(
+        "JSON Web Token",
+        "eyJ….eyJ….…",
+        r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0." + _R,
+    ),
+    TokenShape(
+        "Slack webhook path",
+        "hooks.slack.com/services/…",
+        r"(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}",
+        "https://hooks.slack.com/services/T0000/B0000/" + _R,
+    ),
+    TokenShape(
+        "Discord webhook path",
+        "/api/webhooks/<id>/…",
+        r"(?<=/api/webhooks/)[0-9]{10,}/[A-Za-z0-9_\-]{20,}",
+        "https://discord.com/api/webhooks/1234567890123/" + _R,
+    ),
+)
+"""Tokens hidden by their shape under whatever name they are kept (docs/sandbox.md)."""
+_TOKENS = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:" + "|".join(f"(?:{t.regex})" for t in TOKEN_SHAPES) + r")"
+)
+
+_CUT = r"(?:\.\.\.|…)"
+"""Where pandas or a repr cut a text: the secret's end (its ``@``, its quote) may be gone."""
+_URL_USERINFO = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^\s:@/'\"<>\\]*)"
+    r"(?::(?P<pw>[^\s@'\"<>\\]+?))?(?:@|(?P<cut>" + _CUT + "))"
+)
+_NEWLINES = r"(?:\\[rn]|[\r\n])"
+_PEM = re.compile(
+    r"-----BEGIN (?P<label>[A-Z0-9 ]{1,60})-----"
+    # base64 and header lines, each ending where a line, a cut, the END line or the text does
+    r"(?:(?:"
+    + _NEWLINES
+    + r"|"
+    + _CUT
+    + r")+(?:[A-Za-z0-9+/=]{1,100}|[A-Za-z][A-Za-z\-]*: [^\r\n\\]{0,200})"
+    r"(?=" + _NEWLINES + r"|" + _CUT + r"|-----|['\"]|$))*"
+    r"(?:" + _CUT + r")?(?:" + _NEWLINES + r"*-----END [A-Z0-9 ]{1,60}-----)?"
+)
+"""A PEM block written with escaped line breaks or cut by a repr (real lines are hidden
+line for line above)."""
+_NAME = r"(?:(?<![\w.\-\\])|(?<=\\[nrt]))[A-Za-z_][\w.\-]{0,100}"
+"""An unquoted name: not the ``n`` of an escaped line break (``\\npassword``)."""
+_ASSIGNED = re.compile(
+    r"(?P<name>"
+    + _NAME
+    + r"|\"[^\"\n]{1,100}\"\]?|'[^'\n]{1,100}'\]?)"  # a quoted key: JSON, env["KEY"] =
+    r"(?P<sep>[ \t]*(?:=|(?<=[\"']):)[ \t]*)"
+    r"(?!<hidden)(?P<value>"
+    # a quoted value up to its quote, or up to a cut or the line's end when it was cut
+    r"\"(?:[^\"\\\n]|\\.)*?(?:\"|" + _CUT + r"|(?=\n)|$)"
+    r"|'(?:[^'\\\n]|\\.)*?(?:'|" + _CUT + r"|(?=\n)|$)"
+    r"|[^\s&;,'\"}\]\\(]+)"
+)
+_COLON = re.compile(
+    r"(?P<name>" + _NAME + r")(?P<sep>:[ \t]+)(?!<hidden)"
+    r"(?P<value>\"[^\"\r\n\\]*\"|'[^'\r\n\\]*'|[^\s'\"\\]+)"
+    r"(?=[ \t]*(?:#[^\r\n]*)?(?:$|\\[rn]|[\r\n]|['\"]))",
+    re.MULTILINE,
+)
+"""``name: value`` as the line's one word or quoted text (a YAML line, an HTTP header,
+``X-Api-Key: ...``); a type annotation (``api_key: str = ""``) is code."""
+_BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)(?!<hidden)([A-Za-z0-9._~+/=\-]{8,})")
+_CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]\w*)*")
+"""An unquoted value that is code, not a secret: an identifier without digits, or a
+dotted name (``password = getpass``, ``token = self.token``, ``api_key: str``)."""
+_SHORTEST = 6
+"""An unquoted value shorter than this is a flag or a setting (``1``, ``true``, ``off``)."""
+_STRING_PREFIXES = frozenset(["f", "b", "r", "u", "rb", "br", "fr", "rf"])
+_KEYWORDS = frozenset(["None", "True", "False", "null", "true", "false", "nil", "undefined"])
+_TEMPLATE = ("{", "$", "<hidden", "%")
+"""A URL password that is a placeholder: ``f"{user}:{password}@"``, ``$PASS``."""
+_TOKEN_USER = 16
+"""A URL's userinfo without a password is hidden from this length on (a token, not a
+user name)."""
+
+
+_TOKEN_TRIGGERS = (
+    "sk-", "k_live_", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+    "glpat-", "xox", "hf_", "aiza", "npm_", "pypi-", "eyj", "/api/webhooks/", "hooks.slack",
+)  # fmt: skip
+"""What a line (lowered) holds when it may hold one of ``TOKEN_SHAPES``."""
+_TRIGGERS = ("://", "bearer", "basic", *_TOKEN_TRIGGERS, *_SCREEN)
+"""What a line (lowered) must hold to be searched for shapes: a scheme, a token's prefix,
+a secret word; the other lines are skipped at C speed."""
+
+
+def _triggered(lowered: str) -> bool:
+    return any(word in lowered for word in _TRIGGERS)
+
+
+def _literal(value: str, after: str) -> bool:
+    """Whether an assigned ``value`` (followed by ``after``) is a secret literal and not
+    code, a reference or a placeholder."""
+    if value[:1] in "\"'":
+        inner = value.strip("\"'")
+        return bool(inner) and not inner.startswith(("<hidden", "${", "{{"))
+    if len(value) < _SHORTEST or value in _KEYWORDS or value.startswith(("$", "%", "{", "<")):
+        return False  # a flag or a number (TOKEN = 1), a reference, a placeholder
+    if "[" in value or after[:1] in ("(", "["):
+        return False  # a call, a subscript
+    if after[:1] in ("'", '"') and value.lower() in _STRING_PREFIXES:
+        return False  # password = f"{...}"
+    return not (_CODE.fullmatch(value) and ("." in value or len(value) < 24))
+
+
+def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, int]:
+    """``text`` with the secrets found by their shape hidden (the module's step 2), and
+    how many; a secret that is the value of an environment variable (``known``: value ->
+    name) is named after it."""
+    known = known or {}
+    found = 0
+
+    def mark(value: str) -> str:
+        nonlocal found
+        found += 1
+        name = known.get(value.strip("\"'"))
+        return f"<hidden: the value of ${name}>" if name else SECRET_HIDDEN
+
+    def url(m: re.Match[str]) -> str:
+        user, pw, end = m["user"], m["pw"], m["cut"] or "@"
+        if pw is not None:
+            if pw.startswith(_TEMPLATE):
+                return m[0]  # a template: f"{user}:{password}@"
+            return f"{m['scheme']}{user}:{mark(pw)}{end}"
+        if m["cut"] is None and len(user) >= _TOKEN_USER and not user.startswith(("{", "$")):
+            return f"{m['scheme']}{mark(user)}@"
+        return m[0]
+
+    def pem(m: re.Match[str]) -> str:
+        if (
+            not hidden_pem_kind(m["label"])
+            or "\n" in m[0]
+            or m.end() - m.start() <= len(m["label"]) + 16
+        ):
+            return m[0]  # public, or real lines (hidden line for line), or no body
+        return f"-----BEGIN {m['label']}----- {mark('')}"
+
+    def assigned(m: re.Match[str]) -> str:
+        if not secret_name(m["name"].strip("\"']")):
+            return m[0]
+        if not _literal(m["value"], m.string[m.end() : m.end() + 1]):
+            return m[0]
+        return f"{m['name']}{m['sep']}{mark(m['value'])}"
+
+    def line(text: str) -> str:
+        lowered = text.lower()
+        if "://" in text:
+            text = _URL_USERINFO.sub(url, text)
+        if any(word in lowered for word in _SCREEN):
+            if "=" in text or ":" in text:
+                text = _ASSIGNED.sub(assigned, text)
+            if ":" in text:
+                text = _COLON.sub(assigned, text)
+        if any(word in lowered for word in _TOKEN_TRIGGERS):
+            text = _TOKENS.sub(lambda m: mark(m[0]), text)
+        if "bearer" in lowered or "basic" in lowered:
+            text = _BEARER.sub(lambda m: m[1] + mark(m[2]), text)
+        return text
+
+    if "-----BEGIN " in text:
+        text = _PEM.sub(pem, text)
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a letter whose lower case is longer: no offsets
+        lines = text.split("\n")
+        return "\n".join(line(x) if _triggered(x.lower()) else x for x in lines), found
+    starts = set()  # the lines that hold a trigger: the others are skipped at C speed
+    for word in _TRIGGERS:
+        i = lowered.find(word)
+        while i >= 0:
+            start = text.rfind("\n", 0, i) + 1
+            starts.add(start)
+            end = text.find("\n", i)
+            i = -1 if end < 0 else lowered.find(word, end)
+    out: list[str] = []
+    done = 0
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        out += [text[done:start], line(text[start:end])]
+        done = end
+    out.append(text[done:])
+    return "".join(out), found
+
+
+# -- the environment's secrets, wherever they were copied ------------------------------
+
+MIN_LENGTH = 8
+"""Shorter values (``1``, ``true``) are flags, not secrets: hiding them would hide text."""
+PIECE = 12
+"""A secret value is hidden in pieces of this length too (a cut repr shows part of it)."""
+_NOT_SECRETS = frozenset(("PWD", "OLDPWD"))
+
+
+def _passwords(value: str) -> list[str]:
+    """The passwords a value holds: a URL's userinfo password (or token user), and the
+    values of ``name=value`` pairs with a secret name (a libpq DSN's ``password=``)."""
+    found = []
+    for m in _URL_USERINFO.finditer(value):
+        if m["pw"] is not None:
+            if not m["pw"].startswith(_TEMPLATE):
+                found.append(m["pw"])
+        elif len(m["user"]) >= _TOKEN_USER:
+            found.append(m["user"])
+    for m in _ASSIGNED.finditer(value):
+        after = value[m.end() : m.end() + 1]
+        if secret_name(m["name"].strip("\"']")) and _literal(m["value"], after):
+            found.append(m["value"].strip("\"'"))
+    return found
+
+
+_seen: tuple[int, list[tuple[str, str]]] = (0, [])
+
+
+def secret_values() -> list[tuple[str, str]]:
+    """``(name, value)`` of the secrets this process's environment holds: the values of
+    secret-named variables (:func:`secret_env_name`), and the passwords in any variable's
+    URLs or ``password=`` pairs; longest value first. Kept while the environment is
+    unchanged."""
+    global _seen
+    key = hash(frozenset(os.environ.items()))
+    if _seen[0] != key or not key:
+        _seen = (key, _secret_values())
+    return list(_seen[1])
+
+
+def _secret_values() -> list[tuple[str, str]]:
+    found = []
+    for name, value in os.environ.items():
+        if name in _NOT_SECRETS:
+            continue
+        if secret_env_name(name):
+            if len(value) >= MIN_LENGTH and not os.path.exists(value):
+                found.append((name, value))  # a path (a credentials FILE's name) is not
+            continue
+        if "@" in value or "=" in value:
+            for pw in _passwords(value):
+                if len(pw) >= MIN_LENGTH:
+                    found.append((name, pw))
+    return sorted(found, key=lambda nv: -len(nv[1]))
+
+
+def _hide(text: str, name: str, value: str) -> tuple[str, int]:
+    mark = f"<hidden: the value of ${name}>"
+    if len(value) < PIECE:
+        return text.replace(value, mark), text.count(value)
+    pieces = {value[i : i + PIECE] for i in range(len(value) - PIECE + 1)}
+    if not any(p in text for p in pieces):
+        return text, 0
+    out: list[str] = []
+    found = 0
+    i = 0
+    while i < len(text):
+        if text[i : i + PIECE] in pieces:
+            j = i + PIECE
+            while j < len(text) and text[i : j + 1] in value:
+                j += 1
+            out.append(mark)
+            found += 1
+            i = j
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out), found
+
+
+def hide_environment_values(
+    text: str, found: list[tuple[str, str]] | None = None
+) -> tuple[str, int]:
+    """``text`` with the environment's secret values (:func:`secret_values`, or ``found``)
+    and any piece of ``PIECE`` characters of one, each named ``<hidden: the value of
+    $NAME>``; and how many."""
+    total = 0
+    for name, value in secret_values() if found is None else found:
+        text, n = _hide(text, name, value)
+        total += n
+    return text, total
+
+
+# -- the one function the channels call -------------------------------------------------
+
+
+def redact_secret_text(text: str, *, approved: bool = False) -> tuple[str, int]:
+    """``text`` with every secret the module lists hidden, and how many were. With
+    ``approved`` (a person clicked this very call, to see its text), only private keys
+    are hidden. Line breaks are kept one for one."""
+    if not text:
+        return text, 0
+    text, found = redact_private_keys(text)
+    if approved:
+        return text, found
+    env = secret_values()
+    text, shaped = redact_shapes(text, {value: name for name, value in reversed(env)})
+    text, copied = hide_environment_values(text, env)
+    return text, found + shaped + copied
+
+
+def redact_ends(text: str, keep: int, margin: int = 4000) -> str:
+    """The first and last ``keep`` characters of a long ``text``, each with the secrets
+    found by shape hidden, read with ``margin`` characters of context: a repr cut in the
+    middle must not show the part of a secret whose name or scheme fell in the cut."""
+    head = redact_shapes(redact_private_keys(text[: keep + margin])[0])[0][:keep]
+    tail = redact_shapes(redact_private_keys(text[-(keep + margin) :])[0])[0][-keep:]
+    return head + tail
