@@ -24,6 +24,7 @@ so the final text is also searched for:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -252,12 +253,32 @@ def _passwords(value: str) -> list[str]:
     return found
 
 
+@functools.cache
+def _start_environment() -> tuple[tuple[str, str], ...]:
+    """The environment the process started with, as the kernel got it (Linux:
+    ``/proc/self/environ``, which ``os.environ.pop`` and ``del`` do not change)."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return ()
+    pairs = (entry.partition(b"=") for entry in raw.split(b"\0") if b"=" in entry)
+    return tuple((os.fsdecode(k), os.fsdecode(v)) for k, _, v in pairs)
+
+
+def _environments() -> list[tuple[str, str]]:
+    """The variables of ``os.environ`` and of the environment the process started with: a
+    key the user took out of ``os.environ`` into a variable
+    (``pw = os.environ.pop("PGPASSWORD")``) is still a secret."""
+    return [*os.environ.items(), *_start_environment()]
+
+
 def secret_values() -> list[tuple[str, str]]:
-    """``(name, value)`` of the secrets the environment holds: the values of secret-named
-    variables, and the passwords in any variable's URLs or ``password=`` pairs; longest
-    value first."""
+    """``(name, value)`` of the secrets the environment holds, now or when the process
+    started (``_environments``): the values of secret-named variables, and the passwords
+    in any variable's URLs or ``password=`` pairs; longest value first."""
     found = []
-    for name, value in os.environ.items():
+    for name, value in dict.fromkeys(_environments()):
         if name in _NOT_SECRETS:
             continue
         if secret_env_name(name):

@@ -31,6 +31,7 @@ __all__ = [
     "StaticReadError",
     "attribute_lines",
     "builtin_len",
+    "code_part_hidden",
     "holds_unsafe",
     "labels_safe",
     "reachable",
@@ -80,6 +81,18 @@ _WRAPPED = ("fget", "func", "__func__", "_accessor")
 ``functools.cached_property.func``, ``classmethod.__func__``, pandas' ``Accessor``)."""
 
 _WAY_OUT = "use the python tool, which asks the user first"
+
+_CODE_READS: tuple[tuple[type, frozenset[str]], ...] = (
+    (types.FunctionType, frozenset({"__name__", "__qualname__", "__module__", "__doc__"})),
+    (types.CodeType, frozenset({"co_name", "co_qualname", "co_filename", "co_firstlineno"})),
+    (types.CellType, frozenset()),
+    (functools.partial, frozenset({"func", "keywords"})),
+)
+"""What ``describe`` reads of code rather than data (a function, a code object, a closure
+cell, a ``functools.partial``): its name, module and docstring, and a partial's function
+and keyword arguments. The rest holds the user's values apart from the names they were
+given (``__defaults__`` of ``password="..."``, a closure's ``cell_contents`` of ``token``,
+``co_consts``, a partial's positional ``args``), where no name-based redaction sees them."""
 
 
 def _unread(path: str, where: str, why: str) -> str:
@@ -294,6 +307,15 @@ def _what(descr: Any) -> str:
 # -- attributes -----------------------------------------------------------------------
 
 
+def code_part_hidden(t: type, name: str) -> type | None:
+    """The code type (``_CODE_READS``) whose attribute ``name`` of an object of type ``t``
+    is not read, or None."""
+    for code_type, readable in _CODE_READS:
+        if issubclass(t, code_type) and name not in readable:
+            return code_type
+    return None
+
+
 def read_attr(obj: Any, name: str, where: str) -> Any:
     """``obj.name`` when reading it runs no code outside the trusted set (``where`` is
     the path so far, for the messages): instance ``__dict__`` values, plain class
@@ -301,6 +323,13 @@ def read_attr(obj: Any, name: str, where: str) -> Any:
     descriptors and ``__getattr__`` only when their code is NumPy's or pandas'."""
     t = type(obj)
     path = f"{where}.{name}"
+    code_type = code_part_hidden(t, name)
+    if code_type is not None:
+        shown = ", ".join(sorted(dict(_CODE_READS)[code_type])) or "nothing"
+        raise StaticReadError(
+            f"{path}: describe reads only {shown} of a {type_name(code_type)}: the rest "
+            f"holds values apart from their names, which may be secrets ({_WAY_OUT})"
+        )
     if not _trusted_owner(t, "__getattribute__"):
         owner = _owner(t, "__getattribute__")
         raise StaticReadError(
