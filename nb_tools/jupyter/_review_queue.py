@@ -20,7 +20,7 @@ from IPython.display import display
 
 from nb_tools.agent import ApprovalRequest, Decision, current_row
 from nb_tools.jupyter._headless import HEADLESS_BY, HEADLESS_MESSAGE, FrontendWatch
-from nb_tools.transcript import hidden_runs
+from nb_tools.transcript import NOT_SHOWN, hidden_runs, shown_arguments
 
 if TYPE_CHECKING:
     from nb_tools.permissions import PermissionRules
@@ -43,8 +43,9 @@ def visible_text(text: str) -> str:
 
 def row_label(row: int | None, request: ApprovalRequest) -> str:
     args = request.call.arguments
-    with contextlib.suppress(ValueError):
-        args = json.dumps(json.loads(args), ensure_ascii=False)
+    parsed = shown_arguments(args)
+    if parsed is not NOT_SHOWN:
+        args = json.dumps(parsed, ensure_ascii=False)
     if len(args) > ARGUMENTS_CHARS:
         args = args[: ARGUMENTS_CHARS - 1] + "…"
     where = f"row {row}" if row is not None else "row ?"
