@@ -462,3 +462,34 @@ async def test_hostile_arguments_and_results_keep_the_run_and_its_views() -> Non
     tools = [i for i in transcript["items"] if i["kind"] == "tool"]
     assert len(tools) == 5 + len(raws)
     assert "[[[[" in html and "[[[[" in text  # shown as text
+
+
+# -- the review queue of a map: what "Approve selected" approves ------------------------
+
+
+async def test_the_review_queue_shows_the_whole_call_it_approves(tmp_path: Path) -> None:
+    """A map row's ``bash`` call pads its command past the queue's 160-character row
+    label, so the dangerous end is cut (``…``). A person who reads everything the queue
+    shows and approves only what looks harmless must not run it."""
+    from nb_tools.agent import ApprovalRequest
+    from nb_tools.jupyter._review_queue import ReviewQueue
+    from nb_tools.model import ToolCall
+
+    mark = tmp_path / "planted"
+    command = "echo checking the data" + " " * 200 + f"; touch {mark}"
+    call = ToolCall(id="c1", name="bash", arguments=json.dumps({"command": command}))
+    queue = ReviewQueue()
+    waiting = asyncio.ensure_future(queue(ApprovalRequest(call=call, info=None, preview=None)))
+    await asyncio.sleep(0.01)
+    queue.table.value = (queue.table.options[0][1],)
+    seen = " ".join(label for label, _ in queue.table.options)
+    seen += " ".join(_widget_html(queue.box))
+    if "touch" not in seen:
+        queue.approve.click()
+    else:
+        queue.deny.click()
+    decision = await asyncio.wait_for(waiting, 5)
+    if decision.approved:
+        os.system(command)  # what the run does with the approval
+    assert not mark.exists(), "the queue approved a command whose end it did not show"
+    assert f"touch {mark}" in seen
