@@ -52,6 +52,7 @@ from nb_tools.jupyter._static_read import (
     _instance_dict,
     attribute_lines,
     builtin_len,
+    kernel_machinery,
     safe_values,
     shallow_size,
     type_module,
@@ -350,7 +351,7 @@ def _describe_other(name: str, value: Any) -> str:
     if size is not None:
         out[0] += f", len {size}"
     out.append(safe_repr(value))
-    if type_module(t) != "builtins":
+    if type_module(t) != "builtins" and not kernel_machinery(value):
         attrs = attribute_lines(value)
         if attrs:
             out += ["attributes:", *attrs]

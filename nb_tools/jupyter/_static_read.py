@@ -33,6 +33,7 @@ __all__ = [
     "builtin_len",
     "code_part_hidden",
     "holds_unsafe",
+    "kernel_machinery",
     "labels_safe",
     "reachable",
     "read_attr",
@@ -139,6 +140,37 @@ def type_name(t: type) -> str:
 
 def _package(module: str) -> str:
     return module.split(".", 1)[0]
+
+
+KERNEL_PACKAGES = frozenset(
+    {"IPython", "ipykernel", "jupyter_client", "jupyter_core", "comm", "ipywidgets", "zmq"}
+    | {"traitlets", "nb_tools"}
+)
+"""The kernel's own machinery, reachable from any namespace (``get_ipython.__self__``,
+``sys.modules``, a widget's comm): it holds the kernel's connection key
+(``Session.key``, which signs the messages that run code in the kernel), the agent's
+model clients and its approval state. ``describe`` reads none of its objects' insides."""
+
+
+def kernel_machinery(obj: Any) -> bool:
+    """``obj`` is an object (or a module, or a class) of ``KERNEL_PACKAGES``."""
+    t = type(obj)
+    if issubclass(t, types.ModuleType):
+        name = (_instance_dict(obj) or {}).get("__name__")
+        module = name if type(name) is str else "?"
+    elif issubclass(t, type) and _package(type_module(t)) not in KERNEL_PACKAGES:
+        module = type_module(obj)  # a class: where it was written (its metaclass: below)
+    else:
+        module = type_module(t)
+    return _package(module) in KERNEL_PACKAGES
+
+
+def _machinery(path: str, obj: Any) -> StaticReadError:
+    return StaticReadError(
+        f"{path}: {where_of(path)} is part of the kernel's own machinery (a "
+        f"{type_name(type(obj))}), which holds the kernel's keys; describe does not read "
+        "into it"
+    )
 
 
 def trusted_type(t: type) -> bool:
@@ -323,6 +355,8 @@ def read_attr(obj: Any, name: str, where: str) -> Any:
     descriptors and ``__getattr__`` only when their code is NumPy's or pandas'."""
     t = type(obj)
     path = f"{where}.{name}"
+    if kernel_machinery(obj):
+        raise _machinery(path, obj)
     code_type = code_part_hidden(t, name)
     if code_type is not None:
         shown = ", ".join(sorted(dict(_CODE_READS)[code_type])) or "nothing"
@@ -477,6 +511,8 @@ def read_item(obj: Any, key: Any, where: str) -> Any:
     no user ``__eq__``/``__hash__`` on the stored keys (a dict is scanned, not hashed)."""
     t = type(obj)
     path = f"{where}[{key!r}]"
+    if kernel_machinery(obj):
+        raise _machinery(path, obj)
     if issubclass(t, dict) and _trusted_owner(t, "__getitem__"):
         for k, v in dict.items(obj):
             if _is(type(k), _ELEMENT_TYPES) and _is(type(key), _ELEMENT_TYPES) and k == key:

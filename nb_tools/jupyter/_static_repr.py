@@ -26,6 +26,7 @@ from nb_tools.jupyter._static_read import (
     _type_mro,
     _type_qualname,
     code_part_hidden,
+    kernel_machinery,
     labels_safe,
     safe_values,
     trusted_type,
@@ -131,6 +132,8 @@ def safe_repr(value: Any, level: int = 0) -> str:
         return _scalar_repr(value)
     if level >= MAX_LEVEL:
         return "..."
+    if kernel_machinery(value):
+        return f"<{type_name(t)} object (the kernel's own: not read)>"
     name = _type_qualname(t)
     if issubclass(t, dict):
         pairs = []

@@ -11,6 +11,12 @@ Succeeded before the fixes of this round (see the CHANGELOG):
 - ``pw = os.environ.pop("PGPASSWORD")`` (keeping a key from subprocesses): the value was
   no longer in ``os.environ``, so ``list_variables`` showed it. The redaction also hides
   the values of the environment the kernel started with (``/proc/self/environ``).
+- The kernel's connection key (``Session.key``, which signs the messages that run code in
+  the kernel) was one ``describe`` away: ``get_ipython.__self__._trait_values["kernel"]...``,
+  ``os.sys.modules["ipykernel.kernelapp"].IPKernelApp._instance...``, or a user's dict
+  holding the session (its repr). ``describe`` now reads nothing inside the kernel's own
+  machinery (``_static_read.KERNEL_PACKAGES``: IPython, ipykernel, jupyter_client, comm,
+  ipywidgets, zmq, traitlets, nb_tools).
 - A call whose arguments nest thousands deep (``[[[[...]]]]``, which the model may send):
   the live view's event handler and the final transcript HTML raised ``RecursionError``
   (the conversation's view was lost), and 200,000 levels made the live view's streaming
@@ -108,6 +114,9 @@ def gen():
 
 g = gen(); next(g)
 pw = os.environ.pop("PGPASSWORD")
+import ipywidgets
+box = {"session": get_ipython().kernel.session}
+button = ipywidgets.Button()
 """
 
 PROBE = r"""
@@ -117,6 +126,7 @@ _ip = get_ipython()
 _out = {"list": ListVariablesTool(_ip).call("{}").content}
 for _p in %(paths)r:
     _out[_p] = DescribeTool(_ip).call(json.dumps({"name": _p})).content
+_out["_key"] = _ip.kernel.session.key.decode()
 Path(%(out)r).write_text(json.dumps(_out))
 """
 
@@ -136,6 +146,14 @@ PATHS = [
     "g.gi_frame.f_locals",
     "pw",
     'os.environ._data[b"PGPASSWORD"]',
+    "get_ipython.__self__",
+    'get_ipython.__self__._trait_values["kernel"]._trait_values["session"]._trait_values',
+    'os.sys.modules["ipykernel.kernelapp"].IPKernelApp._instance._trait_values',
+    'os.sys.modules["jupyter_client.session"]',
+    "box",
+    'box["session"]._trait_values["key"]',
+    "button",
+    "button._trait_values",
 ]
 
 SECRETS = {
@@ -194,6 +212,19 @@ def test_no_secret_reaches_the_model(answers: dict[str, Any], secret: str) -> No
     for path, text in answers.items():
         if not path.startswith("_"):
             assert secret not in text, f"{SECRETS[secret]} leaked through {path}:\n{text[:600]}"
+
+
+@pytest.mark.kernel
+def test_the_kernels_connection_key_never_reaches_the_model(answers: dict[str, Any]) -> None:
+    """``Session.key`` signs the messages that run code in the kernel (the connection
+    file's secret): it was one ``describe`` away, through ``get_ipython.__self__``,
+    ``sys.modules`` or a user's dict holding the session."""
+    key = answers["_key"]
+    assert len(key) >= 16
+    for path, text in answers.items():
+        if not path.startswith("_"):
+            assert key not in text, f"the kernel's key leaked through {path}:\n{text[:600]}"
+    assert "the kernel's own machinery" in answers["button._trait_values"]
 
 
 @pytest.mark.kernel
