@@ -73,6 +73,8 @@ __all__ = [
 MAX_LIST_CHARS = 14_000
 """``list_variables`` answer cap (≈3,500 tokens at 4 characters a token)."""
 MAX_DESCRIBE_CHARS = 8_000
+LISTED_COLUMNS = 60
+"""``describe`` of a wider frame lists, shows and summarises its first this many columns."""
 _SKIP_TYPES: tuple[type, ...] = (
     types.ModuleType,
     types.FunctionType,
@@ -249,12 +251,15 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
     import numpy as np
 
     mem = _frame_summary(df)[1]  # memory_usage() makes a Series per column
-    work, notes = relabel(df)
+    # only the columns listed are read: pandas' describe(), a hidden column's
+    # isetitem, ... cost milliseconds a column (20,000 columns took a minute)
+    wide = df.shape[1] > LISTED_COLUMNS
+    work, notes = relabel(df.iloc[:, :LISTED_COLUMNS] if wide else df)
     declared = list(work.dtypes.values)  # before hidden values turn columns to object
     work, hidden = hide_secrets(work)
     notes += hidden
     dtypes = list(work.dtypes.values)
-    listed = min(len(dtypes), 60)
+    listed = len(dtypes)
     safe = [_plain(dtypes[i]) or safe_values(work.iloc[:, i]) for i in range(listed)]
     plain = [i for i in range(listed) if safe[i]]
     # the safe columns (all of them, mostly: no copy then)
@@ -266,8 +271,8 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
         cols.append(
             f"  {repr_name(work.columns[i])}: {declared[i]}" + (f", {int(n)} null" if n else "")
         )
-    if len(dtypes) > 60:
-        cols.append(f"  … {len(dtypes) - 60} more columns")
+    if wide:
+        cols.append(f"  … {df.shape[1] - listed} more columns")
     head, unsafe = safe_head(work, rows)
     out = [
         f"{name}: DataFrame, {df.shape[0]} rows x {df.shape[1]} columns, {_size(mem)} (shallow)",
@@ -281,17 +286,14 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
     if unsafe:
         out.append(f"note: column(s) {', '.join(unsafe)} hold {NOT_RUN}")
     left_out = [repr_name(work.columns[i]) for i in range(listed) if not safe[i]]
-    if len(dtypes) <= 60:
+    if not wide:
         stats_frame = safe_part
-    else:  # describe()'s default (numeric and datetime columns), of the columns listed:
-        # describe() costs milliseconds a column; 20,000 columns took a minute
+    else:  # describe()'s default: the numeric and datetime columns (of those listed)
         kinds = [issubclass(type(d), np.dtype) and d.kind in "iufcmM" for d in dtypes[:listed]]
         stats_frame = work.iloc[:, [i for i, k in enumerate(kinds) if k]]
     try:
         if stats_frame.shape[1]:
-            stats = (
-                stats_frame.describe(include="all") if len(dtypes) <= 60 else stats_frame.describe()
-            )
+            stats = stats_frame.describe(include="all") if not wide else stats_frame.describe()
             out += ["describe():", _frame_text(stats)]
     except (ValueError, TypeError) as exc:
         out.append(f"describe() failed: {exc}")
@@ -384,8 +386,9 @@ def _describe_unread(name: str, value: Any, kind: str, why: str) -> str:
         "tool can read them once the user approves)"
     ]
     if kind == "DataFrame" and not unreadable(value.columns) and not secret_levels(value.columns):
-        labels = [repr_name(c) for c in value.columns[:60]]
-        out.append("columns: " + ", ".join(labels) + (" …" if len(value.columns) > 60 else ""))
+        labels = [repr_name(c) for c in value.columns[:LISTED_COLUMNS]]
+        more = " …" if len(value.columns) > LISTED_COLUMNS else ""
+        out.append("columns: " + ", ".join(labels) + more)
     return "\n".join(out)
 
 
