@@ -22,7 +22,12 @@ Succeeded before the fixes of this round (see the CHANGELOG):
   (the conversation's view was lost), and 200,000 levels made the live view's streaming
   reader quadratic (the kernel hung for minutes). Every view of a call's arguments now
   parses them through one function (``transcript.shown_arguments``) that shows text
-  nested deeper than ``SHOWN_DEPTH`` as text.
+  nested deeper than ``SHOWN_DEPTH`` as text (the labextension's renderer too: its
+  test is in ``labextension/test/redteam.test.js``).
+- The review queue of ``%%agent --over`` cut a call's arguments at 160 characters and
+  "Approve selected" approved the call whole: a command padded past the cut hid its end.
+- ``describe`` of a frame 20,000 columns wide took a minute (200,000: most of an hour;
+  50,000 under a level named ``token``: 126 s), the kernel busy on a no-click call.
 
 Kept because the boundary already stopped them: a pandas accessor of the user's, an
 ``importlib.util.LazyLoader`` module, a ``property(operator.attrgetter(...))`` into an
@@ -31,7 +36,8 @@ locals; a call id the model reuses in a later turn, the button of a card already
 HTML and Markdown tricks in the model's text, thinking, tool names, arguments, results and
 errors as the live view and the ``text/html`` fallback render them; NaN, duplicate keys,
 huge numbers, lone surrogates in arguments, an exception whose ``__str__`` raises, and a
-20 MB tool result.
+20 MB tool result; an approval card for a command padded with 100,000 spaces or a file
+whose dangerous line follows 5,000 others (the card shows the end).
 """
 
 from __future__ import annotations
