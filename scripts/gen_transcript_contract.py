@@ -100,6 +100,7 @@ def tables() -> str:
     """The Python tables the TypeScript renderer shows the same way, as TypeScript constants."""
     from nb_tools.transcript._recorder import CONTINUABLE, CONTINUE_HINT, ENDINGS, STATUS_LABELS
     from nb_tools.transcript._types import TOOL_STATUSES
+    from nb_tools.transcript._visible import SHOWN_DEPTH
 
     consts = [
         ("TOOL_STATUSES", "readonly ToolStatus[]", list(TOOL_STATUSES)),
@@ -107,6 +108,7 @@ def tables() -> str:
         ("ENDINGS", "{ readonly [reason in StopReason]?: string }", ENDINGS),
         ("CONTINUABLE", "readonly StopReason[]", list(CONTINUABLE)),
         ("CONTINUE_HINT", "string", CONTINUE_HINT),
+        ("SHOWN_DEPTH", "number", SHOWN_DEPTH),
     ]
     return "\n\n".join([TABLES_HEADER, *(_const(*c) for c in consts)]) + "\n"
 

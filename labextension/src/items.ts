@@ -5,7 +5,7 @@
  * golden tests (tests/fixtures/transcripts/) check it. `data-nbt` attributes mark what
  * the goldens compare.
  */
-import { appendVisible, argumentsWarning } from './visible';
+import { appendVisible, argumentsWarning, shownArguments } from './visible';
 import type {
   CitationsItem,
   CompactionItem,
@@ -61,11 +61,8 @@ export function partText(part: Partial<Part>): string {
 
 /** Pretty-print the raw argument text; keep it verbatim when it is not valid JSON. */
 export function prettyArguments(raw: string): string {
-  try {
-    return JSON.stringify(JSON.parse(raw), null, 2);
-  } catch {
-    return raw;
-  }
+  const parsed = shownArguments(raw);
+  return parsed === undefined ? raw : JSON.stringify(parsed, null, 2);
 }
 
 /**
@@ -85,12 +82,7 @@ export function renderArguments(raw: string, headline?: ToolHeadline | null): HT
 }
 
 function renderArgumentValues(raw: string, headline: ToolHeadline | null): HTMLElement[] {
-  let parsed: unknown = undefined;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = shownArguments(raw);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return raw ? [appendVisible(el('pre', 'jp-nbtools-args', undefined, 'args'), prettyArguments(raw))] : [];
   }

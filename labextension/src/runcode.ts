@@ -6,6 +6,7 @@
  * off as comments. Values are written as Python literals.
  */
 import type { Transcript } from './transcript.generated';
+import { shownArguments } from './visible';
 
 const NOT_REDONE: { [status: string]: string } = {
   error: 'failed',
@@ -47,10 +48,8 @@ function isName(key: string): boolean {
 }
 
 function callLine(name: string, args: string): string {
-  let value: unknown;
-  try {
-    value = JSON.parse(args || '{}');
-  } catch {
+  const value = shownArguments(args || '{}');
+  if (value === undefined) {
     return `call_tool(${JSON.stringify(name)})  # arguments were not JSON: ${JSON.stringify(args)}`;
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -70,12 +69,9 @@ function codeOf(item: any): string | null {
   if (!headline || headline.kind !== 'code' || headline.language !== 'python') {
     return null;
   }
-  try {
-    const code = JSON.parse(item.arguments || '{}')[headline.arg];
-    return typeof code === 'string' ? code : null;
-  } catch {
-    return null;
-  }
+  const args = shownArguments(item.arguments || '{}');
+  const code = args !== null && typeof args === 'object' ? (args as any)[headline.arg] : undefined;
+  return typeof code === 'string' ? code : null;
 }
 
 /** The run's tool calls as Python that re-does them without the model. */

@@ -238,3 +238,5 @@ export const CONTINUABLE: readonly StopReason[] = [
 ];
 
 export const CONTINUE_HINT: string = "Run `%%agent --continue` to go on.";
+
+export const SHOWN_DEPTH: number = 64;

@@ -5,6 +5,8 @@
  * The same rules as nb_tools/transcript/_visible.py (the goldens check both show the same).
  */
 
+import { SHOWN_DEPTH } from './transcript.generated';
+
 type HiddenKind = 'direction' | 'invisible' | 'tag' | 'control';
 
 const BIDI = new Set([0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]);
@@ -203,16 +205,54 @@ function strings(value: unknown, out: string[]): void {
 }
 
 /**
+ * A call's argument text parsed for display, or undefined (not JSON, or nested deeper
+ * than SHOWN_DEPTH, which JSON.stringify and the renderers' recursion could not take):
+ * the one parse every view of a call's arguments uses (Python: shown_arguments).
+ */
+export function shownArguments(raw: string): unknown {
+  if (typeof raw !== 'string' || depthOver(raw, SHOWN_DEPTH)) {
+    return undefined;
+  }
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+function depthOver(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  for (const ch of text) {
+    if (inString) {
+      if (escaped) {
+        escaped = false;
+      } else if (ch === '\\') {
+        escaped = true;
+      } else if (ch === '"') {
+        inString = false;
+      }
+    } else if (ch === '"') {
+      inString = true;
+    } else if (ch === '[' || ch === '{') {
+      if (++depth > limit) {
+        return true;
+      }
+    } else if (ch === ']' || ch === '}') {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
  * The transcript's line on a call whose arguments hold hidden characters, counted in the
  * JSON's keys and strings ("" when there are none; Python: transcript_warning).
  */
 export function argumentsWarning(raw: string): string {
-  let parsed: unknown = raw;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    parsed = raw;
-  }
+  const value = shownArguments(raw);
+  const parsed: unknown = value === undefined ? raw : value;
   const all: string[] = [];
   strings(parsed, all);
   const found = new Map<HiddenKind, number>();

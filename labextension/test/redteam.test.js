@@ -69,3 +69,18 @@ test("the model's Markdown keeps no attribute that fetches, styles or overlays",
   assert.equal(host.querySelector('pre span').className, 'cm-keyword');
   assert.equal(host.querySelector('td').getAttribute('colspan'), '2');
 });
+
+test('arguments nested thousands deep are shown as text, and the transcript still renders', () => {
+  // the model writes the arguments: `[[[[...]]]]` 2,000 deep made JSON.stringify (and the
+  // renderers' recursion) throw, and the whole saved conversation failed to render
+  for (const depth of [2000, 200000]) {
+    const raw = '{"path": ' + '['.repeat(depth) + ']'.repeat(depth) + '}';
+    const t = transcript('');
+    t.items[0].arguments = raw;
+    delete t.items[0].display;
+    const root = renderTranscript(t, LEAKY, []);
+    const args = root.querySelector('[data-nbt="args"]');
+    assert.ok(args, 'the arguments were not rendered');
+    assert.ok(args.textContent.startsWith('{"path": [[[['), args.textContent.slice(0, 40));
+  }
+});

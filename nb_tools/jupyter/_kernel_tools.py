@@ -45,6 +45,7 @@ from nb_tools.jupyter._static_read import (
     _instance_dict,
     attribute_lines,
     builtin_len,
+    kernel_machinery,
     safe_values,
     shallow_size,
     type_module,
@@ -67,6 +68,8 @@ __all__ = [
 MAX_LIST_CHARS = 14_000
 """``list_variables`` answer cap (≈3,500 tokens at 4 characters a token)."""
 MAX_DESCRIBE_CHARS = 8_000
+LISTED_COLUMNS = 60
+"""``describe`` of a wider frame lists, shows and summarises its first this many columns."""
 _SKIP_TYPES: tuple[type, ...] = (
     types.ModuleType,
     types.FunctionType,
@@ -242,13 +245,16 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
     ``safe_repr``, counted by ``null_count`` and left out of ``describe()``."""
     import numpy as np
 
-    mem = int(df.memory_usage(index=True, deep=False).sum())
-    work, notes = relabel(df)
+    mem = _frame_summary(df)[1]  # memory_usage() makes a Series per column
+    # only the columns listed are read: pandas' describe(), a hidden column's
+    # isetitem, ... cost milliseconds a column (20,000 columns took a minute)
+    wide = df.shape[1] > LISTED_COLUMNS
+    work, notes = relabel(df.iloc[:, :LISTED_COLUMNS] if wide else df)
     declared = list(work.dtypes.values)  # before hidden values turn columns to object
     work, hidden = hide_secrets(work)
     notes += hidden
     dtypes = list(work.dtypes.values)
-    listed = min(len(dtypes), 60)
+    listed = len(dtypes)
     safe = [_plain(dtypes[i]) or safe_values(work.iloc[:, i]) for i in range(listed)]
     plain = [i for i in range(listed) if safe[i]]
     # the safe columns (all of them, mostly: no copy then)
@@ -260,8 +266,8 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
         cols.append(
             f"  {repr_name(work.columns[i])}: {declared[i]}" + (f", {int(n)} null" if n else "")
         )
-    if len(dtypes) > 60:
-        cols.append(f"  … {len(dtypes) - 60} more columns")
+    if wide:
+        cols.append(f"  … {df.shape[1] - listed} more columns")
     head, unsafe = safe_head(work, rows)
     out = [
         f"{name}: DataFrame, {df.shape[0]} rows x {df.shape[1]} columns, {_size(mem)} (shallow)",
@@ -275,16 +281,14 @@ def _describe_frame(name: str, df: Any, rows: int) -> str:
     if unsafe:
         out.append(f"note: column(s) {', '.join(unsafe)} hold {NOT_RUN}")
     left_out = [repr_name(work.columns[i]) for i in range(listed) if not safe[i]]
-    if len(dtypes) <= 60:
+    if not wide:
         stats_frame = safe_part
-    else:  # describe()'s default: the numeric and datetime columns
-        kinds = [issubclass(type(d), np.dtype) and d.kind in "iufcmM" for d in dtypes]
+    else:  # describe()'s default: the numeric and datetime columns (of those listed)
+        kinds = [issubclass(type(d), np.dtype) and d.kind in "iufcmM" for d in dtypes[:listed]]
         stats_frame = work.iloc[:, [i for i, k in enumerate(kinds) if k]]
     try:
         if stats_frame.shape[1]:
-            stats = (
-                stats_frame.describe(include="all") if len(dtypes) <= 60 else stats_frame.describe()
-            )
+            stats = stats_frame.describe(include="all") if not wide else stats_frame.describe()
             out += ["describe():", _frame_text(stats)]
     except (ValueError, TypeError) as exc:
         out.append(f"describe() failed: {exc}")
@@ -345,7 +349,7 @@ def _describe_other(name: str, value: Any) -> str:
     if size is not None:
         out[0] += f", len {size}"
     out.append(safe_repr(value))
-    if type_module(t) != "builtins":
+    if type_module(t) != "builtins" and not kernel_machinery(value):
         attrs = attribute_lines(value)
         if attrs:
             out += ["attributes:", *attrs]
@@ -377,8 +381,9 @@ def _describe_unread(name: str, value: Any, kind: str, why: str) -> str:
         "tool can read them once the user approves)"
     ]
     if kind == "DataFrame" and not unreadable(value.columns) and not secret_levels(value.columns):
-        labels = [repr_name(c) for c in value.columns[:60]]
-        out.append("columns: " + ", ".join(labels) + (" …" if len(value.columns) > 60 else ""))
+        labels = [repr_name(c) for c in value.columns[:LISTED_COLUMNS]]
+        more = " …" if len(value.columns) > LISTED_COLUMNS else ""
+        out.append("columns: " + ", ".join(labels) + more)
     return "\n".join(out)
 
 

@@ -1,6 +1,9 @@
 """One review queue for the calls of a map's rows that need a person (``%%agent --over``
 with approval "ask"): a table (row, tool, arguments) with Approve selected, Deny all and
 Always allow RULE; each waiting row waits for its own answer while the other rows go on.
+The table's rows are cut to a line; the whole of every selected call (its arguments as
+they will run, hidden characters marked, long lines wrapped) is shown below the table,
+and "Approve selected" approves only calls shown whole there.
 "Always allow" adds the rule to the session's one rule set as a session rule, as the
 single run's card does: the rest of the map, later maps and later ``%%agent`` runs honour
 it (``%nbtools forget RULE`` undoes it); the waiting calls it covers are approved.
@@ -20,14 +23,18 @@ from IPython.display import display
 
 from nb_tools.agent import ApprovalRequest, Decision, current_row
 from nb_tools.jupyter._headless import HEADLESS_BY, HEADLESS_MESSAGE, FrontendWatch
-from nb_tools.transcript import hidden_runs
+from nb_tools.transcript import NOT_SHOWN, hidden_runs, shown_arguments, visible_html
 
 if TYPE_CHECKING:
     from nb_tools.permissions import PermissionRules
 
 BY = "user (review queue)"
 ARGUMENTS_CHARS = 160
-"""Arguments longer than this are cut in the table (the whole call is approved as made)."""
+"""Arguments longer than this are cut in the table (the pane below shows them whole)."""
+SHOWN_CHARS = 20_000
+"""Arguments longer than this are not shown whole, so "Approve selected" does not approve
+them (Deny all, or an "Always allow" rule, which names what it allows, settles them)."""
+_WRAP = "white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0 6px"
 
 
 def visible_text(text: str) -> str:
@@ -41,10 +48,27 @@ def visible_text(text: str) -> str:
     return "".join(out)
 
 
-def row_label(row: int | None, request: ApprovalRequest) -> str:
+def _arguments(request: ApprovalRequest, indent: int | None = None) -> str:
     args = request.call.arguments
-    with contextlib.suppress(ValueError):
-        args = json.dumps(json.loads(args), ensure_ascii=False)
+    parsed = shown_arguments(args)
+    if parsed is not NOT_SHOWN:
+        args = json.dumps(parsed, ensure_ascii=False, indent=indent)
+    return args
+
+
+def call_html(row: int | None, request: ApprovalRequest) -> str | None:
+    """The whole call as the pane below the table shows it, or None when its arguments
+    are too long to show (``SHOWN_CHARS``)."""
+    args = _arguments(request, indent=2)
+    if len(args) > SHOWN_CHARS:
+        return None
+    where = f"row {row}" if row is not None else "row ?"
+    head = visible_html(f"{where} · {request.call.name}")
+    return f'<div><b>{head}</b><pre style="{_WRAP}">{visible_html(args)}</pre></div>'
+
+
+def row_label(row: int | None, request: ApprovalRequest) -> str:
+    args = _arguments(request)
     if len(args) > ARGUMENTS_CHARS:
         args = args[: ARGUMENTS_CHARS - 1] + "…"
     where = f"row {row}" if row is not None else "row ?"
@@ -73,6 +97,9 @@ class ReviewQueue:
         self._keys = itertools.count()
         self.table = widgets.SelectMultiple(options=[], rows=8, layout={"width": "100%"})
         self.title = widgets.HTML()
+        self.detail = widgets.HTML()
+        self.shown: set[int] = set()
+        """The waiting calls the pane shows whole: what "Approve selected" approves."""
         self.approve = widgets.Button(description="Approve selected", button_style="success")
         self.deny = widgets.Button(description="Deny all", button_style="danger")
         self.always = widgets.Button(description="Always allow", disabled=True)
@@ -81,7 +108,7 @@ class ReviewQueue:
         self.always.on_click(lambda _: self.always_allow())
         self.table.observe(lambda _: self._offer_rule(), names="value")
         buttons = widgets.HBox([self.approve, self.deny, self.always])
-        self.box = widgets.VBox([self.title, self.table, buttons])
+        self.box = widgets.VBox([self.title, self.table, self.detail, buttons])
         self.box.layout.display = "none"
         self.handle: Any = None
 
@@ -118,7 +145,8 @@ class ReviewQueue:
                 item.answer.get_loop().call_soon_threadsafe(_set, item.answer, decision)
 
     def approve_selected(self) -> None:
-        self._settle(list(self.table.value), Decision(approved=True, by=BY))
+        keys = [k for k in self.table.value if k in self.shown]
+        self._settle(keys, Decision(approved=True, by=BY))
 
     def deny_all(self) -> None:
         self._settle(
@@ -145,7 +173,27 @@ class ReviewQueue:
             if k in self.pending and (rule := self.pending[k].request.always_allow_rule)
         }
 
+    def _show_selected(self) -> None:
+        parts: list[str] = []
+        shown: set[int] = set()
+        for k in self.table.value:
+            item = self.pending.get(k)
+            if item is None:
+                continue
+            html = call_html(item.row, item.request)
+            if html is None:
+                parts.append(
+                    f"<div><b>{visible_html(row_label(item.row, item.request))}</b>: too long "
+                    "to show here; Approve selected leaves it waiting</div>"
+                )
+            else:
+                parts.append(html)
+                shown.add(k)
+        self.detail.value = "".join(parts)
+        self.shown = shown
+
     def _offer_rule(self) -> None:
+        self._show_selected()
         rules = self._selected_rules()
         self.always.disabled = not rules
         label = ", ".join(sorted(rules)) if rules else "RULE"
@@ -166,7 +214,8 @@ class ReviewQueue:
         if self.handle is not None:
             self.handle.update({"text/plain": ""}, raw=True)
         with contextlib.suppress(Exception):
-            for w in (self.table, self.title, self.approve, self.deny, self.always, self.box):
+            widgets_ = (self.table, self.title, self.detail, self.approve, self.deny, self.always)
+            for w in (*widgets_, self.box):
                 w.close()
 
 

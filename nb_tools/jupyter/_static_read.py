@@ -31,7 +31,9 @@ __all__ = [
     "StaticReadError",
     "attribute_lines",
     "builtin_len",
+    "code_part_hidden",
     "holds_unsafe",
+    "kernel_machinery",
     "labels_safe",
     "reachable",
     "read_attr",
@@ -81,6 +83,18 @@ _WRAPPED = ("fget", "func", "__func__", "_accessor")
 
 _WAY_OUT = "use the python tool, which asks the user first"
 
+_CODE_READS: tuple[tuple[type, frozenset[str]], ...] = (
+    (types.FunctionType, frozenset({"__name__", "__qualname__", "__module__", "__doc__"})),
+    (types.CodeType, frozenset({"co_name", "co_qualname", "co_filename", "co_firstlineno"})),
+    (types.CellType, frozenset()),
+    (functools.partial, frozenset({"func", "keywords"})),
+)
+"""What ``describe`` reads of code rather than data (a function, a code object, a closure
+cell, a ``functools.partial``): its name, module and docstring, and a partial's function
+and keyword arguments. The rest holds the user's values apart from the names they were
+given (``__defaults__`` of ``password="..."``, a closure's ``cell_contents`` of ``token``,
+``co_consts``, a partial's positional ``args``), where no name-based redaction sees them."""
+
 
 def _unread(path: str, where: str, why: str) -> str:
     return f"{path}: describe does not read the values of {where}: {why} ({_WAY_OUT})"
@@ -126,6 +140,37 @@ def type_name(t: type) -> str:
 
 def _package(module: str) -> str:
     return module.split(".", 1)[0]
+
+
+KERNEL_PACKAGES = frozenset(
+    {"IPython", "ipykernel", "jupyter_client", "jupyter_core", "comm", "ipywidgets", "zmq"}
+    | {"traitlets", "nb_tools"}
+)
+"""The kernel's own machinery, reachable from any namespace (``get_ipython.__self__``,
+``sys.modules``, a widget's comm): it holds the kernel's connection key
+(``Session.key``, which signs the messages that run code in the kernel), the agent's
+model clients and its approval state. ``describe`` reads none of its objects' insides."""
+
+
+def kernel_machinery(obj: Any) -> bool:
+    """``obj`` is an object (or a module, or a class) of ``KERNEL_PACKAGES``."""
+    t = type(obj)
+    if issubclass(t, types.ModuleType):
+        name = (_instance_dict(obj) or {}).get("__name__")
+        module = name if type(name) is str else "?"
+    elif issubclass(t, type) and _package(type_module(t)) not in KERNEL_PACKAGES:
+        module = type_module(obj)  # a class: where it was written (its metaclass: below)
+    else:
+        module = type_module(t)
+    return _package(module) in KERNEL_PACKAGES
+
+
+def _machinery(path: str, obj: Any) -> StaticReadError:
+    return StaticReadError(
+        f"{path}: {where_of(path)} is part of the kernel's own machinery (a "
+        f"{type_name(type(obj))}), which holds the kernel's keys; describe does not read "
+        "into it"
+    )
 
 
 def trusted_type(t: type) -> bool:
@@ -294,6 +339,15 @@ def _what(descr: Any) -> str:
 # -- attributes -----------------------------------------------------------------------
 
 
+def code_part_hidden(t: type, name: str) -> type | None:
+    """The code type (``_CODE_READS``) whose attribute ``name`` of an object of type ``t``
+    is not read, or None."""
+    for code_type, readable in _CODE_READS:
+        if issubclass(t, code_type) and name not in readable:
+            return code_type
+    return None
+
+
 def read_attr(obj: Any, name: str, where: str) -> Any:
     """``obj.name`` when reading it runs no code outside the trusted set (``where`` is
     the path so far, for the messages): instance ``__dict__`` values, plain class
@@ -301,6 +355,15 @@ def read_attr(obj: Any, name: str, where: str) -> Any:
     descriptors and ``__getattr__`` only when their code is NumPy's or pandas'."""
     t = type(obj)
     path = f"{where}.{name}"
+    if kernel_machinery(obj):
+        raise _machinery(path, obj)
+    code_type = code_part_hidden(t, name)
+    if code_type is not None:
+        shown = ", ".join(sorted(dict(_CODE_READS)[code_type])) or "nothing"
+        raise StaticReadError(
+            f"{path}: describe reads only {shown} of a {type_name(code_type)}: the rest "
+            f"holds values apart from their names, which may be secrets ({_WAY_OUT})"
+        )
     if not _trusted_owner(t, "__getattribute__"):
         owner = _owner(t, "__getattribute__")
         raise StaticReadError(
@@ -448,6 +511,8 @@ def read_item(obj: Any, key: Any, where: str) -> Any:
     no user ``__eq__``/``__hash__`` on the stored keys (a dict is scanned, not hashed)."""
     t = type(obj)
     path = f"{where}[{key!r}]"
+    if kernel_machinery(obj):
+        raise _machinery(path, obj)
     if issubclass(t, dict) and _trusted_owner(t, "__getitem__"):
         for k, v in dict.items(obj):
             if _is(type(k), _ELEMENT_TYPES) and _is(type(key), _ELEMENT_TYPES) and k == key:

@@ -24,6 +24,8 @@ from nb_tools.jupyter._static_read import (
     _type_dict,
     _type_mro,
     _type_qualname,
+    code_part_hidden,
+    kernel_machinery,
     labels_safe,
     safe_values,
     trusted_type,
@@ -131,6 +133,8 @@ def safe_repr(value: Any, level: int = 0) -> str:
         return _scalar_repr(value)
     if level >= MAX_LEVEL:
         return "..."
+    if kernel_machinery(value):
+        return f"<{type_name(t)} object (the kernel's own: not read)>"
     name = _type_qualname(t)
     if issubclass(t, dict):
         pairs = []
@@ -219,7 +223,11 @@ def _fields(value: Any) -> list[tuple[str, Any]]:
     out = list(dict.items(d)) if (d := _instance_dict(value)) is not None else []
     for c in _type_mro(type(value)):
         for k, v in dict.items(dict(_type_dict(c))):
-            if type(v) is types.MemberDescriptorType and type(k) is str:
+            if (
+                type(v) is types.MemberDescriptorType
+                and type(k) is str
+                and code_part_hidden(type(value), k) is None  # a partial's args
+            ):
                 with contextlib.suppress(AttributeError):  # a slot not set
                     out.append((k, v.__get__(value, type(value))))
     return out

@@ -34,6 +34,7 @@ A person's click on a call shows them its text: ``approved=True`` hides private 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -456,14 +457,34 @@ def _passwords(value: str) -> list[str]:
     return found
 
 
+@functools.cache
+def _start_environment() -> tuple[tuple[str, str], ...]:
+    """The environment the process started with, as the kernel got it (Linux:
+    ``/proc/self/environ``, which ``os.environ.pop`` and ``del`` do not change)."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return ()
+    pairs = (entry.partition(b"=") for entry in raw.split(b"\0") if b"=" in entry)
+    return tuple((os.fsdecode(k), os.fsdecode(v)) for k, _, v in pairs)
+
+
+def _environments() -> list[tuple[str, str]]:
+    """The variables of ``os.environ`` and of the environment the process started with: a
+    key the user took out of ``os.environ`` into a variable
+    (``pw = os.environ.pop("PGPASSWORD")``) is still a secret."""
+    return list(dict.fromkeys([*os.environ.items(), *_start_environment()]))
+
+
 _seen: tuple[int, list[tuple[str, str]]] = (0, [])
 
 
 def secret_values() -> list[tuple[str, str]]:
-    """``(name, value)`` of the secrets this process's environment holds: the values of
-    secret-named variables (:func:`secret_env_name`), and the passwords in any variable's
-    URLs or ``password=`` pairs; longest value first. Kept while the environment is
-    unchanged."""
+    """``(name, value)`` of the secrets this process's environment holds, now or when it
+    started (``_environments``): the values of secret-named variables
+    (:func:`secret_env_name`), and the passwords in any variable's URLs or ``password=``
+    pairs; longest value first. Kept while the environment is unchanged."""
     global _seen
     key = hash(frozenset(os.environ.items()))
     if _seen[0] != key or not key:
@@ -473,7 +494,7 @@ def secret_values() -> list[tuple[str, str]]:
 
 def _secret_values() -> list[tuple[str, str]]:
     found = []
-    for name, value in os.environ.items():
+    for name, value in _environments():
         if name in _NOT_SECRETS:
             continue
         if secret_env_name(name):

@@ -14,16 +14,19 @@ from nb_tools.transcript._markdown import safe_split
 from nb_tools.transcript._partial_args import PartialArguments, completed_arguments
 from nb_tools.transcript._recorder import TranscriptRecorder, diff_dict, usage_line
 from nb_tools.transcript._visible import (
+    NOT_SHOWN,
     count_in_arguments,
     hidden_runs,
     hidden_warning,
     json_strings,
+    shown_arguments,
     visible_html,
     visible_text,
 )
 
 __all__ = [
     "LIVE_TEXT_CLASSES",
+    "NOT_SHOWN",
     "PRE_STYLE",
     "ConversationRef",
     "PartialArguments",
@@ -38,6 +41,7 @@ __all__ = [
     "json_strings",
     "safe_split",
     "self_contained",
+    "shown_arguments",
     "shown_in",
     "text_html",
     "tool_item_html",

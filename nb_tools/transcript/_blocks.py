@@ -24,6 +24,7 @@ from nb_tools.transcript._types import (
     ServerToolItem,
     ThinkingItem,
 )
+from nb_tools.transcript._visible import shown_arguments
 
 OUTPUT_MAX_CHARS = 20_000
 
@@ -95,10 +96,7 @@ def server_tool_item(event: ServerToolUsed) -> ServerToolItem:
         "return_code": None,
         "url": None,
     }
-    try:
-        args = json.loads(event.arguments or "{}")
-    except ValueError:
-        args = {}
+    args = shown_arguments(event.arguments or "{}")
     if isinstance(args, dict):
         item["code"] = _text(args.get("code") or args.get("command"))
         item["url"] = _text(args.get("url"))

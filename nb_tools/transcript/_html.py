@@ -24,7 +24,12 @@ from nb_tools.transcript._recorder import (
 )
 from nb_tools.transcript._safe_html import safe_html
 from nb_tools.transcript._types import ITEM_KINDS, ItemKind
-from nb_tools.transcript._visible import count_in_arguments, transcript_warning, visible_html
+from nb_tools.transcript._visible import (
+    count_in_arguments,
+    shown_arguments,
+    transcript_warning,
+    visible_html,
+)
 
 RESULT_PREVIEW_CHARS = 1_500
 RESULT_PREVIEW_LINES = 10
@@ -151,10 +156,7 @@ def args_html(
     them. ``expanded``: shown open (a call waiting for approval or running); else inside a
     "▸ arguments" toggle. No table of tool or argument names: the labextension reads the
     same ``headline``."""
-    try:
-        parsed = json.loads(raw)
-    except (ValueError, TypeError):
-        parsed = None
+    parsed = shown_arguments(raw)
     pieces: list[str] = []
     rest: dict[str, Any] = {}
     if isinstance(parsed, dict):

@@ -16,6 +16,8 @@ import json
 import re
 from typing import Any
 
+from nb_tools.transcript._visible import NOT_SHOWN, SHOWN_DEPTH, shown_arguments
+
 _PLAIN = re.compile(r'[^"\\]*')
 _HEX = frozenset("0123456789abcdefABCDEF")
 _DELIMITERS = frozenset(",}] \t\r\n")
@@ -73,8 +75,8 @@ class PartialArguments:
                 self._in_string, self._string_start = True, i
                 self._string_is_key = expect == "key"
             elif ch in "{[":
-                if expect != "value":
-                    return self._break()
+                if expect != "value" or len(self._stack) >= SHOWN_DEPTH:
+                    return self._break()  # deeper than any view shows: read no further
                 self._stack.append(ch)
                 self._expect.append("key" if ch == "{" else "value")
                 self._keys.append("")
@@ -188,9 +190,8 @@ class PartialArguments:
             completed = text[: self._safe]  # a complete top-level value
         else:
             return self._last
-        try:
-            value = json.loads(completed)
-        except ValueError:
+        value = shown_arguments(completed)
+        if value is NOT_SHOWN:
             return self._last
         self._last = value
         return value

@@ -39,6 +39,7 @@ from nb_tools.tool import Change, headline_of
 from nb_tools.transcript._blocks import item_text_lines, messages_item
 from nb_tools.transcript._chain import ConversationRef, continues, conversation_id
 from nb_tools.transcript._types import ITEM_KINDS, ItemKind, StopReason
+from nb_tools.transcript._visible import NOT_SHOWN, shown_arguments
 
 _MESSAGES_EVENTS = (ThinkingDelta, ServerToolUsed, CitationsReceived, ContextCompacted, RunNotice)
 
@@ -372,10 +373,10 @@ def ending_text(d: Mapping[str, Any]) -> str:
 
 def pretty_arguments(raw: str) -> str:
     """The raw argument text, indented when it parses as JSON (else as sent)."""
-    try:
-        return json.dumps(json.loads(raw), indent=2, ensure_ascii=False)
-    except (ValueError, TypeError):
+    parsed = shown_arguments(raw)
+    if parsed is NOT_SHOWN:
         return raw
+    return json.dumps(parsed, indent=2, ensure_ascii=False)
 
 
 def transcript_text(d: Mapping[str, Any], *, max_result_lines: int = 12) -> str:

@@ -229,12 +229,55 @@ def json_strings(value: Any) -> Iterator[str]:
             yield from json_strings(item)
 
 
+SHOWN_DEPTH = 64
+"""How deep the JSON of a call's arguments may nest and still be shown as a tree; deeper
+(``[[[[...]]]]`` thousands deep, which the model may send) is shown as its text."""
+NOT_SHOWN: Any = object()
+"""What ``shown_arguments`` returns for text it does not show as a tree."""
+
+
+def shown_arguments(raw: object) -> Any:
+    """A call's argument text parsed for display, or ``NOT_SHOWN`` (not JSON, or nested
+    deeper than ``SHOWN_DEPTH``): the one parse every view of a call's arguments uses, so
+    no text the model sends can make a view or the transcript fail."""
+    if type(raw) is not str or _depth_over(raw, SHOWN_DEPTH):
+        return NOT_SHOWN
+    try:
+        return json.loads(raw)
+    except (ValueError, TypeError, RecursionError):
+        return NOT_SHOWN
+
+
+def _depth_over(text: str, limit: int) -> bool:
+    """Whether the brackets of ``text`` (outside strings) nest deeper than ``limit``."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
 def count_in_arguments(raw: str) -> Counter[HiddenKind]:
     """Hidden characters in a call's arguments: in the keys and strings of the JSON
     (``"\\u202e"`` in the raw text is one), or in the raw text when it is not JSON."""
-    try:
-        parsed: Any = json.loads(raw)
-    except (ValueError, TypeError):
+    parsed = shown_arguments(raw)
+    if parsed is NOT_SHOWN:
         parsed = raw
     total: Counter[HiddenKind] = Counter()
     for s in json_strings(parsed):
