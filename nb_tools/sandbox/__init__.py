@@ -43,6 +43,7 @@ from nb_tools.sandbox._protection import (
     interpreter_dirs,
     is_secret,
     prefix_reason,
+    program_dirs,
     protection_of,
     write_protected,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "path_rule_reason",
     "prefix_reason",
     "prepare",
+    "program_dirs",
     "protection_of",
     "redact_private_keys",
     "remove_planted",

@@ -506,12 +506,38 @@ def interpreter_dirs() -> tuple[Path, ...]:
     return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in raw))
 
 
+PATH_REASON = (
+    "a folder on the kernel's PATH: a program there runs, in place of the system's, whenever "
+    "the kernel, nb_tools (bwrap, rg) or a library looks a command up, outside the sandbox "
+    "with the kernel's environment"
+)
+"""Why a folder of :func:`program_dirs` is protected (a row of the docs' table too)."""
+
+
+def program_dirs(root: Path) -> tuple[Path, ...]:
+    """The folders on the kernel's ``PATH`` (absolute entries, as realpaths, whether they
+    exist yet or not) that lie inside ``root`` but are not ``root`` itself: a ``bin``,
+    ``node_modules/.bin`` or a home's ``bin`` put there by a ``.profile``. Read at every
+    call (a kernel may change ``PATH``)."""
+    out: list[Path] = []
+    for raw in os.environ.get("PATH", "").split(os.pathsep):
+        if raw and os.path.isabs(raw):
+            d = Path(os.path.realpath(raw))
+            if d != root and d.is_relative_to(root):
+                out.append(d)
+    return tuple(dict.fromkeys(out))
+
+
 def prefix_reason(root: Path, path: Path) -> str | None:
     """Why ``path`` (absolute) is protected as part of an interpreter folder that is, or
     lies inside, the workspace ``root`` (one that holds the root, such as ``/usr`` for a
-    workspace under ``/usr/src``, does not make the workspace protected), or ``None``. The
-    sandbox binds the same folders read-only (``_bwrap``)."""
+    workspace under ``/usr/src``, does not make the workspace protected), or of a folder
+    on the kernel's ``PATH`` inside it (:func:`program_dirs`), or ``None``. The sandbox
+    binds the same folders read-only (``_bwrap``)."""
     for d in interpreter_dirs():
         if d.is_relative_to(root) and path.is_relative_to(d):
             return PREFIX_REASON
+    for d in program_dirs(root):
+        if path.is_relative_to(d):
+            return PATH_REASON
     return None
