@@ -19,7 +19,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from nb_tools.sandbox import HOME_ALLOW, TABLE, Entry  # noqa: E402
-from nb_tools.sandbox._protection import KINDS, PATH_REASON, PREFIX_REASON, WHERE  # noqa: E402
+from nb_tools.sandbox._protection import (  # noqa: E402
+    JUPYTER_REASON,
+    KINDS,
+    PATH_REASON,
+    PREFIX_REASON,
+    WHERE,
+)
 
 
 def _sandbox(e: Entry) -> str:
@@ -49,6 +55,11 @@ def protection_table() -> str:
         "| the folders on the kernel's `PATH` (read at run time) | runs-later | in the "
         "workspace, but the workspace itself (writes only) | read-only; a new one removed | "
         f"{PATH_REASON} |"
+    )
+    rows.append(
+        "| Jupyter's config and data folders and `IPYTHONDIR` (read at run time) | runs-later | "
+        "in the workspace, but the workspace itself (writes only) | read-only; a new one "
+        f"removed | {JUPYTER_REASON} |"
     )
     return "\n".join(rows)
 

@@ -43,8 +43,8 @@ from nb_tools.sandbox._protection import (
     interpreter_dirs,
     is_secret,
     prefix_reason,
-    program_dirs,
     protection_of,
+    run_time_dirs,
     write_protected,
 )
 from nb_tools.sandbox._scan import hard_linked, unapproved_problem, warm_up, writable_problem
@@ -75,10 +75,10 @@ __all__ = [
     "path_rule_reason",
     "prefix_reason",
     "prepare",
-    "program_dirs",
     "protection_of",
     "redact_private_keys",
     "remove_planted",
+    "run_time_dirs",
     "sandbox_available",
     "sandbox_env",
     "set_default_mode",

@@ -31,7 +31,7 @@ from nb_tools.sandbox._hide import (
     unix_sockets,
 )
 from nb_tools.sandbox._policy import SandboxPolicy
-from nb_tools.sandbox._protection import interpreter_dirs, program_dirs
+from nb_tools.sandbox._protection import interpreter_dirs, run_time_dirs
 from nb_tools.sandbox._scan import ScanResult, scan_all
 
 __all__ = ["bwrap_argv"]
@@ -167,14 +167,11 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
         # imports and the programs in its bin/ run later outside the sandbox.
         if prefix.is_relative_to(root) and prefix.is_dir():
             out += ["--ro-bind", str(prefix), str(prefix)]
-    for folder in program_dirs(root):
-        # On the kernel's PATH: a program there runs later outside the sandbox (a missing
-        # one the call makes is removed after it: `remove_planted`).
+    for folder in run_time_dirs(root):
+        # On the kernel's PATH, or Jupyter's and IPython's: what is there runs later outside
+        # the sandbox (a missing one the call makes is removed after it: `remove_planted`).
         if folder.is_dir():
             out += ["--ro-bind", str(folder), str(folder)]
-    ipython = os.environ.get("IPYTHONDIR")
-    if ipython:
-        keep.append(Path(os.path.realpath(ipython)))
     for p in dict.fromkeys(keep):
         if _under(p, [root]) and os.path.lexists(p):
             out += ["--ro-bind", str(p), str(p)]

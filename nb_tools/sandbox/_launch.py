@@ -30,7 +30,7 @@ from nb_tools.sandbox._defuse import (
 from nb_tools.sandbox._env import sandbox_env
 from nb_tools.sandbox._policy import SandboxPolicy
 from nb_tools.sandbox._probe import sandbox_available
-from nb_tools.sandbox._protection import program_dirs
+from nb_tools.sandbox._protection import run_time_dirs
 from nb_tools.sandbox._scan import scan
 
 __all__ = ["Launch", "SandboxUnavailable", "kill_tree", "prepare", "remove_planted", "spawn"]
@@ -55,9 +55,9 @@ class Launch:
     a root's ``.git`` file would point git at another config and hooks; a mount cannot
     guard a name that does not exist): see :func:`remove_planted`."""
     guarded_dirs: tuple[str, ...] = ()
-    """Folders on the kernel's ``PATH`` inside a writable root that did not exist: one the
-    command made is removed after it (a program there would run later outside the
-    sandbox; see :func:`~nb_tools.sandbox._protection.program_dirs`)."""
+    """Folders on the kernel's ``PATH`` or of Jupyter inside a writable root that did not
+    exist: one the command made is removed after it (what it holds would run later
+    outside the sandbox; see :func:`~nb_tools.sandbox._protection.run_time_dirs`)."""
     roots: tuple[str, ...] = ()
     """The writable roots, and the repositories in them when the call started: one that
     appears during the call is defused after it."""
@@ -134,7 +134,7 @@ def prepare(
     if policy.mode == "workspace-write":
         for root in (policy.workspace, *policy.writable_roots):
             if root is not None and root.is_dir():
-                missing = [d for d in program_dirs(root) if not os.path.lexists(d)]
+                missing = [d for d in run_time_dirs(root) if not os.path.lexists(d)]
                 guarded_dirs += [str(d) for d in missing]
                 roots.append(str(root))
                 tops.append(protected_now(root))

@@ -276,6 +276,45 @@ async def test_06_a_folder_on_the_kernels_path_is_not_writable_under_auto(
     assert approver.asked == ["w"] and not (ws / "bin/bwrap").exists()
 
 
+JUPYTER_PLANTS = (
+    "jdata/labextensions/rt4/static/remoteEntry.rt4.js",
+    "jdata/labextensions/rt4/package.json",
+    "jconf/labconfig/page_config.json",
+    "jconf/custom/custom.js",
+    "ipy/extensions/rt4.py",
+)
+
+
+async def test_07_jupyters_own_folders_in_the_workspace_under_auto(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``JUPYTER_DATA_DIR``, ``JUPYTER_CONFIG_DIR`` and ``IPYTHONDIR`` pointing into the
+    project (a project-local Jupyter set-up; their names match no row of the table): a
+    front-end extension in ``labextensions`` is JavaScript the page runs at the next load
+    (and the page runs code in the kernel); ``page_config.json`` switches extensions off.
+    Under ``auto`` bash leaves none of them (the config folder does not exist yet: made
+    by the call, it is removed), and ``write_file`` asks."""
+    require_sandbox()
+    (ws / "jdata").mkdir()
+    (ws / "ipy").mkdir()
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(ws / "jdata"))
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(ws / "jconf"))
+    monkeypatch.setenv("IPYTHONDIR", str(ws / "ipy"))
+    plant = "; ".join(f'mkdir -p "$(dirname {r})"; echo "x" > {r}' for r in JUPYTER_PLANTS)
+    said = await _bash(ws, plant + "; echo x > ctl", "auto")
+    assert (ws / "ctl").exists(), said
+    left = [r for r in JUPYTER_PLANTS if (ws / r).exists()]
+    assert left == [], said
+    approver = Approver()
+    await drive(
+        [call("write_file", file_path=JUPYTER_PLANTS[1], content="{}", id="w")],
+        tools=workspace_tools(ws, "write_file"),
+        approval="auto",
+        approver=approver,
+    )
+    assert approver.asked == ["w"] and not (ws / JUPYTER_PLANTS[1]).exists()
+
+
 # -- what remains (see docs/sandbox.md) -------------------------------------------------
 
 
@@ -284,7 +323,7 @@ async def test_06_a_folder_on_the_kernels_path_is_not_writable_under_auto(
     reason="what remains: a module in the kernel's working folder that shadows one the "
     "kernel imports later (IPython puts '' first on sys.path) is not protected",
 )
-async def test_07_a_module_that_shadows_a_later_import_of_the_kernel(ws: Path) -> None:
+async def test_08_a_module_that_shadows_a_later_import_of_the_kernel(ws: Path) -> None:
     """The kernel's working folder is the workspace, and IPython puts ``''`` first on
     ``sys.path``: ``markdownify.py`` written there by bash under ``auto`` runs in the
     kernel, with its keys, the next time ``web_fetch`` imports markdownify (nb_tools
@@ -304,3 +343,39 @@ async def test_07_a_module_that_shadows_a_later_import_of_the_kernel(ws: Path) -
         [sys.executable, "-c", probe], cwd=ws, capture_output=True, text=True, timeout=30
     ).stdout.strip()
     assert found != str(ws / "markdownify.py"), "the kernel would import the planted module"
+
+
+TOKENS = (
+    "sk-ant-api03-RT4" + "x" * 80 + "-AAAAAA",  # the shape of the kernel's own Anthropic key
+    "ghp_RT4aaaaBBBBccccDDDDeeeeFFFFgggg1234",  # a GitHub token
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="what remains: tokens in files the table does not name (a log, a notebook's "
+    "saved output) reach the model; redaction by token shape belongs to the secrets module",
+)
+async def test_09_a_token_printed_into_a_log_or_a_saved_output(ws: Path) -> None:
+    """A cell once displayed ``os.environ`` (the output is saved in the notebook), a log
+    holds a token: ``notebook_read``, ``read_file`` and ``grep`` need no click there, and
+    the kernel's own API key goes back to the model."""
+    output = "".join(f"TOKEN_{i}={t}\n" for i, t in enumerate(TOKENS))
+    cell = {"cell_type": "code", "id": "c", "metadata": {}, "execution_count": 1,
+            "source": "os.environ",
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": output}]}  # fmt: skip
+    nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (ws / "analysis.ipynb").write_text(json.dumps(nb))
+    (ws / "run.log").write_text(output)
+    out = await drive(
+        [
+            call("notebook_read", notebook_path="analysis.ipynb", id="n"),
+            call("read_file", file_path="run.log", id="r"),
+            call("grep", pattern="TOKEN_", output_mode="content", id="g"),
+        ],
+        tools=workspace_tools(ws, "notebook_read", "read_file", "grep"),
+        approver=Approver(),
+    )
+    seen = "".join(_say(out, c) for c in "nrg")
+    for token in TOKENS:
+        assert token not in seen
