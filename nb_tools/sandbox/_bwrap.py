@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 from pathlib import Path
 
 from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
@@ -31,6 +32,7 @@ from nb_tools.sandbox._hide import (
     unix_sockets,
 )
 from nb_tools.sandbox._policy import SandboxPolicy
+from nb_tools.sandbox._probe import sandbox_available
 from nb_tools.sandbox._protection import interpreter_dirs, run_time_dirs
 from nb_tools.sandbox._scan import ScanResult, scan_all
 
@@ -56,6 +58,21 @@ _PROC_READ_ONLY = (
     "--ro-bind-try", "/proc/sys", "/proc/sys",
     "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
 )  # fmt: skip
+
+
+READ_ONLY_TMPFS_BYTES = 512 << 20
+"""The size of each private tmpfs (``/tmp``, the home folders) of a ``read-only`` call,
+where bubblewrap can set it (0.8 and later). A tmpfs lives in memory and by default may
+take half of it: a no-click ``sort -S 1M data.csv`` spills a big file there, and the
+memory it takes belongs to no process, so the OOM killer picks another (the kernel)."""
+
+
+def _tmpfs_size() -> list[str]:
+    found = sandbox_available()
+    numbers = re.findall(r"\d+", found.version)
+    if len(numbers) >= 2 and (int(numbers[0]), int(numbers[1])) >= (0, 8):
+        return ["--size", str(READ_ONLY_TMPFS_BYTES)]
+    return []
 
 
 def bwrap_argv(
@@ -84,9 +101,10 @@ def bwrap_argv(
     early = [m for m in masks if m not in inside]
     late = inside
     applied: list[Path] = []
+    size = [] if writable else _tmpfs_size()
     for m in sorted(early, key=lambda p: len(p.parts)):
         if not _under(m, applied):
-            out += ["--tmpfs", str(m)]
+            out += [*size, "--tmpfs", str(m)]
             applied.append(m)
     tools = [t for t in toolchain_dirs(applied) if not _under(t, roots)]
     for t in tools:

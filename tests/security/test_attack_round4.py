@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from approvals_helpers import Approver, call, drive, workspace_tools
-from sandbox_helpers import require_sandbox
+from sandbox_helpers import require_sandbox, run
 
 SECRET = "RT4-SECRET-3b9e51"
 
@@ -143,6 +143,28 @@ def test_02_a_flood_of_output_does_not_fill_the_kernels_memory(ws: Path) -> None
     grew = after_grep - after_bash
     assert grew < 50, f"a grep over one 50 MB line took {grew} MB more ({after_grep} MB)"
     assert shown < 40_000
+
+
+async def test_02b_a_no_click_call_cannot_fill_the_memory_through_tmp(ws: Path) -> None:
+    """The read-only sandbox's private ``/tmp`` and home are tmpfs, in memory, and by
+    default may take half of it: ``sort -S 1M`` of a big data file (the vote passes it)
+    spills there, memory no process owns, so the OOM killer takes another (the kernel).
+    A call without a click gets a bounded tmpfs (where bubblewrap can set its size)."""
+    require_sandbox()
+    from nb_tools.sandbox import sandbox_available
+    from nb_tools.sandbox._bwrap import _tmpfs_size
+
+    if not _tmpfs_size():
+        pytest.skip(f"this bubblewrap ({sandbox_available().version}) cannot size a tmpfs")
+    ran = await run(
+        ws,
+        "head -c 700M /dev/zero > /tmp/fill; stat -c %s /tmp/fill; "
+        "head -c 700M /dev/zero > ~/fill; stat -c %s ~/fill",
+        approved=False,
+    )
+    said = str(ran.content)
+    assert "No space left on device" in said, said
+    assert "734003200" not in said, said  # neither file got its 700 MB
 
 
 @pytest.mark.parametrize("field", ["pattern", "glob"])
