@@ -401,3 +401,31 @@ async def test_09_a_token_printed_into_a_log_or_a_saved_output(ws: Path) -> None
     seen = "".join(_say(out, c) for c in "nrg")
     for token in TOKENS:
         assert token not in seen
+
+
+async def test_10_a_file_name_that_is_not_utf8_does_not_break_the_conversation(
+    ws: Path,
+) -> None:
+    """A name from a Windows zip or an old Latin-1 disk (``bad\\xff.txt``): the tools read
+    names with ``surrogateescape``, and a lone surrogate in a tool result cannot be encoded
+    as UTF-8, so the next request (httpx encodes JSON as UTF-8) fails, and every one after
+    it: the conversation is lost to one ``glob``."""
+    raw = os.fsencode(ws)
+    with open(os.path.join(raw, b"bad\xff\xfe.txt"), "wb") as f:
+        f.write(b"hello \xff world\n")
+    os.mkdir(os.path.join(raw, b"dir\xc3"))
+    names = ("glob", "grep", "bash", "read_file")
+    out = await drive(
+        [
+            call("glob", pattern="**/*", id="l"),
+            call("grep", pattern="hello", id="g"),
+            call("bash", command="ls; cat bad*", id="b"),
+            call("read_file", file_path="dir\udcc3/../bad\udcff\udcfe.txt", id="r"),
+        ],
+        tools=workspace_tools(ws, *names),
+        approver=Approver(),
+    )
+    for cid in "lgbr":
+        said = _say(out, cid)
+        said.encode("utf-8")  # raises on a lone surrogate
+        assert cid == "r" or "bad" in said, said
