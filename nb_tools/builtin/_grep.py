@@ -27,6 +27,7 @@ from nb_tools.builtin._grep_python import python_pattern, search_python
 from nb_tools.builtin._ignore import (
     TYPES,
     PathFilter,
+    check_glob,
     recheck_paths,
     rg_filter_args,
 )
@@ -239,6 +240,9 @@ class GrepTool(SearchTool):
                 f"grep: {a.get('path')!r} is {kind}; grep searches regular files and folders "
                 f"(opening it could block forever)"
             )
+        too_long = check_glob(a.get("glob") or "", "grep")
+        if too_long:
+            raise ToolError(too_long)
         typ = a.get("type")
         if typ is not None and typ not in TYPES:
             raise ToolError(

@@ -189,6 +189,32 @@ async def test_03_a_glob_built_to_backtrack_answers_quickly(ws: Path, field: str
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.parametrize("field", ["pattern", "glob"])
+async def test_03b_a_long_glob_of_brackets_does_not_hold_the_kernel(ws: Path, field: str) -> None:
+    """Turning a glob into a regex looked ahead to the end for each unclosed ``[``: a
+    20,000-character glob of them took minutes of CPU on the kernel's event loop (the
+    kernel answers nothing meanwhile), with no click. It answers in a moment, and a
+    ``.gitignore`` line of them is no trap either."""
+    (ws / "a.txt").write_text("a\n")
+    (ws / ".gitignore").write_text("[" * 20_000 + "\n" + "[]" * 5_000 + "\n")
+    start = time.monotonic()
+    for evil in ("[" * 20_000, "[]" * 10_000, "{" * 3_000 + "a" + "}" * 3_000):
+        c = (
+            call("glob", pattern=evil, id="c")
+            if field == "pattern"
+            else call("grep", pattern="a", glob=evil, id="c")
+        )
+        out = await drive([c], tools=workspace_tools(ws, "glob", "grep"), approver=Approver())
+        assert "at most 1,000" in _say(out, "c")
+    ok = await drive(
+        [call("glob", pattern="*.txt", id="l"), call("grep", pattern="a", glob="*.txt", id="g")],
+        tools=workspace_tools(ws, "glob", "grep"),
+        approver=Approver(),
+    )
+    assert "a.txt" in _say(ok, "l") and "a.txt" in _say(ok, "g")
+    assert time.monotonic() - start < 10
+
+
 # -- writers under auto: start-up files through the notebook tools ------------------------
 
 
