@@ -315,13 +315,18 @@ async def test_06_a_folder_on_the_kernels_path_is_not_writable_under_auto(
     assert not (ws / "bin/git").exists(), said
     assert not (later / "git").exists(), said
     approver = Approver()
+    patch = "*** Begin Patch\n*** Add File: node_modules/.bin/python3\n+#!/bin/sh\n*** End Patch\n"
     await drive(
-        [call("write_file", file_path="bin/bwrap", content="#!/bin/sh\n", id="w")],
-        tools=workspace_tools(ws, "write_file"),
+        [
+            call("write_file", file_path="bin/bwrap", content="#!/bin/sh\n", id="w"),
+            call("apply_patch", input=patch, id="p"),
+        ],
+        tools=workspace_tools(ws, "write_file", "apply_patch"),
         approval="auto",
         approver=approver,
     )
-    assert approver.asked == ["w"] and not (ws / "bin/bwrap").exists()
+    assert approver.asked == ["w", "p"] and not (ws / "bin/bwrap").exists()
+    assert not (later / "python3").exists()
 
 
 JUPYTER_PLANTS = (
