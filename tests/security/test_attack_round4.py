@@ -96,6 +96,33 @@ async def test_01_a_path_swapped_after_the_decision_reads_no_secret(ws: Path) ->
         assert SECRET not in _say(out, cid), cid
 
 
+async def test_01b_an_open_descriptor_of_the_kernel_reads_nothing(ws: Path, tmp_path: Path) -> None:
+    """``/proc/self/fd/N`` is the kernel's own open file (a credentials file a library
+    holds open), ``/proc/self/environ`` its environment at start: by name, or through a
+    link in the workspace, a no-click read tool must not follow them."""
+    outside = tmp_path / "held-open.txt"
+    outside.write_text(f"TOKEN={SECRET}\n")
+    with open(outside) as held:
+        fd = held.fileno()
+        (ws / "fdlink").symlink_to(f"/proc/self/fd/{fd}")
+        (ws / "envlink").symlink_to("/proc/self/environ")
+        (ws / "cwdlink").symlink_to("/proc/self/cwd")
+        out = await drive(
+            [
+                call("read_file", file_path=f"/proc/self/fd/{fd}", id="a"),
+                call("read_file", file_path="fdlink", id="b"),
+                call("read_file", file_path="envlink", id="c"),
+                call("grep", pattern="TOKEN", path="fdlink", output_mode="content", id="d"),
+                call("grep", pattern="TOKEN", path="cwdlink", output_mode="content", id="e"),
+                call("notebook_read", notebook_path="fdlink", id="f"),
+            ],
+            tools=workspace_tools(ws, "read_file", "grep", "notebook_read"),
+            approver=Approver(),
+        )
+    for cid in "abcdef":
+        assert SECRET not in _say(out, cid), cid
+
+
 # -- denial of service: what a no-click call prints ------------------------------------
 
 FLOOD = r"""
