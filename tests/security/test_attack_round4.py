@@ -123,6 +123,30 @@ async def test_01b_an_open_descriptor_of_the_kernel_reads_nothing(ws: Path, tmp_
         assert SECRET not in _say(out, cid), cid
 
 
+async def test_01c_dev_shm_is_not_the_kernels(ws: Path) -> None:
+    """``/dev/shm`` is shared memory every process of the machine sees (multiprocessing,
+    PyTorch's DataLoader and Jupyter extensions leave data there): a call reads none of
+    the host's, and what an approved call leaves there is not the host's either."""
+    require_sandbox()
+    import uuid
+
+    name = f"rt4-{uuid.uuid4().hex[:8]}"
+    host = Path("/dev/shm") / name
+    if not host.parent.is_dir():
+        pytest.skip("no /dev/shm here")
+    host.write_text(SECRET)
+    try:
+        for approved in (False, True):
+            ran = await run(
+                ws, f"cat /dev/shm/{name}; echo x > /dev/shm/{name}-w", approved=approved
+            )
+            assert SECRET not in str(ran.content)
+            assert not (host.parent / f"{name}-w").exists()
+    finally:
+        host.unlink()
+        (host.parent / f"{name}-w").unlink(missing_ok=True)
+
+
 # -- denial of service: what a no-click call prints ------------------------------------
 
 FLOOD = r"""
