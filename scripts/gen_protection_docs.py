@@ -21,7 +21,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from nb_tools.sandbox import HOME_ALLOW, TABLE, TOKEN_SHAPES, Entry  # noqa: E402
-from nb_tools.sandbox._protection import KINDS, PREFIX_REASON, WHERE  # noqa: E402
+from nb_tools.sandbox._protection import (  # noqa: E402
+    JUPYTER_REASON,
+    KINDS,
+    PATH_REASON,
+    PREFIX_REASON,
+    WHERE,
+)
 from nb_tools.sandbox._secrets import (  # noqa: E402
     _ENV_WORDS,
     _KEY_KINDS,
@@ -53,6 +59,16 @@ def protection_table() -> str:
         "| `sys.prefix`, `sys.exec_prefix`, the user site (read at run time) | runs-later | "
         "in the workspace (writes only: reading a library's source asks nothing) | read-only | "
         f"{PREFIX_REASON} |"
+    )
+    rows.append(
+        "| the folders on the kernel's `PATH` (read at run time) | runs-later | in the "
+        "workspace, but the workspace itself (writes only) | read-only; a new one removed | "
+        f"{PATH_REASON} |"
+    )
+    rows.append(
+        "| Jupyter's config and data folders and `IPYTHONDIR` (read at run time) | runs-later | "
+        "in the workspace, but the workspace itself (writes only) | read-only; a new one "
+        f"removed | {JUPYTER_REASON} |"
     )
     return "\n".join(rows)
 

@@ -367,7 +367,7 @@ class BashTool:
                 )
                 if time.monotonic() - last_flush >= self.progress_interval:
                     last_flush = time.monotonic()
-                    _flush(sink.pending, decoder)
+                    _flush(sink, decoder)
         except asyncio.CancelledError:
             cancelled = True
         try:
@@ -385,7 +385,7 @@ class BashTool:
             # blocks on a full pipe) but stop collecting.
             sink.collecting = False
             planted = remove_planted(launch)  # even when cancelled twice
-        _flush(sink.pending, decoder)
+        _flush(sink, decoder)
         result = _result(
             sink.out, proc.returncode, timeout, timed_out=timed_out, cancelled=cancelled
         )
@@ -417,13 +417,32 @@ class BashTool:
             await asyncio.sleep(0.02)
 
 
+_PENDING_MAX = 4 * _PROGRESS_CHUNK
+"""Bytes of progress kept between flushes: a flush shows the last ``_PROGRESS_CHUNK``
+characters, so more is never shown (a no-click ``cat /dev/zero`` would otherwise hold a
+second of output, GBs on a fast machine, in the kernel)."""
+
+
 class _Sink:
-    """Where the pipe's bytes go while the call collects them."""
+    """Where the pipe's bytes go while the call collects them: the model's head and tail
+    (``out``) and the progress not yet shown (``pending``, at most ``_PENDING_MAX``
+    bytes; ``dropped`` counts what was let go before it was shown)."""
 
     def __init__(self) -> None:
         self.out = _Output()
         self.pending: list[bytes] = []
+        self.pending_bytes = 0
+        self.dropped = 0
         self.collecting = True
+
+    def add(self, chunk: bytes) -> None:
+        self.out.add(chunk)
+        self.pending.append(chunk)
+        self.pending_bytes += len(chunk)
+        while self.pending_bytes > _PENDING_MAX and len(self.pending) > 1:
+            first = self.pending.pop(0)
+            self.pending_bytes -= len(first)
+            self.dropped += len(first)
 
 
 async def _pump(proc: asyncio.subprocess.Process, sink: _Sink) -> None:
@@ -432,19 +451,21 @@ async def _pump(proc: asyncio.subprocess.Process, sink: _Sink) -> None:
         return
     while chunk := await stream.read(1 << 16):
         if sink.collecting:
-            sink.out.add(chunk)
-            sink.pending.append(chunk)
+            sink.add(chunk)
 
 
-def _flush(pending: list[bytes], decoder: codecs.IncrementalDecoder) -> None:
-    if not pending:
+def _flush(sink: _Sink, decoder: codecs.IncrementalDecoder) -> None:
+    if not sink.pending:
         return
-    data = b"".join(pending)
-    pending.clear()
+    data = b"".join(sink.pending)
+    dropped = sink.dropped
+    sink.pending.clear()
+    sink.pending_bytes = sink.dropped = 0
     text = decoder.decode(data)
-    if len(text) > _PROGRESS_CHUNK:
-        skipped = len(text) - _PROGRESS_CHUNK
-        text = f"... [{skipped} characters not shown] ...\n" + text[-_PROGRESS_CHUNK:]
+    if len(text) > _PROGRESS_CHUNK or dropped:
+        skipped = len(text) - min(len(text), _PROGRESS_CHUNK)
+        what = f"{skipped} characters" if not dropped else f"about {skipped + dropped} characters"
+        text = f"... [{what} not shown] ...\n" + text[-_PROGRESS_CHUNK:]
     if text:
         progress(redact_output(text)[0])  # the live view: what the model reads
 

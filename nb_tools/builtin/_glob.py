@@ -25,7 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nb_tools.builtin._common import ToolError
-from nb_tools.builtin._ignore import PathFilter, recheck_paths, rg_filter_args, walk_files
+from nb_tools.builtin._ignore import (
+    PathFilter,
+    check_glob,
+    recheck_paths,
+    rg_filter_args,
+    walk_files,
+)
 from nb_tools.builtin._rg import RgUnavailable, run_rg
 from nb_tools.builtin._searchtool import SearchTool
 from nb_tools.builtin._workspace import Workspace, WorkspaceError
@@ -65,6 +71,9 @@ class GlobTool(SearchTool):
             pattern = a["pattern"].strip()
             if not pattern:
                 raise ToolError("glob: the pattern is empty; pass e.g. '**/*.py'")
+            too_long = check_glob(pattern, "glob")
+            if too_long:
+                raise ToolError(too_long)
             target = self.workspace.resolve(a.get("path") or ".", tool="glob")
             if not target.is_dir():
                 what = "does not exist" if not target.exists() else "is a file, not a folder"

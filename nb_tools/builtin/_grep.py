@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from nb_tools.builtin._common import ToolError, redact_output
+from nb_tools.builtin._files import refuse_unapproved_read
 from nb_tools.builtin._grep_python import python_pattern, search_python
 from nb_tools.builtin._ignore import (
     TYPES,
     PathFilter,
+    check_glob,
     recheck_paths,
     rg_filter_args,
 )
@@ -40,6 +42,7 @@ from nb_tools.sandbox import (
     write_protected,
 )
 from nb_tools.tool import Result, Schema, progress
+from nb_tools.tool._grant import current_grant
 
 __all__ = ["GrepTool"]
 
@@ -47,6 +50,12 @@ _T = TypeVar("_T")
 
 MAX_LINE_CHARS = 500
 MAX_COLLECTED_LINES = 100_000
+MAX_COLLECTED_BYTES = 32 << 20
+"""What rg may print before the search stops (one minified bundle or one-line JSON of a
+GB would otherwise be held, several times over, in the kernel)."""
+MAX_COLUMNS = 1 << 16
+"""rg prints at most this many bytes of a line (``--max-columns``), then its marker."""
+_RG_LONG_LINE = " [... omitted end of long line]"
 PROGRESS_EVERY = 1.0  # seconds
 
 _DESCRIPTION = """\
@@ -111,6 +120,7 @@ class Found:
     files: list[str] = field(default_factory=list)
     collected: int = 0
     overflow: bool = False
+    too_big: bool = False  # stopped at MAX_COLLECTED_BYTES
     cut_off: bool = False
 
 
@@ -181,6 +191,8 @@ class GrepTool(SearchTool):
         try:
             a = self._parse(args)
             query, target = self._query(a)
+            if target.is_file():
+                refuse_unapproved_read(self.workspace, target, self.name)
         except (ToolError, WorkspaceError) as exc:
             return Result.error(str(exc))
         head = a.get("head_limit", 250)
@@ -202,7 +214,9 @@ class GrepTool(SearchTool):
         except OSError as exc:
             return Result.error(f"grep: {exc}")
         keep = None
-        if not self.is_protected_call(args):  # a protected path asked; nothing else did
+        if not (_person_said_yes() and self.is_protected_call(args)):
+            # Only a person's yes to a protected path shows everything; judged now too, the
+            # protection could have been swapped in since the decision (a link).
             keep = _visible(str(target.parent if target.is_file() else target), self.workspace)
         text = render(found, query, rel_base, show_n=show_n, head=head, offset=offset, keep=keep)
         text, _hidden = redact_output(text)
@@ -225,6 +239,9 @@ class GrepTool(SearchTool):
                 f"grep: {a.get('path')!r} is {kind}; grep searches regular files and folders "
                 f"(opening it could block forever)"
             )
+        too_long = check_glob(a.get("glob") or "", "grep")
+        if too_long:
+            raise ToolError(too_long)
         typ = a.get("type")
         if typ is not None and typ not in TYPES:
             raise ToolError(
@@ -243,6 +260,11 @@ class GrepTool(SearchTool):
             types=(typ,) if typ else (),
         )
         return query, target
+
+
+def _person_said_yes() -> bool:
+    grant = current_grant()
+    return grant is None or (grant.approved and grant.kind == "person")
 
 
 LAZY_ABOVE = 1000
@@ -281,6 +303,8 @@ def _visible(search_dir: str, workspace: Workspace) -> Callable[[str], bool]:
 
 
 def _cut(text: str) -> str:
+    if text.endswith(_RG_LONG_LINE):  # rg kept only the first MAX_COLUMNS bytes
+        return f"{text[:MAX_LINE_CHARS]} [... more than {MAX_COLUMNS - MAX_LINE_CHARS} more bytes]"
     if len(text) <= MAX_LINE_CHARS:
         return text
     return f"{text[:MAX_LINE_CHARS]} [... {len(text) - MAX_LINE_CHARS} more characters]"
@@ -406,8 +430,13 @@ def render(
             notes.append(note)
     if found.overflow:
         notes.append(
-            f"(stopped after collecting {MAX_COLLECTED_LINES} result lines: the list is "
-            f"incomplete; narrow the pattern, path or glob)"
+            "(stopped after collecting "
+            + (
+                f"{MAX_COLLECTED_BYTES >> 20} MB of results"
+                if found.too_big
+                else f"{MAX_COLLECTED_LINES} result lines"
+            )
+            + ": the list is incomplete; narrow the pattern, path or glob)"
         )
     if found.cut_off:
         notes.append("(search cut off: cancelled before it finished; results are partial)")
@@ -462,7 +491,7 @@ def rg_command(rg: str, q: Query, target: str) -> tuple[list[str], str, str]:
     elif q.mode == "count":
         argv.append("-c")
     else:
-        argv.append("-n")
+        argv += ["-n", "--max-columns", str(MAX_COLUMNS), "--max-columns-preview"]
         if q.before:
             argv += ["-B", str(q.before)]
         if q.after:
@@ -482,14 +511,16 @@ async def _run_rg(rg: str, q: Query, target: str, workspace: str) -> Found:
     if os.path.isfile(target):
         await _check_text(target)
     argv, cwd, recheck = rg_command(rg, q, target)
-    records = 0
-    overflow = False
+    records = size = 0
+    overflow = too_big = False
     last = time.monotonic()
 
     def on_chunk(chunk: bytes) -> bool:
-        nonlocal records, overflow, last
+        nonlocal records, size, overflow, too_big, last
         records += chunk.count(b"\0")
-        if records > MAX_COLLECTED_LINES:
+        size += len(chunk)
+        too_big = size > MAX_COLLECTED_BYTES
+        if records > MAX_COLLECTED_LINES or too_big:
             overflow = True
             return False
         now = time.monotonic()
@@ -505,7 +536,7 @@ async def _run_rg(rg: str, q: Query, target: str, workspace: str) -> Found:
         message = message.removeprefix("rg: ")
         raise ToolError(f"grep: ripgrep refused the pattern {q.pattern!r}: {message}")
     found = _parse_rg(data, q, complete=not (cut_off or overflow))
-    found.cut_off, found.overflow = cut_off, overflow
+    found.cut_off, found.overflow, found.too_big = cut_off, overflow, too_big
     if os.path.isdir(target) and (q.globs or q.types):
         _recheck(found, target, q, recheck)
     return found

@@ -122,6 +122,22 @@ TYPES: dict[str, str] = {
 # -- globs -------------------------------------------------------------------------------
 
 
+MAX_GLOB_CHARS = 1000
+"""The longest glob the ``glob`` and ``grep`` tools take (``check_glob``): turning a glob
+into a regex looks ahead for each ``[`` and ``{``, and a glob of many thousands of them,
+translated on the kernel's event loop, would hold the kernel for minutes."""
+
+
+def check_glob(glob: str, tool: str) -> str | None:
+    """Why ``tool`` refuses ``glob`` (too long), or ``None``."""
+    if len(glob) <= MAX_GLOB_CHARS:
+        return None
+    return (
+        f"{tool}: the glob is {len(glob):,} characters long; at most {MAX_GLOB_CHARS:,} are "
+        "taken. Use a shorter pattern (a path and a few wildcards)"
+    )
+
+
 def glob_regex(glob: str) -> str:
     """The regex (to be full-matched) of a glob with globset's rules: ``*``, ``?`` and
     classes never match ``/``; ``**/``, ``/**/`` and ``/**`` cross folders; ``{a,b}``
@@ -182,6 +198,8 @@ def _translate(glob: str, *, top: bool) -> str:
 
 def _class(glob: str, start: int) -> tuple[int, str]:
     """Parse ``[...]`` at ``start``; returns (index after it, regex) or (-1, "")."""
+    if glob.rfind("]") <= start + 1:  # no `]` that could close it: a literal `[` (at once)
+        return -1, ""
     i = start + 1
     negate = i < len(glob) and glob[i] in "!^"
     if negate:

@@ -67,13 +67,31 @@ class ToolCall:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolResult:
-    """The answer to one tool call. ``metadata`` is for the application, never sent."""
+    """The answer to one tool call. ``metadata`` is for the application, never sent.
+    ``content`` is kept sendable: a lone surrogate (a file name that is not UTF-8, read
+    with ``surrogateescape``) becomes U+FFFD, since a request holding one cannot be
+    encoded and every later turn of the conversation would fail with it."""
 
     tool_use_id: str
     content: str
     parts: tuple[Part, ...] = ()
     is_error: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content", sendable(self.content))
+
+
+def sendable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD and each pair of surrogates
+    joined into its character (text that encodes as UTF-8 is returned unchanged)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
 
 
 @dataclass(frozen=True, kw_only=True)

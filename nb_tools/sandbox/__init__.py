@@ -43,6 +43,7 @@ from nb_tools.sandbox._protection import (
     is_secret,
     prefix_reason,
     protection_of,
+    run_time_dirs,
     write_protected,
 )
 from nb_tools.sandbox._scan import hard_linked, unapproved_problem, warm_up, writable_problem
@@ -104,6 +105,7 @@ __all__ = [
     "redact_secret_text",
     "redact_shapes",
     "remove_planted",
+    "run_time_dirs",
     "sandbox_available",
     "sandbox_env",
     "secret_env_name",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 from pathlib import Path
 
 from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
@@ -31,7 +32,8 @@ from nb_tools.sandbox._hide import (
     unix_sockets,
 )
 from nb_tools.sandbox._policy import SandboxPolicy
-from nb_tools.sandbox._protection import interpreter_dirs
+from nb_tools.sandbox._probe import sandbox_available
+from nb_tools.sandbox._protection import interpreter_dirs, run_time_dirs
 from nb_tools.sandbox._scan import ScanResult, scan_all
 
 __all__ = ["bwrap_argv"]
@@ -56,6 +58,21 @@ _PROC_READ_ONLY = (
     "--ro-bind-try", "/proc/sys", "/proc/sys",
     "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
 )  # fmt: skip
+
+
+READ_ONLY_TMPFS_BYTES = 512 << 20
+"""The size of each private tmpfs (``/tmp``, the home folders) of a ``read-only`` call,
+where bubblewrap can set it (0.8 and later). A tmpfs lives in memory and by default may
+take half of it: a no-click ``sort -S 1M data.csv`` spills a big file there, and the
+memory it takes belongs to no process, so the OOM killer picks another (the kernel)."""
+
+
+def _tmpfs_size() -> list[str]:
+    found = sandbox_available()
+    numbers = re.findall(r"\d+", found.version)
+    if len(numbers) >= 2 and (int(numbers[0]), int(numbers[1])) >= (0, 8):
+        return ["--size", str(READ_ONLY_TMPFS_BYTES)]
+    return []
 
 
 def bwrap_argv(
@@ -84,9 +101,10 @@ def bwrap_argv(
     early = [m for m in masks if m not in inside]
     late = inside
     applied: list[Path] = []
+    size = [] if writable else _tmpfs_size()
     for m in sorted(early, key=lambda p: len(p.parts)):
         if not _under(m, applied):
-            out += ["--tmpfs", str(m)]
+            out += [*size, "--tmpfs", str(m)]
             applied.append(m)
     tools = [t for t in toolchain_dirs(applied) if not _under(t, roots)]
     for t in tools:
@@ -167,9 +185,11 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
         # imports and the programs in its bin/ run later outside the sandbox.
         if prefix.is_relative_to(root) and prefix.is_dir():
             out += ["--ro-bind", str(prefix), str(prefix)]
-    ipython = os.environ.get("IPYTHONDIR")
-    if ipython:
-        keep.append(Path(os.path.realpath(ipython)))
+    for folder in run_time_dirs(root):
+        # On the kernel's PATH, or Jupyter's and IPython's: what is there runs later outside
+        # the sandbox (a missing one the call makes is removed after it: `remove_planted`).
+        if folder.is_dir():
+            out += ["--ro-bind", str(folder), str(folder)]
     for p in dict.fromkeys(keep):
         if _under(p, [root]) and os.path.lexists(p):
             out += ["--ro-bind", str(p), str(p)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from nb_tools.sandbox._defuse import (
 from nb_tools.sandbox._env import sandbox_env
 from nb_tools.sandbox._policy import SandboxPolicy
 from nb_tools.sandbox._probe import sandbox_available
+from nb_tools.sandbox._protection import run_time_dirs
 from nb_tools.sandbox._scan import scan
 
 __all__ = ["Launch", "SandboxUnavailable", "kill_tree", "prepare", "remove_planted", "spawn"]
@@ -52,6 +54,10 @@ class Launch:
     """Paths that did not exist and must not appear as a file or link (``.git/commondir``,
     a root's ``.git`` file would point git at another config and hooks; a mount cannot
     guard a name that does not exist): see :func:`remove_planted`."""
+    guarded_dirs: tuple[str, ...] = ()
+    """Folders on the kernel's ``PATH`` or of Jupyter inside a writable root that did not
+    exist: one the command made is removed after it (what it holds would run later
+    outside the sandbox; see :func:`~nb_tools.sandbox._protection.run_time_dirs`)."""
     roots: tuple[str, ...] = ()
     """The writable roots, and the repositories in them when the call started: one that
     appears during the call is defused after it."""
@@ -70,6 +76,14 @@ def remove_planted(launch: Launch) -> list[str]:
         if os.path.islink(path) or os.path.isfile(path):
             with contextlib.suppress(OSError):
                 os.unlink(path)
+                removed.append(path)
+    for path in launch.guarded_dirs:
+        if os.path.lexists(path):
+            with contextlib.suppress(OSError):
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
                 removed.append(path)
     if launch.policy.mode == "workspace-write":
         for root, before in zip(launch.roots, launch.tops_before, strict=True):
@@ -116,9 +130,12 @@ def prepare(
     roots: list[str] = []
     tops: list[Protected] = []
     before: list[str] = []
+    guarded_dirs: list[str] = []
     if policy.mode == "workspace-write":
         for root in (policy.workspace, *policy.writable_roots):
             if root is not None and root.is_dir():
+                missing = [d for d in run_time_dirs(root) if not os.path.lexists(d)]
+                guarded_dirs += [str(d) for d in missing]
                 roots.append(str(root))
                 tops.append(protected_now(root))
                 before += [str(r) for r in scan(root)[1]]
@@ -138,6 +155,7 @@ def prepare(
         sandboxed=True,
         policy=policy,
         guarded=tuple(guarded),
+        guarded_dirs=tuple(guarded_dirs),
         roots=tuple(roots),
         repos_before=tuple(before),
         tops_before=tuple(tops),

@@ -151,8 +151,21 @@ def _messages() -> list[tuple[str, str]]:
     ]  # fmt: skip
 
 
+def _memory_limits() -> list[tuple[str, str]]:
+    from nb_tools.builtin._grep import MAX_COLLECTED_BYTES, MAX_COLUMNS
+    from nb_tools.builtin._grep_python import MAX_SEARCH_BYTES
+    from nb_tools.sandbox._bwrap import READ_ONLY_TMPFS_BYTES
+
+    return [
+        ("sandbox.md", f"private empty `/tmp` and home (in memory: {READ_ONLY_TMPFS_BYTES >> 20} MB each"),
+        ("sandbox.md", f"(up to {MAX_SEARCH_BYTES >> 20} MB; larger ones are skipped)"),
+        ("sandbox.md", f"a line is kept up to {MAX_COLUMNS >> 10} KB, and the results up to {MAX_COLLECTED_BYTES >> 20} MB"),
+    ]  # fmt: skip
+
+
 CLAIMS: list[Callable[[], list[tuple[str, str]]]] = [
     _scan,
+    _memory_limits,
     _agent,
     _map,
     _rules_walk,
