@@ -14,6 +14,7 @@ pandas is imported only to build the result.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import os
 import threading
@@ -21,6 +22,7 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import Executor as FuturesExecutor
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -163,6 +165,13 @@ def _provider(model: str | Provider | None) -> Provider:
 
     check_provider(model)
     return model
+
+
+def _concurrent_requests(provider: Provider) -> AbstractAsyncContextManager[Any]:
+    """The provider's scope for many requests at once from this event loop, if it has one
+    (``AnthropicProvider.concurrent_requests``: its aiohttp transport)."""
+    scope = getattr(provider, "concurrent_requests", None)
+    return scope() if callable(scope) else contextlib.nullcontext()
 
 
 def _outcome(result: Any, output: OutputType | None, denied: list[str]) -> RowOutcome:
@@ -545,7 +554,8 @@ async def amap(
             store.close()
         return None
     try:
-        await run.go()
+        async with _concurrent_requests(provider):
+            await run.go()
     finally:
         if run.rounds is not None:
             await run.rounds.close()
