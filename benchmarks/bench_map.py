@@ -217,8 +217,8 @@ def main() -> None:
         f"map / gather          {mapped[0] / gathered[0]:.2f}x wall, "
         f"{mapped[1] / gathered[1]:.2f}x CPU"
     )
-    for name, (wall, cpu) in (("tool_runner", runner), ("tool_runner/aiohttp", runner_aio)):
-        print(f"map / {name:16} {mapped[0] / wall:.2f}x wall, {mapped[1] / cpu:.2f}x CPU")
+    for name, (wall, cpu) in (("tool_runner", runner), ("runner, aiohttp", runner_aio)):
+        print(f"{'map / ' + name:21} {mapped[0] / wall:.2f}x wall, {mapped[1] / cpu:.2f}x CPU")
     print(
         f"fake server           CPU {server_cpu * 1000 / max(served, 1):.2f} ms per request "
         f"(its own process; {served} requests)"
