@@ -10,7 +10,9 @@ status errors, tracing span); the body is encoded by :class:`RequestEncoder`, wh
 reuses the JSON of what did not change since the last turn, and the event stream is read
 by :class:`SSEDecoder` and ``json.loads``, not as a pydantic object per event: that was
 most of a turn's client time. Retries still work for a streamed request, as the SDK
-checks the status before handing over the body.
+checks the status before handing over the body. Inside :meth:`concurrent_requests`
+(``nb_tools.map``'s rows) the SDK's client runs over aiohttp, one per event loop
+(:mod:`nb_tools.model._anthropic_http`).
 """
 
 from __future__ import annotations
