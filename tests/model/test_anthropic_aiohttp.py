@@ -114,6 +114,34 @@ def test_each_event_loop_gets_its_own_client(srv: FakeMessagesServer) -> None:
     assert all(over_aiohttp(c) and c.is_closed() for c in clients)
 
 
+def test_two_event_loops_at_once_each_use_their_own(srv: FakeMessagesServer) -> None:
+    """``map()`` on a helper thread while the kernel's loop runs another map: each loop's
+    requests go through the client made in it."""
+    import threading
+
+    provider = AnthropicProvider(MODEL, base_url=srv.base_url, max_retries=0)
+    srv.push(reply("one"), reply("two"))
+    both_inside = threading.Barrier(2, timeout=30)
+    clients: dict[str, anthropic.AsyncAnthropic] = {}
+    texts: list[str] = []
+
+    async def once(name: str) -> None:
+        async with provider.concurrent_requests():
+            clients[name] = provider.client
+            await asyncio.to_thread(both_inside.wait)
+            event = (await collect(provider))[-1]
+            assert isinstance(event, ResponseEvent)
+            texts.append(event.message.text)
+
+    threads = [threading.Thread(target=asyncio.run, args=(once(n),)) for n in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(texts) == ["one", "two"]
+    assert clients["a"] is not clients["b"]
+
+
 async def test_a_client_of_your_own_is_kept(srv: FakeMessagesServer) -> None:
     mine = anthropic.AsyncAnthropic(base_url=srv.base_url, api_key="mine")
     provider = AnthropicProvider(MODEL, client=mine)
