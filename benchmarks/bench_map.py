@@ -13,7 +13,9 @@ without ``map``, at most ``--concurrency`` rows at once (an ``asyncio.Semaphore`
 ``asyncio.gather`` over ``Agent.run`` calls, and ``asyncio.gather`` over the anthropic SDK's
 own loop, ``client.beta.messages.tool_runner(..., thread=False)`` with the same tool
 (``beta_async_tool``), against the same server (it sends unstreamed requests; ``map``
-streams). Memory: the process's resident size after the first full
+streams), with the SDK's default HTTP client (httpx) and with its aiohttp one
+(``DefaultAioHttpClient``, which ``map`` uses when ``anthropic[aiohttp]`` is installed; the
+``Agent.run`` loop uses httpx). Memory: the process's resident size after the first full
 map run minus before it (after a 20-row warm-up), per row (the result table and every
 row's conversation are still held). The fake server's CPU per request is printed too (it
 runs in its own process, but shares the machine's cores). CPU: the benchmark process's CPU
@@ -117,15 +119,18 @@ async def with_gather(base_url: str, rows: list[dict[str, str]], concurrency: in
     return wall
 
 
-async def with_tool_runner(base_url: str, rows: list[dict[str, str]], concurrency: int) -> float:
-    from anthropic import AsyncAnthropic, beta_async_tool
+async def with_tool_runner(
+    base_url: str, rows: list[dict[str, str]], concurrency: int, aiohttp: bool = False
+) -> float:
+    from anthropic import AsyncAnthropic, DefaultAioHttpClient, beta_async_tool
 
     @beta_async_tool(name="lookup")
     async def lookup_sdk(customer: str, step: int) -> str:
         """A customer's record."""
         return f"{customer}: plan=pro, step={step}"
 
-    client = AsyncAnthropic(base_url=base_url, api_key="bench")
+    http = {"http_client": DefaultAioHttpClient()} if aiohttp else {}
+    client = AsyncAnthropic(base_url=base_url, api_key="bench", **http)
     gate = asyncio.Semaphore(concurrency)
 
     async def one(row: dict[str, str]) -> Any:
@@ -182,9 +187,11 @@ def main() -> None:
         gathered = timed(with_gather(base_url, rows, c))
         asyncio.run(with_tool_runner(base_url, rows[:20], c))  # imports
         runner = timed(with_tool_runner(base_url, rows, c))
+        runner_aio = timed(with_tool_runner(base_url, rows, c, aiohttp=True))
         # the machine may be shared: run each again, keep each one's best
         gathered = best(gathered, timed(with_gather(base_url, rows, c)))
         runner = best(runner, timed(with_tool_runner(base_url, rows, c)))
+        runner_aio = best(runner_aio, timed(with_tool_runner(base_url, rows, c, aiohttp=True)))
         mapped = best(mapped, timed(with_map(base_url, rows, c)))
     finally:
         stop.set()
@@ -200,6 +207,7 @@ def main() -> None:
         ("nb_tools.map", mapped),
         ("asyncio.gather(run)", gathered),
         ("gather(tool_runner)", runner),
+        ("  same, over aiohttp", runner_aio),
     ):
         print(
             f"{name:21} {wall:8.2f} s   {wall / ideal:.2f}x the ideal   "
@@ -209,9 +217,8 @@ def main() -> None:
         f"map / gather          {mapped[0] / gathered[0]:.2f}x wall, "
         f"{mapped[1] / gathered[1]:.2f}x CPU"
     )
-    print(
-        f"map / tool_runner     {mapped[0] / runner[0]:.2f}x wall, {mapped[1] / runner[1]:.2f}x CPU"
-    )
+    for name, (wall, cpu) in (("tool_runner", runner), ("runner, aiohttp", runner_aio)):
+        print(f"{'map / ' + name:21} {mapped[0] / wall:.2f}x wall, {mapped[1] / cpu:.2f}x CPU")
     print(
         f"fake server           CPU {server_cpu * 1000 / max(served, 1):.2f} ms per request "
         f"(its own process; {served} requests)"

@@ -14,6 +14,7 @@ pandas is imported only to build the result.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import os
@@ -22,6 +23,7 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import Executor as FuturesExecutor
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -164,6 +166,13 @@ def _provider(model: str | Provider | None) -> Provider:
 
     check_provider(model)
     return model
+
+
+def _concurrent_requests(provider: Provider) -> AbstractAsyncContextManager[Any]:
+    """The provider's scope for many requests at once from this event loop, if it has one
+    (``AnthropicProvider.concurrent_requests``: its aiohttp transport)."""
+    scope = getattr(provider, "concurrent_requests", None)
+    return scope() if callable(scope) else contextlib.nullcontext()
 
 
 def _outcome(result: Any, output: OutputType | None, denied: list[str]) -> RowOutcome:
@@ -599,7 +608,8 @@ async def amap(
         return None
     cut: BaseException | None = None
     try:
-        await run.go()
+        async with _concurrent_requests(provider):
+            await run.go()
     except (asyncio.CancelledError, KeyboardInterrupt) as err:
         cut = err  # the table so far is still built (nb_tools.last_map()), then it goes on
         run.mark_cut_short()

@@ -88,20 +88,29 @@ _ENCODER = json.JSONEncoder(
 dumps = _ENCODER.encode
 
 
+KEPT_CONVERSATIONS = 512
+"""How many conversations' message JSON a :class:`RequestEncoder` keeps (at least as many as
+a map has rows in flight); the least recently sent one goes first."""
+
+
 class RequestEncoder:
     """Request bodies for ``POST /v1/messages`` as JSON bytes: :func:`request_params` plus
     ``"stream": true``, encoded as the SDK encodes a body.
 
     A conversation grows by a message or two per turn, so the JSON text of each message is
     kept (by identity: messages are immutable) and reused for as long as the message is in
-    the conversation; likewise the tool list (a registry hands out the same ``ToolSpec``
+    the conversation, for each of the :data:`KEPT_CONVERSATIONS` conversations sent most
+    recently (``nb_tools.map``'s rows share a provider and their requests interleave);
+    likewise the tool list (a registry hands out the same ``ToolSpec``
     objects until it changes; they are read-only) and the system prompt. Only the newest
     message, which carries the cache breakpoint, and new messages are encoded again.
     """
 
     def __init__(self, model: str) -> None:
         self._head = '{"model":' + dumps(model) + ',"stream":true,"max_tokens":'
-        self._messages: dict[int, tuple[Message, str]] = {}
+        # id(first message) -> (that message, {id(message): (message, its JSON)}): the kept
+        # messages are held, so an id is not reused while it is a key here.
+        self._conversations: dict[int, tuple[Message, dict[int, tuple[Message, str]]]] = {}
         self._tools: tuple[tuple[ToolSpec, ...], JSON | None, str] | None = None
         self._system: tuple[str, JSON | None, str] | None = None
 
@@ -155,7 +164,11 @@ class RequestEncoder:
         return kept[2]
 
     def _messages_json(self, messages: Sequence[Message], mark: JSON | None) -> list[str]:
-        old = self._messages
+        if not messages:
+            return []
+        first = messages[0]  # a conversation is known by its first message
+        kept = self._conversations.pop(id(first), None)
+        old = kept[1] if kept is not None and kept[0] is first else {}
         new: dict[int, tuple[Message, str]] = {}
         out: list[str] = []
         last = len(messages) - 1
@@ -165,12 +178,15 @@ class RequestEncoder:
                 _mark_last(api["content"], mark)
                 out.append(dumps(api))
                 continue
-            kept = old.get(id(message))
-            if kept is None or kept[0] is not message:
-                kept = (message, dumps(message_to_api(message)))
-            new[id(message)] = kept
-            out.append(kept[1])
-        self._messages = new
+            hit = old.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, dumps(message_to_api(message)))
+            new[id(message)] = hit
+            out.append(hit[1])
+        conversations = self._conversations
+        conversations[id(first)] = (first, new)  # the most recently used last
+        if len(conversations) > KEPT_CONVERSATIONS:
+            del conversations[next(iter(conversations))]
         return out
 
 

@@ -14,6 +14,7 @@ unknown family is not priced (cost 0, ``price_for`` returns None).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 
@@ -66,6 +67,7 @@ def model_version(model: str) -> tuple[int, ...]:
     return tuple(int(p) for p in model.split("-") if _VERSION.match(p))
 
 
+@functools.lru_cache(maxsize=64)
 def price_for(model: str) -> Price | None:
     """The price of ``model`` ("claude-sonnet-4-5", "claude-3-5-haiku-20241022", ...), or
     None when its family is unknown."""

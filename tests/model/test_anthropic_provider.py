@@ -768,6 +768,38 @@ def test_encoded_body_is_request_params_turn_after_turn(system: str) -> None:
             assert body == {**request_params(request, model=MODEL, cache=cache), "stream": True}
 
 
+def test_interleaved_conversations_each_reuse_their_encoded_messages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A map's rows share one provider and their requests interleave: each conversation's
+    earlier messages are encoded once, not again after another conversation's request."""
+    from nb_tools.model import _anthropic_convert
+
+    encoded: list[Message] = []
+    to_api = _anthropic_convert.message_to_api
+
+    def counting(message: Message) -> dict[str, object]:
+        encoded.append(message)
+        return to_api(message)
+
+    monkeypatch.setattr(_anthropic_convert, "message_to_api", counting)
+    encoder = RequestEncoder(MODEL)
+    rows = [conversation(2) for _ in range(3)]
+    calls = 0
+    for size in range(1, len(rows[0]) + 1):
+        for messages in rows:
+            request = ModelRequest(
+                system="S", messages=tuple(messages[:size]), tools=(WEATHER,), max_tokens=99
+            )
+            before = len(encoded)
+            body = json.loads(encoder.encode(request, cache=True))
+            calls += len(encoded) - before
+            assert body == {**request_params(request, model=MODEL, cache=True), "stream": True}
+    # Per request: its newest message (it carries the cache mark), and the one before it,
+    # sent marked last time: 1 + 2 + 2 + 2 + 2 for five messages (not 1 + 2 + 3 + 4 + 5).
+    assert calls == 3 * (1 + 2 * (len(rows[0]) - 1))
+
+
 def test_encoded_body_follows_a_changed_tool_list_and_system_prompt() -> None:
     encoder = RequestEncoder(MODEL)
     messages = tuple(conversation(1))
