@@ -228,6 +228,11 @@ class _Map:
         self.outcomes: list[RowOutcome | None] = [None] * len(prompts)
         self.conversations: list[Conversation | None] = [None] * len(prompts)
         self.running: set[int] = set()
+        self.statuses: list[str] = ["queued"] * len(prompts)
+        """Each row's status, kept as rows start and finish (a progress report reads it
+        without looking at every row: a map of 20,000 rows reports 40,000 times)."""
+        self.done = 0
+        self.failed = 0
         self.runs: dict[int, Run] = {}
         self.resumed: dict[int, list[Any]] = {}
         """Rows a previous run's pending batch holds: the conversation they continue."""
@@ -241,24 +246,32 @@ class _Map:
         self.started = time.monotonic()
         self.finished_here = 0
 
+    def _set(self, i: int, outcome: RowOutcome) -> None:
+        """Row ``i`` ended with ``outcome`` (its only write)."""
+        if self.outcomes[i] is None:
+            self.done += 1
+            self.failed += outcome.status != "ok"
+        self.outcomes[i] = outcome
+        self.statuses[i] = outcome.status
+
+    def _start(self, i: int) -> None:
+        self.running.add(i)
+        self.statuses[i] = "running"
+
     def progress(self) -> MapProgress:
-        done = [o for o in self.outcomes if o is not None]
         elapsed = time.monotonic() - self.started
-        left = len(self.outcomes) - len(done)
+        left = len(self.outcomes) - self.done
         eta = elapsed / self.finished_here * left if self.finished_here else None
         return MapProgress(
             rows=len(self.outcomes),
-            done=len(done),
+            done=self.done,
             running=len(self.running),
-            failed=sum(o.status != "ok" for o in done),
+            failed=self.failed,
             spent_usd=self.limiter.spent_usd,
             budget_usd=self.budget_usd,
             elapsed=elapsed,
             eta=eta,
-            statuses=tuple(
-                o.status if o is not None else "running" if i in self.running else "queued"
-                for i, o in enumerate(self.outcomes)
-            ),
+            statuses=tuple(self.statuses),
         )
 
     def _report(self) -> None:
@@ -279,7 +292,7 @@ class _Map:
                 except Exception as err:  # an untrusted line: the row runs again
                     self.notices.append(unreadable(self.checkpoint.path, i, err))
                     continue
-                self.outcomes[i] = outcome
+                self._set(i, outcome)
                 usage = outcome.usage or Usage(cost_usd=outcome.cost_usd)
                 self.conversations[i] = Conversation(outcome.messages, usage=usage)
                 if self.on_restored is not None:
@@ -335,19 +348,20 @@ class _Map:
     async def _run_row(self, i: int) -> None:
         prompt = self.prompts[i]
         if prompt is None:
-            self.outcomes[i] = RowOutcome(status="skipped", error="the prompt callable gave None")
+            self._set(i, RowOutcome(status="skipped", error="the prompt callable gave None"))
             return
         left = self._budget_left()
         if left is not None and left <= 0:
-            self.outcomes[i] = RowOutcome(
-                status="budget",
-                error=f"not started: the map's budget (${self.budget_usd}) is spent",
+            self._set(
+                i,
+                RowOutcome(
+                    status="budget",
+                    error=f"not started: the map's budget (${self.budget_usd}) is spent",
+                ),
             )
             return
         if self.stop_flag.is_set():
-            self.outcomes[i] = RowOutcome(
-                status="skipped", error="not started: the map was stopped"
-            )
+            self._set(i, RowOutcome(status="skipped", error="not started: the map was stopped"))
             return
         denied: list[str] = []
         names: dict[str, str] = {}
@@ -368,7 +382,7 @@ class _Map:
         run = Run(self.settings, conversation, [watch], shared_spend=lambda: limiter.spent_usd)
         # A resumed row continues the conversation its pending batch request carried.
         text = "" if resumed else prompt
-        self.running.add(i)
+        self._start(i)
         self.runs[i] = run
         self._report()
         try:
@@ -404,7 +418,7 @@ class _Map:
                 turns=outcome.turns + before.turns,
                 cost_usd=outcome.cost_usd + before.cost_usd,
             )
-        self.outcomes[i] = outcome
+        self._set(i, outcome)
         self.finished_here += 1
         if self.checkpoint is not None:
             self.checkpoint.write(i, row_key(prompt), outcome)
@@ -443,9 +457,7 @@ class _Map:
             await asyncio.gather(*workers, watcher, return_exceptions=True)
         for i, o in enumerate(self.outcomes):
             if o is None:
-                self.outcomes[i] = RowOutcome(
-                    status="skipped", error="not started: the map was stopped"
-                )
+                self._set(i, RowOutcome(status="skipped", error="not started: the map was stopped"))
 
     def mark_cut_short(self) -> None:
         """The map was cancelled (an interrupt): rows that were running are "stopped", with
@@ -455,18 +467,21 @@ class _Map:
                 continue
             conversation = self.conversations[i]
             if conversation is None:
-                self.outcomes[i] = RowOutcome(
-                    status="skipped", error="not started: the map was interrupted"
+                self._set(
+                    i, RowOutcome(status="skipped", error="not started: the map was interrupted")
                 )
                 continue
             before = self.before.get(i) or RowOutcome(status="running")
             messages = conversation.messages  # a resumed row's: from its first prompt
-            self.outcomes[i] = RowOutcome(
-                status="stopped",
-                error="stopped while running (the map was interrupted)",
-                turns=sum(m.role == "assistant" for m in messages),
-                cost_usd=before.cost_usd + conversation.usage.cost_usd,
-                messages=messages,
+            self._set(
+                i,
+                RowOutcome(
+                    status="stopped",
+                    error="stopped while running (the map was interrupted)",
+                    turns=sum(m.role == "assistant" for m in messages),
+                    cost_usd=before.cost_usd + conversation.usage.cost_usd,
+                    messages=messages,
+                ),
             )
 
 

@@ -299,3 +299,38 @@ async def test_stop_ends_cleanly_with_rows_in_flight_marked(tmp_path: Any) -> No
     assert seen[-1].rows == 5 and seen[-1].running == 0 and seen[-1].done == 3
     assert seen[-1].statuses == ("ok", "stopped", "stopped", "queued", "queued")
     assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 3
+
+
+async def test_every_progress_report_agrees_with_its_statuses(tmp_path: Any) -> None:
+    """The counts are kept as rows start and finish, not recounted: every report must
+    still agree with its own statuses, across restored, skipped and finished rows."""
+    from nb_tools.agent import MapProgress
+
+    checkpoint = tmp_path / "c.jsonl"
+    await nb_tools.amap(
+        "Ticket {ticket} from customer {customer}",
+        TICKETS.iloc[:1],
+        tools=[lookup],
+        model=model(1),
+        checkpoint=checkpoint,
+    )
+    seen: list[MapProgress] = []
+    frame = pd.concat([TICKETS, TICKETS.assign(ticket=["T4", "T5", "T6"])], ignore_index=True)
+    out = await nb_tools.amap(
+        lambda r: (
+            None if r["ticket"] == "T5" else "Ticket {ticket} from customer {customer}".format(**r)
+        ),
+        frame,
+        tools=[lookup],
+        model=model(4),
+        concurrency=2,
+        checkpoint=checkpoint,
+        on_progress=seen.append,
+    )
+    assert list(out["status"]) == ["ok", "ok", "ok", "ok", "skipped", "ok"]
+    assert out.attrs["nb_tools"].restored == 1
+    assert seen and seen[0].statuses[0] == "ok" and seen[-1].done == 6 and seen[-1].failed == 1
+    for p in seen:
+        assert p.done == sum(s not in ("queued", "running") for s in p.statuses)
+        assert p.running == sum(s == "running" for s in p.statuses)
+        assert p.failed == sum(s not in ("queued", "running", "ok") for s in p.statuses)
