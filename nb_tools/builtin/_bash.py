@@ -58,6 +58,9 @@ MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 _KEEP_BYTES = 4 * MAX_OUTPUT_CHARS  # per end: enough for 15,000 characters of any UTF-8
 _PROGRESS_CHUNK = 8_000
+DRAIN_AFTER_EXIT = 0.5
+"""Seconds a call waits, after bash exits, for the output pipe to close (the last bytes
+written before the exit; a background child that keeps the pipe open holds it no longer)."""
 
 _DESCRIPTION = f"""\
 Run a bash command in the workspace root and return its exit code and output (stdout and \
@@ -356,7 +359,7 @@ class BashTool:
             # Output written just before the exit; a background child may hold the pipe.
             if not child.closed.done():
                 with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.wait((child.closed,), timeout=0.5)
+                    await asyncio.wait((child.closed,), timeout=DRAIN_AFTER_EXIT)
         finally:
             if not child.exited.done():  # cancelled again while stopping: no survivors
                 _signal_group(child.pid, signal.SIGKILL)

@@ -151,6 +151,12 @@ def _messages() -> list[tuple[str, str]]:
     ]  # fmt: skip
 
 
+def _bash() -> list[tuple[str, str]]:
+    from nb_tools.builtin._bash import DRAIN_AFTER_EXIT
+
+    return [("builtins.md", f"holds the call at most {_n(DRAIN_AFTER_EXIT)} s after bash exits")]
+
+
 CLAIMS: list[Callable[[], list[tuple[str, str]]]] = [
     _scan,
     _agent,
@@ -161,6 +167,7 @@ CLAIMS: list[Callable[[], list[tuple[str, str]]]] = [
     _waits,
     _notebook,
     _messages,
+    _bash,
 ]
 
 
