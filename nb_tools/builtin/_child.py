@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
@@ -75,17 +76,30 @@ class Child:
         if pipe is None:  # pragma: no cover - stdout=PIPE always gives one
             raise RuntimeError("no output pipe")
         self._pipe = pipe
-        os.set_blocking(pipe.fileno(), False)
-        loop.add_reader(pipe.fileno(), self._read)
         self._pidfd = -1
+        reading = False
         try:
-            self._pidfd = os.pidfd_open(self.pid)
-        except (AttributeError, OSError):
-            threading.Thread(
-                target=self._wait_blocking, name="nb_tools-bash-wait", daemon=True
-            ).start()
-        else:
-            loop.add_reader(self._pidfd, self._reap)
+            os.set_blocking(pipe.fileno(), False)
+            loop.add_reader(pipe.fileno(), self._read)
+            reading = True
+            try:
+                self._pidfd = os.pidfd_open(self.pid)
+            except (AttributeError, OSError):
+                threading.Thread(
+                    target=self._wait_blocking, name="nb_tools-bash-wait", daemon=True
+                ).start()
+            else:
+                loop.add_reader(self._pidfd, self._reap)
+        except BaseException:  # a loop without add_reader (Windows' proactor): no orphan
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            self._proc.wait()
+            if reading:
+                loop.remove_reader(pipe.fileno())
+            pipe.close()
+            if self._pidfd >= 0:
+                os.close(self._pidfd)
+            raise
 
     @property
     def returncode(self) -> int | None:

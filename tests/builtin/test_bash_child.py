@@ -128,3 +128,22 @@ async def test_without_pidfd_a_waiter_thread_reports_the_exit(
     r = await tool.call(args("echo started; sleep 60", timeout=400))
     assert r.metadata["timed_out"] and r.content.startswith("started\n\n[timed out after 0.4 s")
     assert len(calls) == 3
+
+
+async def test_a_loop_that_cannot_watch_the_pipe_leaves_no_process(
+    tool: BashTool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loop without ``add_reader`` (Windows' proactor): the call says it could not
+    start, and the process it had started is killed and reaped, not left to run."""
+    loop = asyncio.get_running_loop()
+
+    def refuse(*a: object) -> None:
+        raise NotImplementedError("no add_reader here")
+
+    monkeypatch.setattr(loop, "add_reader", refuse)
+    mark = tmp_path / "ran"
+    r = await tool.call(args(f"sleep 0.5; touch {mark}"))
+    monkeypatch.undo()
+    assert r.is_error and r.content.startswith("bash: could not start bash: no add_reader")
+    await asyncio.sleep(1.0)
+    assert not mark.exists(), "the started process ran on"
