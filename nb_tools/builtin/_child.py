@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 
 __all__ = ["Child", "pidfd_works"]
@@ -76,6 +77,7 @@ class Child:
         if pipe is None:  # pragma: no cover - stdout=PIPE always gives one
             raise RuntimeError("no output pipe")
         self._pipe = pipe
+        self._close_pipe = weakref.finalize(self, pipe.close)  # also when dropped unread
         self._pidfd = -1
         reading = False
         try:
@@ -84,6 +86,8 @@ class Child:
             reading = True
             try:
                 self._pidfd = os.pidfd_open(self.pid)
+                # Closed at the exit, or when the loop drops the child unfinished.
+                self._close_pidfd = weakref.finalize(self, os.close, self._pidfd)
             except (AttributeError, OSError):
                 threading.Thread(
                     target=self._wait_blocking, name="nb_tools-bash-wait", daemon=True
@@ -96,9 +100,9 @@ class Child:
             self._proc.wait()
             if reading:
                 loop.remove_reader(pipe.fileno())
-            pipe.close()
+            self._close_pipe()
             if self._pidfd >= 0:
-                os.close(self._pidfd)
+                self._close_pidfd()
             raise
 
     @property
@@ -122,7 +126,7 @@ class Child:
                 self._on_output(data)
             return
         self._loop.remove_reader(self._pipe.fileno())
-        self._pipe.close()
+        self._close_pipe()
         if not self.closed.done():
             self.closed.set_result(None)
 
@@ -149,7 +153,7 @@ class Child:
     def _exit(self, code: int | None) -> None:
         if self._pidfd >= 0:
             self._loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
+            self._close_pidfd()
             self._pidfd = -1
         # Popen's own bookkeeping: it neither waits again nor warns that it still runs.
         self._proc.returncode = code if code is not None else 255

@@ -10,6 +10,7 @@ import json
 import os
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,35 @@ async def test_a_loop_that_cannot_watch_the_pipe_leaves_no_process(
     assert r.is_error and r.content.startswith("bash: could not start bash: no add_reader")
     await asyncio.sleep(1.0)
     assert not mark.exists(), "the started process ran on"
+
+
+@pytest.mark.skipif(not pidfd_works(), reason="no pidfd on this system")
+def test_a_child_dropped_with_its_loop_closes_its_pidfd() -> None:
+    """A call's loop ends before the child does (an interrupt, then the cell's loop
+    closes): the pidfd is not left open."""
+    import gc
+
+    from nb_tools.builtin._child import Child
+
+    async def start() -> Child:
+        return Child(["sleep", "0.5"], cwd="/", env={}, on_output=lambda b: None)
+
+    def pidfd_at(fd: int) -> bool:
+        try:
+            return "pidfd" in os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return False
+
+    loop = asyncio.new_event_loop()
+    child = loop.run_until_complete(start())
+    fd, pid = child._pidfd, child.pid
+    assert pidfd_at(fd)
+    with warnings.catch_warnings():  # Popen says the process still runs: it does
+        warnings.simplefilter("ignore", ResourceWarning)
+        del child
+        loop.close()
+        gc.collect()
+    try:
+        assert not pidfd_at(fd)
+    finally:
+        os.waitpid(pid, 0)
