@@ -330,7 +330,15 @@ class BashTool:
         try:
             launch = prepare(["bash", "-c", command], policy, cwd=self.workspace.root, env=self.env)
             sink = _Sink()
-            child = Child(launch.argv, cwd=launch.cwd, env=launch.env, on_output=sink.add)
+            # bubblewrap gives the command its own session (--new-session): bwrap itself
+            # needs only its own process group.
+            child = Child(
+                launch.argv,
+                cwd=launch.cwd,
+                env=launch.env,
+                on_output=sink.add,
+                new_session=not launch.sandboxed,
+            )
         except (OSError, RuntimeError) as exc:
             what = getattr(exc, "strerror", None) or exc
             return Result.error(f"bash: could not start bash: {what}")
@@ -388,7 +396,7 @@ class BashTool:
 
     async def _stop(self, child: Child) -> None:
         """SIGTERM the group, give it ``kill_grace`` seconds, then SIGKILL what is left."""
-        pgid = child.pid  # a new session: the group id is the leader's pid
+        pgid = child.pid  # its own process group: the group id is the leader's pid
         _signal_group(pgid, signal.SIGTERM)
         end = time.monotonic() + self.kill_grace
         while time.monotonic() < end and _group_alive(pgid):

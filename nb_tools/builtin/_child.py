@@ -40,7 +40,8 @@ def pidfd_works() -> bool:
 
 
 class Child:
-    """``argv`` started in a new session (its own process group), stdin from ``/dev/null``,
+    """``argv`` started in its own process group (and, with ``new_session``, in a new
+    session, without the kernel's controlling terminal), stdin from ``/dev/null``,
     stdout and stderr into one pipe whose bytes go to ``on_output`` as they arrive.
 
     ``exited`` completes with the exit status as :attr:`subprocess.Popen.returncode` gives
@@ -57,6 +58,7 @@ class Child:
         cwd: str,
         env: dict[str, str],
         on_output: Callable[[bytes], None],
+        new_session: bool = True,
     ) -> None:
         self._loop = loop = asyncio.get_running_loop()
         self._on_output: Callable[[bytes], None] | None = on_output
@@ -70,7 +72,11 @@ class Child:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             bufsize=0,
-            start_new_session=True,
+            # A new session makes a new scheduler autogroup, which costs milliseconds on a
+            # busy machine; a process group is enough to signal the tree. A caller whose
+            # program makes its own session (bubblewrap's --new-session) asks for none.
+            start_new_session=new_session,
+            process_group=None if new_session else 0,
         )
         self.pid = self._proc.pid
         pipe = self._proc.stdout

@@ -180,3 +180,19 @@ def test_a_child_dropped_with_its_loop_closes_its_pidfd() -> None:
         assert not pidfd_at(fd)
     finally:
         os.waitpid(pid, 0)
+
+
+async def test_the_sandboxed_command_leads_its_own_session(tmp_path: Path) -> None:
+    """bubblewrap is started in its own process group only (a new session would cost a
+    scheduler autogroup); the command inside still gets a session of its own
+    (bubblewrap's --new-session), so no controlling terminal of the kernel's."""
+    from nb_tools.sandbox import sandbox_available
+
+    if not sandbox_available().ok:
+        pytest.skip("no sandbox here")
+    tool = BashTool(Workspace(tmp_path), sandbox="read-only")
+    # The session field of /proc/PID/stat, as the sandbox's PID namespace numbers it: 0
+    # when the session's leader is outside the namespace (the kernel's session).
+    r = await tool.call(args('read -r line < /proc/$$/stat; set -- ${line##*) }; echo "$4"'))
+    sid = r.content.split("\n")[0]
+    assert sid.isdigit() and sid != "0", r.content
