@@ -26,12 +26,12 @@ import os
 import signal
 import time
 import warnings
-from asyncio import FIRST_COMPLETED
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._bash_readonly import is_read_only
+from nb_tools.builtin._child import Child
 from nb_tools.builtin._common import ToolError, parse_args, redact_output
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.sandbox import (
@@ -57,7 +57,9 @@ MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 _KEEP_BYTES = 4 * MAX_OUTPUT_CHARS  # per end: enough for 15,000 characters of any UTF-8
 _PROGRESS_CHUNK = 8_000
-_POLL = 0.05  # seconds between looks at the exit status while a child holds the pipe
+DRAIN_AFTER_EXIT = 0.5
+"""Seconds a call waits, after bash exits, for the output pipe to close (the last bytes
+written before the exit; a background child that keeps the pipe open holds it no longer)."""
 
 _DESCRIPTION = f"""\
 Run a bash command in the workspace root and return its exit code and output (stdout and \
@@ -326,45 +328,33 @@ class BashTool:
             policy = chosen
         try:
             launch = prepare(["bash", "-c", command], policy, cwd=self.workspace.root, env=self.env)
-            proc = await asyncio.create_subprocess_exec(
-                *launch.argv,
+            sink = _Sink()
+            # bubblewrap gives the command its own session (--new-session): bwrap itself
+            # needs only its own process group.
+            child = Child(
+                launch.argv,
                 cwd=launch.cwd,
                 env=launch.env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
+                on_output=sink.add,
+                new_session=not launch.sandboxed,
             )
         except (OSError, RuntimeError) as exc:
             what = getattr(exc, "strerror", None) or exc
             return Result.error(f"bash: could not start bash: {what}")
-        except asyncio.CancelledError:  # asyncio killed the half-started process
-            return _with_sandbox(
-                _result(_Output(), None, timeout, timed_out=False, cancelled=True),
-                policy,
-                self.workspace.root,
-            )
-        sink = _Sink()
-        reader = asyncio.ensure_future(_pump(proc, sink))
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         deadline = time.monotonic() + timeout
         last_flush = time.monotonic()
         timed_out = cancelled = False
-        # Wait for the output and the exit together. Process.wait() also waits for the pipe
-        # to close, which a background child (`server &`) may keep open: the exit status is
-        # then seen by polling `returncode`. The end of output usually arrives a moment
-        # before the exit status: waiting on `exited` wakes at once, not a poll later.
-        exited = asyncio.ensure_future(proc.wait())
+        # The loop wakes when the process exits (its pidfd), at the deadline, and when
+        # progress is due; the output is read meanwhile as it arrives.
         try:
-            while proc.returncode is None:
+            while not child.exited.done():
                 now = time.monotonic()
                 if now >= deadline:
                     timed_out = True
                     break
-                pending = {t for t in (reader, exited) if not t.done()}
-                await asyncio.wait(
-                    pending, timeout=min(_POLL, deadline - now), return_when=FIRST_COMPLETED
-                )
+                wake = min(deadline, last_flush + self.progress_interval)
+                await asyncio.wait((child.exited,), timeout=max(wake - now, 0))
                 if time.monotonic() - last_flush >= self.progress_interval:
                     last_flush = time.monotonic()
                     _flush(sink, decoder)
@@ -372,22 +362,21 @@ class BashTool:
             cancelled = True
         try:
             if timed_out or cancelled:
-                await self._stop(proc)
+                await self._stop(child)
             # Output written just before the exit; a background child may hold the pipe.
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(reader), 0.5)
+            if not child.closed.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait((child.closed,), timeout=DRAIN_AFTER_EXIT)
         finally:
-            if proc.returncode is None:  # cancelled again while stopping: no survivors
-                _signal_group(proc.pid, signal.SIGKILL)
-            if not exited.done():
-                exited.cancel()
-            # A background child may keep writing: keep draining the pipe (so it never
-            # blocks on a full pipe) but stop collecting.
-            sink.collecting = False
+            if not child.exited.done():  # cancelled again while stopping: no survivors
+                _signal_group(child.pid, signal.SIGKILL)
+            # A background child may keep writing: the pipe is still drained (so it never
+            # blocks on a full pipe), but nothing more is collected.
+            child.stop_collecting()
             planted = remove_planted(launch)  # even when cancelled twice
         _flush(sink, decoder)
         result = _result(
-            sink.out, proc.returncode, timeout, timed_out=timed_out, cancelled=cancelled
+            sink.out, child.returncode, timeout, timed_out=timed_out, cancelled=cancelled
         )
         if planted:
             note = (
@@ -404,17 +393,16 @@ class BashTool:
             )
         return _with_sandbox(result, policy, self.workspace.root)
 
-    async def _stop(self, proc: asyncio.subprocess.Process) -> None:
+    async def _stop(self, child: Child) -> None:
         """SIGTERM the group, give it ``kill_grace`` seconds, then SIGKILL what is left."""
-        pgid = proc.pid  # start_new_session: the group id is the leader's pid
+        pgid = child.pid  # its own process group: the group id is the leader's pid
         _signal_group(pgid, signal.SIGTERM)
         end = time.monotonic() + self.kill_grace
         while time.monotonic() < end and _group_alive(pgid):
             await asyncio.sleep(0.05)
         _signal_group(pgid, signal.SIGKILL)
-        end = time.monotonic() + 5
-        while proc.returncode is None and time.monotonic() < end:
-            await asyncio.sleep(0.02)
+        if not child.exited.done():
+            await asyncio.wait((child.exited,), timeout=5)
 
 
 _PENDING_MAX = 4 * _PROGRESS_CHUNK
@@ -433,7 +421,6 @@ class _Sink:
         self.pending: list[bytes] = []
         self.pending_bytes = 0
         self.dropped = 0
-        self.collecting = True
 
     def add(self, chunk: bytes) -> None:
         self.out.add(chunk)
@@ -443,15 +430,6 @@ class _Sink:
             first = self.pending.pop(0)
             self.pending_bytes -= len(first)
             self.dropped += len(first)
-
-
-async def _pump(proc: asyncio.subprocess.Process, sink: _Sink) -> None:
-    stream = proc.stdout
-    if stream is None:  # pragma: no cover - PIPE always gives a stream
-        return
-    while chunk := await stream.read(1 << 16):
-        if sink.collecting:
-            sink.add(chunk)
 
 
 def _flush(sink: _Sink, decoder: codecs.IncrementalDecoder) -> None:
@@ -531,6 +509,8 @@ def _result(
             "[cut off: the call was cancelled; the command and its child processes were "
             "stopped; the output above is what it printed until then]"
         )
+    elif code is None:  # something else in the kernel reaped the process first
+        status = "[exit status unknown: the process ended, but its status was collected elsewhere]"
     else:
         status = f"[exit code {code}]"
     body = text.rstrip("\n") if text.strip() else "(no output)"

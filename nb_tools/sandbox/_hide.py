@@ -79,7 +79,7 @@ are masked in every mode)."""
 def outside_masks() -> list[Path]:
     """Every top-level folder but :data:`SYSTEM_TOP` (``/srv``, ``/opt``, ``/var``, ``/mnt``,
     ``/media``, other project trees...): what a ``system_only`` sandbox masks."""
-    out: list[Path] = []
+    names: list[str] = []
     try:
         with os.scandir("/") as it:
             for entry in it:
@@ -88,10 +88,10 @@ def outside_masks() -> list[Path]:
                 except OSError:
                     continue
                 if is_dir and entry.name not in SYSTEM_TOP:
-                    out.append(Path("/") / entry.name)
+                    names.append(entry.name)
     except OSError:
         pass
-    return sorted(out)
+    return [Path("/" + name) for name in sorted(names)]  # the order of sorted(Path)
 
 
 def repository_dirs(workspace: Path) -> tuple[list[Path], list[Path]]:
@@ -131,11 +131,19 @@ def repository_dirs(workspace: Path) -> tuple[list[Path], list[Path]]:
 def home_dirs() -> list[Path]:
     """Every home folder to replace by an empty one: ``/root``, ``/home``, ``$HOME`` and the
     user's home from the password database."""
-    out = [Path("/root"), Path("/home")]
-    for raw in (os.environ.get("HOME"), _pw_home()):
-        if raw and os.path.isabs(raw):
-            out.append(Path(os.path.realpath(raw)))
-    return _dedupe(out)
+    real = tuple(
+        os.path.realpath(raw)
+        for raw in (os.environ.get("HOME"), _pw_home())
+        if raw and os.path.isabs(raw)
+    )
+    return list(_home_list(real))
+
+
+@functools.lru_cache(maxsize=8)
+def _home_list(real: tuple[str, ...]) -> tuple[Path, ...]:
+    """The paths for :func:`home_dirs` (the resolved homes are looked up on every call;
+    only the list built from them is kept)."""
+    return tuple(_dedupe([Path("/root"), Path("/home"), *map(Path, real)]))
 
 
 def coarse_masks() -> list[Path]:
@@ -153,15 +161,33 @@ def coarse_masks() -> list[Path]:
 
 def jupyter_runtime_dir() -> Path:
     """Where Jupyter keeps the kernels' connection files (their keys run code in a kernel)."""
+    env = os.environ
+    raw = _runtime_dir_for(tuple(env.get(name) for name in _JUPYTER_PATH_ENV))
+    return Path(os.path.realpath(raw))  # resolved on every call: a link may be changed
+
+
+# What jupyter_core's answer depends on (checked against jupyter_core 5.9:
+# paths.jupyter_runtime_dir and jupyter_data_dir, off Windows).
+_JUPYTER_PATH_ENV = (
+    "JUPYTER_RUNTIME_DIR",
+    "JUPYTER_DATA_DIR",
+    "JUPYTER_PLATFORM_DIRS",
+    "XDG_DATA_HOME",
+    "HOME",
+)
+
+
+@functools.lru_cache(maxsize=8)
+def _runtime_dir_for(env: tuple[str | None, ...]) -> str:
+    """jupyter_core's runtime folder for the environment values ``env`` (of
+    ``_JUPYTER_PATH_ENV``), looked up once per distinct environment."""
     try:
         from jupyter_core.paths import jupyter_runtime_dir as find
     except ImportError:  # pragma: no cover - jupyter_core comes with ipykernel
-        raw = os.environ.get("JUPYTER_RUNTIME_DIR") or os.path.expanduser(
+        return os.environ.get("JUPYTER_RUNTIME_DIR") or os.path.expanduser(
             "~/.local/share/jupyter/runtime"
         )
-    else:
-        raw = find()
-    return Path(os.path.realpath(raw))
+    return find()
 
 
 _tool_cache: dict[tuple[str, ...], list[Path]] = {}

@@ -163,6 +163,12 @@ def _memory_limits() -> list[tuple[str, str]]:
     ]  # fmt: skip
 
 
+def _bash() -> list[tuple[str, str]]:
+    from nb_tools.builtin._bash import DRAIN_AFTER_EXIT
+
+    return [("builtins.md", f"holds the call at most {_n(DRAIN_AFTER_EXIT)} s after bash exits")]
+
+
 CLAIMS: list[Callable[[], list[tuple[str, str]]]] = [
     _scan,
     _memory_limits,
@@ -174,6 +180,7 @@ CLAIMS: list[Callable[[], list[tuple[str, str]]]] = [
     _waits,
     _notebook,
     _messages,
+    _bash,
 ]
 
 
