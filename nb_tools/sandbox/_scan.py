@@ -28,7 +28,9 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -142,6 +144,7 @@ class _Folder:
     subdirs: list[_Todo] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     linked: list[Path] | None = None
+    names: set[str] | None = None  # every entry's name (None: not kept)
 
 
 _TAIL = max(len(e.parts) for e in TABLE) - 1
@@ -170,7 +173,7 @@ def _classify(todo: _Todo, entries: list[os.DirEntry[str]], wd: int | None, mtim
     """Each entry by its name alone (the table's patterns end at it), and by its type as
     the folder listing gives it (no look at the file)."""
     folder, depth, package, links_ok, tail = todo
-    out = _Folder(todo, len(entries), wd, mtime)
+    out = _Folder(todo, len(entries), wd, mtime, names={e.name for e in entries})
     links_ok = links_ok or any(e.name == "conda-meta" for e in entries)
     near = tail[-_TAIL:] if _TAIL else ()
     for entry in entries:
@@ -242,6 +245,83 @@ def _links(f: _Folder) -> list[Path]:
     return out
 
 
+_WHOLE = frozenset({".git", "HEAD", "objects", "refs", "conda-meta"})
+"""Names whose change changes what the scan decides about the whole folder (a
+repository, a bare one, a conda environment): the folder is read again whole."""
+
+
+def _patchable(names: set[str], f: _Folder) -> bool:
+    """Whether the change of ``names`` in ``f`` is cheaper looked at name by name."""
+    return not (names & _WHOLE) and len(names) * 4 < max(f.entries, 64)
+
+
+class _Entry(NamedTuple):
+    """One entry looked at with ``lstat``, for :func:`_classify` (as ``os.DirEntry``)."""
+
+    name: str
+    path: str
+    mode: int
+
+    def is_dir(self, *, follow_symlinks: bool = False) -> bool:
+        return stat.S_ISDIR(self.mode)
+
+    def is_file(self, *, follow_symlinks: bool = False) -> bool:
+        return stat.S_ISREG(self.mode)
+
+
+def _patch(f: _Folder, names: set[str]) -> _Folder | None:
+    """``f`` with only the entries ``names`` looked at again (one ``lstat`` each: the
+    names inotify reported), not the whole folder listed and every file's link count
+    looked at again; ``None`` when the folder is gone."""
+    base = f.todo.path.rstrip("/") + "/"
+    found: list[_Entry] = []
+    for name in names:
+        try:
+            st = os.lstat(base + name)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None if not os.path.isdir(f.todo.path) else _read_again(f)
+        found.append(_Entry(name, base + name, st.st_mode))
+    if not os.path.isdir(f.todo.path):
+        return None
+    todo = f.todo._replace(links_ok=True) if "conda-meta" in (f.names or ()) else f.todo
+    part = _classify(todo, found, f.wd, f.mtime)  # type: ignore[arg-type]
+
+    def keep(p: Path) -> bool:
+        return p.name not in names
+
+    kept = (f.names or set()) - names
+    out = _Folder(
+        f.todo,
+        len(kept) + len(found),
+        f.wd,
+        f.mtime,
+        secrets=[p for p in f.secrets if keep(p)] + part.secrets,
+        protected=[p for p in f.protected if keep(p)] + part.protected,
+        writes=[p for p in f.writes if keep(p)] + part.writes,
+        repo=f.repo,
+        bare=f.bare,
+        subdirs=[t for t in f.subdirs if t.path[len(base) :] not in names] + part.subdirs,
+        files=[n for n in f.files if n not in names] + part.files,
+        names=kept | {e.name for e in found},
+    )
+    if f.linked is not None:
+        out.linked = [p for p in f.linked if keep(p)] + (_links(part) if part.files else [])
+    return out
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _read_again(f: _Folder) -> _Folder | None:
+    return _read(f.todo, lambda _: f.wd)
+
+
 def _bare(folder: str) -> bool:
     return os.path.isdir(folder + "/objects") and os.path.isdir(folder + "/refs")
 
@@ -249,32 +329,141 @@ def _bare(folder: str) -> bool:
 # -- a tree ----------------------------------------------------------------------------------
 
 
+class _Walk:
+    """A tree being read, a slice at a time (:meth:`step`): the folders read, those still
+    to read (``stack``; package folders wait in ``later``, and one that cannot be read to
+    the end is left unread as a whole: one mask, not many) and those left unread past the
+    limits (``unscanned``). ``links``: each folder's link counts are looked at as it is
+    read. A walk that is done stays the root's kept scan: a change sends the folders it
+    touched back (:meth:`refresh`), and the new folders in them onto ``stack``."""
+
+    def __init__(
+        self, top: str | _Todo, watch: Callable[[str], int | None], *, links: bool = False
+    ) -> None:
+        self.top = top if isinstance(top, _Todo) else _root_todo(top)
+        self.watch = watch
+        self.links = links
+        self.stack: list[_Todo] = [self.top]
+        self.later: list[_Todo] = []
+        self.folders: dict[str, _Folder] = {}
+        self.wds: dict[int, str] = {}  # inotify wd -> the folder read under it
+        self.unscanned: list[str] = []
+        self.seen = 0
+
+    def done(self) -> bool:
+        return not self.stack and not self.later
+
+    def step(self, budget: int | None = None) -> bool:
+        """Read folders until about ``budget`` entries were read (``None``: to the end);
+        whether the walk is done."""
+        work = 0
+        while self.stack or self.later:
+            if not self.stack:
+                self.stack.append(self.later.pop())
+            todo = self.stack.pop()
+            if self.seen >= MAX_SCAN_ENTRIES or todo.depth > MAX_SCAN_DEPTH:
+                self.unscanned.append(todo.package or todo.path)
+                continue
+            read = _read(todo, self.watch)
+            if read is None:
+                continue
+            self._keep(read)
+            self._push(read.subdirs)
+            work += read.entries + 1
+            if budget is not None and work >= budget:
+                break
+        return self.done()
+
+    def _keep(self, read: _Folder) -> None:
+        if self.links and read.linked is None:
+            read.linked = _links(read)
+        old = self.folders.get(read.todo.path)
+        self.seen += read.entries - (old.entries if old is not None else 0)
+        self.folders[read.todo.path] = read
+        if read.wd is not None:
+            self.wds[read.wd] = read.todo.path
+
+    def _push(self, todos: Iterable[_Todo]) -> None:
+        for sub in todos:
+            (self.later if sub.package and sub.package == sub.path else self.stack).append(sub)
+
+    def masks(self) -> list[str]:
+        """What a call must not see while the walk is not done: the folders left unread,
+        and those still to read (a package folder as a whole)."""
+        todo = [t.package or t.path for t in (*self.stack, *self.later)]
+        return _outermost(self.unscanned + todo)
+
+    def refresh(self, changes: dict[str, set[str] | None]) -> list[int] | None:
+        """Bring the folders read up to date with ``changes`` (folder -> the names in it
+        that changed; ``None``: all): those names looked at again (one ``lstat`` each), or
+        the folder read again; a folder that is gone, or is another one now, is forgotten
+        with everything below it, and a new one goes onto ``stack``. The watches no
+        longer used; ``None`` when the top is gone or another folder now."""
+        drop: list[str] = []
+        new: list[_Todo] = []
+        for folder in sorted(changes):
+            old = self.folders.get(folder)
+            if old is None:
+                continue  # not read yet, or forgotten with a parent
+            names = changes[folder]
+            if names is not None and old.names is not None and _patchable(names, old):
+                f = _patch(old, names)
+                touched = {t.path for t in old.subdirs if t.path.rsplit("/", 1)[-1] in names}
+            else:
+                f = _read(old.todo, self.watch) if _is_dir(folder) else None
+                if f is not None and (f.wd is None or f.wd != old.wd):
+                    if folder == self.top.path:
+                        return None
+                    drop += [t.path for t in old.subdirs]  # another folder: all of it new
+                    touched = set()
+                else:
+                    touched = {t.path for t in old.subdirs}
+            if f is None:
+                if folder == self.top.path:
+                    return None
+                drop.append(folder)
+                continue
+            if f.linked is None and (self.links or old.linked is not None):
+                f.linked = _links(f)
+            self._keep(f)
+            had = {t.path for t in old.subdirs}
+            for t in f.subdirs:
+                kept = self.folders.get(t.path)
+                if t.path not in had:
+                    new.append(t)
+                elif t.path in touched and kept is not None and self.watch(t.path) != kept.wd:
+                    drop.append(t.path)  # replaced (deleted or moved away, made again)
+                    new.append(t)
+            now = {t.path for t in f.subdirs}
+            drop += [p for p in had - now]
+        gone = [wd for d in _outermost(drop) for wd in self.drop(d)]
+        self._push(new)
+        return gone
+
+    def drop(self, top: str) -> list[int]:
+        """Forget the folder ``top`` and everything below it; the watches it used (a
+        watch now used by a folder read since, under another name, is kept)."""
+        inside = top.rstrip("/") + "/"
+        out: list[int] = []
+        for d in [d for d in self.folders if d == top or d.startswith(inside)]:
+            f = self.folders.pop(d)
+            self.seen -= f.entries
+            if f.wd is not None and self.wds.get(f.wd) == d:
+                del self.wds[f.wd]
+                out.append(f.wd)
+        self.stack = [t for t in self.stack if not (t.path == top or t.path.startswith(inside))]
+        self.later = [t for t in self.later if not (t.path == top or t.path.startswith(inside))]
+        return out
+
+
 def _walk(
     top: str | _Todo, watch: Callable[[str], int | None] = lambda _: None
 ) -> tuple[dict[str, _Folder], list[str]]:
-    """Read the tree at ``top`` (a root, or a folder found by an update): the folders read
-    and those left unread (past the limits). Package folders wait in ``later``, and one
-    that cannot be read to the end is left unread as a whole (one mask, not many)."""
-    stack: list[_Todo] = [top if isinstance(top, _Todo) else _root_todo(top)]
-    later: list[_Todo] = []
-    folders: dict[str, _Folder] = {}
-    unscanned: list[str] = []
-    seen = 0
-    while stack or later:
-        if not stack:
-            stack.append(later.pop())
-        todo = stack.pop()
-        if seen >= MAX_SCAN_ENTRIES or todo.depth > MAX_SCAN_DEPTH:
-            unscanned.append(todo.package or todo.path)
-            continue
-        read = _read(todo, watch)
-        if read is None:
-            continue
-        folders[todo.path] = read
-        seen += read.entries
-        for sub in read.subdirs:
-            (later if sub.package and not todo.package else stack).append(sub)
-    return folders, unscanned
+    """Read the tree at ``top`` to the end (see :class:`_Walk`): the folders read and
+    those left unread."""
+    walk = _Walk(top, watch)
+    walk.step()
+    return walk.folders, walk.unscanned
 
 
 def _result(folders: dict[str, _Folder], unscanned: list[str]) -> ScanResult:
@@ -300,25 +489,38 @@ def _outermost(paths: list[str]) -> list[str]:
 # -- kept scans, and their freshness ---------------------------------------------------------
 
 
+FIRST_CALL_WAIT = 0.05
+"""Seconds a call without a click reads a scan still under way itself (a background
+thread reads the rest) before it runs with what is known, the folders not read yet hidden."""
+
+
 @dataclass
 class _Cached:
-    result: ScanResult
-    folders: dict[str, _Folder]
-    """Every folder read, in the order read."""
-    unscanned: list[str]
-    wds: dict[int, str] | None
-    """inotify wd -> folder, for every folder read; ``None``: not watched (freshness by
-    each folder's ``mtime``)."""
+    walk: _Walk
+    watched: bool
+    """Freshness by inotify; ``False``: by each folder's ``mtime``, stat-ed at each call."""
+    driven: bool = False
+    """A background thread reads the walk to the end (:func:`warm_up`)."""
+    deadline: float | None = None
+    """When the first call without a click that found the walk under way stops reading
+    it itself (:data:`FIRST_CALL_WAIT` after it came)."""
+    result: ScanResult | None = None
+    """The scan of the walk once done, kept until a change."""
     unlinked: list[str] = field(default_factory=list)
     """Folders whose link counts may still be unchecked (a folder here may be checked
     already, or gone)."""
     full: ScanResult | None = None
     """``result`` with ``linked``, once every folder's link counts were looked at."""
 
+    @property
+    def folders(self) -> dict[str, _Folder]:
+        """Every folder read, in the order read."""
+        return self.walk.folders
+
 
 _scan_cache: dict[str, _Cached] = {}
 _watched: dict[int, set[str]] = {}  # inotify wd -> the roots whose scan read that folder
-_pending: dict[str, set[int]] = {}  # root -> the wds of its folders that changed
+_pending: dict[str, dict[int, set[str] | None]] = {}  # root -> its folders' changes (by wd)
 _stale: set[str] = set()
 _scan_lock = threading.RLock()
 
@@ -354,41 +556,105 @@ def secret_files_in(root: Path) -> list[Path]:
 def scan_all(root: Path, *, links: bool = False) -> ScanResult:
     """The scan of ``root`` (see the module's text), fresh: kept, and read again where it
     changed. ``links``: with ``linked`` (every file's link count looked at; the kept
-    counts of unchanged folders are reused)."""
+    counts of unchanged folders are reused); only such a scan (a call without a click's)
+    may be one still under way, its folders not read yet in ``unscanned``."""
     key = str(root)
     with _scan_lock:
         cached = _fresh(key)
+        if cached.result is None:
+            if links and cached.driven and cached.watched:
+                if cached.deadline is None:
+                    cached.deadline = time.monotonic() + FIRST_CALL_WAIT
+                while not _step(cached, 500):
+                    walk = cached.walk
+                    if (
+                        time.monotonic() >= cached.deadline or all(t.package for t in walk.stack)
+                    ) and _may_skip(key, walk):
+                        return _partial(walk)
+            _step(cached)
+            _finish(key, cached)
+        walk = cached.walk
+        assert cached.result is not None
         if not links:
             return cached.result
         if cached.full is None:
             _check_links(cached, None)
             cached.full = replace(
                 cached.result,
-                linked=tuple(p for f in cached.folders.values() for p in f.linked or ()),
+                linked=tuple(p for f in walk.folders.values() for p in f.linked or ()),
             )
         return cached.full
 
 
+def _step(cached: _Cached, budget: int | None = None) -> bool:
+    """:meth:`_Walk.step`; when inotify refuses a watch (none left), the walk starts
+    again unwatched (its freshness by ``mtime`` from then on)."""
+    try:
+        return cached.walk.step(budget)
+    except _Unwatchable:
+        cached.watched = False
+        cached.walk = _Walk(cached.walk.top, lambda _: None, links=cached.walk.links)
+        return cached.walk.step(budget)
+
+
+def _partial(walk: _Walk) -> ScanResult:
+    """What is known of a walk under way: the folders not read yet in ``unscanned``
+    (hidden from the call), the link counts of every folder read."""
+    for f in walk.folders.values():
+        if f.linked is None:
+            f.linked = _links(f)
+    found = _result(walk.folders, walk.masks())
+    return replace(found, linked=tuple(p for f in walk.folders.values() for p in f.linked or ()))
+
+
+def _may_skip(key: str, walk: _Walk) -> bool:
+    """Whether a call may run with what ``walk`` has not read yet hidden: the root was
+    read, the masks are few enough to mount, and none holds a folder programs run from
+    (the kernel's environment, a ``PATH`` entry)."""
+    masks = walk.masks()
+    if key not in walk.folders or len(masks) > MAX_UNSCANNED_MASKS:
+        return False
+    tools = [sys.prefix, sys.exec_prefix, *os.environ.get("PATH", "").split(os.pathsep)]
+    tools += [v for k in ("VIRTUAL_ENV", "CONDA_PREFIX") if (v := os.environ.get(k))]
+    real = [os.path.realpath(t) + "/" for t in tools if os.path.isabs(t)]
+    return not any(t.startswith(m.rstrip("/") + "/") for m in masks for t in real)
+
+
+def _finish(key: str, cached: _Cached) -> None:
+    """The walk is done: its result, and the folders whose link counts are still to do."""
+    walk = cached.walk
+    cached.result = _result(walk.folders, walk.unscanned)
+    cached.full = None
+    cached.unlinked = [d for d, f in reversed(walk.folders.items()) if f.linked is None]
+
+
 def _fresh(key: str) -> _Cached:
-    """The kept scan of ``key``, brought up to date (the caller holds the lock)."""
+    """The kept scan of ``key``, brought up to date (the caller holds the lock); a walk
+    still under way is brought up to date as far as it went."""
     w = watcher()
     if w is not None:
         changed = w.changed()
         if changed is None:
             _stale.update(_scan_cache)
         else:
-            for wd in changed:
+            for wd, names in changed.items():
                 for r in _watched.get(wd, ()):
-                    _pending.setdefault(r, set()).add(wd)
+                    mine = _pending.setdefault(r, {})
+                    had = mine.get(wd, set())
+                    mine[wd] = None if names is None or had is None else had | names
     cached = _scan_cache.get(key)
     if cached is not None and key not in _stale:
-        if cached.wds is not None:
+        if cached.watched:
             todo = _pending.pop(key, None)
             if not todo or _update(key, cached, todo, w):
                 return cached
         else:
+            _pending.pop(key, None)
+            if not cached.walk.done():
+                return cached  # read to the end by the caller
             try:
-                if all(os.stat(d).st_mtime_ns == f.mtime for d, f in cached.folders.items()):
+                walk = cached.walk
+                if all(os.stat(d).st_mtime_ns == f.mtime for d, f in walk.folders.items()):
                     return cached
             except OSError:
                 pass
@@ -426,31 +692,51 @@ def _forget_all(w: Watcher | None) -> None:
 
 
 def warm_up(root: str | os.PathLike[str]) -> None:
-    """Probe the sandbox, scan ``root``, look at its link counts and build one no-click
-    command line on a background thread, so that the first call finds it all done (the
-    scan kept, the system's and the tool folders looked up): started when a shell tool is
-    made, long before the model's first reply asks for a call. A call that comes sooner
-    waits for the walk (the scan's lock); the link counts are looked at in slices of
-    about 2,000 files with the lock free between them, so an approved call does not wait
-    for them (one without a click finishes them)."""
+    """Start the scan of ``root`` now and read it, its link counts with it, on a
+    background thread, then probe the sandbox and build one no-click command line, so
+    that the first call finds it all done: started when a shell tool is made, long before
+    the model's first reply asks for a call. A call without a click that comes sooner
+    reads the walk itself for up to :data:`FIRST_CALL_WAIT`, then runs with the folders
+    not read yet hidden (see :func:`scan_all`); any other call waits for the walk (reads
+    the rest itself). The thread reads in slices of about 2,000 entries, with the lock
+    free between them."""
+    key = os.path.realpath(root)
+    with _scan_lock:
+        if key not in _scan_cache:
+            _scan_cache[key] = _rescan(key, watcher())
+        _drive(_scan_cache[key])
 
     def work() -> None:
         with contextlib.suppress(Exception):
-            if not sandbox_available().ok:
-                return
-            key = os.path.realpath(root)
-            scan_all(Path(key))
             done = False
             while not done:
                 with _scan_lock:
-                    cached = _scan_cache.get(key)
-                    done = cached is None or _check_links(cached, 2000)
+                    cached = _fresh(key)
+                    if cached.result is None:
+                        _drive(cached)
+                        try:
+                            if _step(cached, 2000):
+                                _finish(key, cached)
+                        except BaseException:
+                            cached.driven = False  # the calls read it themselves
+                            raise
+                        continue
+                    done = _check_links(cached, 2000)
+            if not sandbox_available().ok:
+                return
             from nb_tools.sandbox._launch import prepare  # the launcher is built on this
             from nb_tools.sandbox._policy import SandboxPolicy
 
             prepare(["true"], SandboxPolicy(mode="read-only", workspace=Path(key)).unapproved())
 
     threading.Thread(target=work, name="nb_tools-scan", daemon=True).start()
+
+
+def _drive(cached: _Cached) -> None:
+    """Mark a walk under way as read by the background, its link counts as it goes."""
+    if not cached.walk.done():
+        cached.driven = True
+        cached.walk.links = True
 
 
 class _Unwatchable(Exception):
@@ -485,81 +771,36 @@ def _unwatch(key: str, wds: Iterable[int], w: Watcher | None) -> None:
 
 
 def _rescan(key: str, w: Watcher | None) -> _Cached:
-    """Read ``key`` again, watching each folder before it is read; drop the watches of
-    the last scan that this one no longer uses."""
+    """A new walk of ``key`` (not read yet: :func:`scan_all` or the background reads it),
+    each folder watched before it is read; the watches of the last scan that this one
+    does not use again are dropped as it finishes."""
     _stale.discard(key)
     _pending.pop(key, None)
     old = _scan_cache.pop(key, None)
+    if old is not None and old.watched:
+        _unwatch(key, list(old.walk.wds), w)
     use = w if w is not None and watchable(key) else None
-    try:
-        folders, unscanned = _walk(key, _watcher_for(key, use))
-        wds = {f.wd: d for d, f in folders.items() if f.wd is not None} if use else None
-    except _Unwatchable:
-        folders, unscanned = _walk(key)
-        wds = None
-    if old is not None and old.wds is not None:
-        _unwatch(key, set(old.wds) - set(wds or ()), w)
-    return _Cached(
-        result=_result(folders, unscanned),
-        folders=folders,
-        unscanned=unscanned,
-        wds=wds,
-        unlinked=[d for d, f in reversed(folders.items()) if f.linked is None],
-    )
+    return _Cached(walk=_Walk(key, _watcher_for(key, use)), watched=use is not None)
 
 
-def _update(key: str, cached: _Cached, changed: set[int], w: Watcher | None) -> bool:
-    """Read again the folders of ``changed`` (and the folders new in them, and drop the
-    ones gone); ``False`` when the tree must be read whole (its limits are involved)."""
-    if cached.unscanned or cached.wds is None:
-        return False
-    watch = _watcher_for(key, w)
-    folders = cached.folders
-    cached.full = None
+def _update(
+    key: str, cached: _Cached, changed: dict[int, set[str] | None], w: Watcher | None
+) -> bool:
+    """Bring the folders of ``changed`` up to date (:meth:`_Walk.refresh`), and read the
+    folders new in them; ``False`` when the tree must be read whole (its top changed)."""
+    walk = cached.walk
+    folders = {walk.wds[wd]: names for wd, names in changed.items() if wd in walk.wds}
     try:
-        for folder in sorted({cached.wds[wd] for wd in changed if wd in cached.wds}):
-            old = folders.get(folder)
-            if old is None:
-                continue  # gone with a parent read before it
-            new = _read(old.todo, watch)
-            if new is None:
-                if folder == key:
-                    return False
-                _drop(key, cached, folder, w)
-                continue
-            folders[folder] = new
-            cached.unlinked.append(folder)
-            if new.wd is not None:
-                cached.wds[new.wd] = folder
-            now = {t.path for t in new.subdirs}
-            for gone in {t.path for t in old.subdirs} - now:
-                _drop(key, cached, gone, w)
-            had = {t.path for t in old.subdirs}
-            for todo in new.subdirs:
-                if todo.path not in had:
-                    more, unscanned = _walk(todo, watch)
-                    if unscanned:
-                        return False
-                    folders.update(more)
-                    cached.unlinked += list(more)
-                    cached.wds.update({f.wd: d for d, f in more.items() if f.wd is not None})
+        gone = walk.refresh(folders)
     except _Unwatchable:
         return False
-    if sum(f.entries for f in folders.values()) > MAX_SCAN_ENTRIES:
+    if gone is None:
         return False
-    cached.result = _result(folders, [])
+    _unwatch(key, gone, w)
+    if cached.result is not None:  # a kept scan: the new folders are read at once
+        _step(cached)
+        _finish(key, cached)
     return True
-
-
-def _drop(key: str, cached: _Cached, top: str, w: Watcher | None) -> None:
-    """Forget the folder ``top`` and every folder below it."""
-    inside = top.rstrip("/") + "/"
-    gone = [d for d in cached.folders if d == top or d.startswith(inside)]
-    wds = [wd for d in gone if (wd := cached.folders.pop(d).wd) is not None]
-    if cached.wds is not None:
-        for wd in wds:
-            cached.wds.pop(wd, None)
-    _unwatch(key, wds, w)
 
 
 # -- what the limits mean for a call ---------------------------------------------------------
@@ -569,7 +810,7 @@ def unapproved_problem(root: Path) -> str | None:
     """Why a call without a click may not run in ``root`` (``None``: it may): past the
     scan's limits more folders are left unread than can be masked, so a secret in one of
     them could be shown."""
-    found = scan_all(Path(os.path.realpath(root)))
+    found = scan_all(Path(os.path.realpath(root)), links=True)
     n = len(found.unscanned)
     if n > MAX_UNSCANNED_MASKS:
         return (

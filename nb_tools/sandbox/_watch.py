@@ -54,6 +54,7 @@ MASK = (
     | IN_ONLYDIR
     | IN_DONT_FOLLOW
 )
+_SELF = IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
 
 # File systems whose changes made on another machine (or by a FUSE daemon) raise no
@@ -84,10 +85,13 @@ class Watcher:
     def remove(self, wd: int) -> None:
         self._libc.inotify_rm_watch(self._fd, wd)
 
-    def changed(self) -> set[int] | None:
-        """The ``wd`` of every folder with an event since the last call; ``None`` when the
-        queue overflowed (events were lost: everything counts as changed)."""
-        out: set[int] = set()
+    def changed(self) -> dict[int, set[str] | None] | None:
+        """Every folder (``wd``) with an event since the last call, with the names in it
+        the events were about; ``None`` for a folder whose own event came (it was deleted,
+        moved or its metadata changed): it is to be read whole. ``None`` for the whole
+        answer when the queue overflowed (events were lost: everything counts as
+        changed)."""
+        out: dict[int, set[str] | None] = {}
         lost = False
         with self._lock:
             while True:
@@ -104,11 +108,18 @@ class Watcher:
                 i = 0
                 while i + _EVENT.size <= len(data):
                     wd, mask, _cookie, size = _EVENT.unpack_from(data, i)
+                    name = data[i + _EVENT.size : i + _EVENT.size + size].rstrip(b"\0")
                     i += _EVENT.size + size
                     if mask & IN_Q_OVERFLOW:
                         lost = True
-                    elif wd >= 0:
-                        out.add(wd)
+                    elif wd < 0:
+                        continue
+                    elif not name or mask & _SELF:
+                        out[wd] = None
+                    else:
+                        names = out.setdefault(wd, set())
+                        if names is not None:
+                            names.add(os.fsdecode(name))
         return None if lost else out
 
 

@@ -122,7 +122,9 @@ def test_a_change_reads_only_that_folder_again(ws: Path, monkeypatch: pytest.Mon
     found = _scan.scan_all(root)
     assert root / "d07" / "x" / ".env" in found.secrets
     assert root / "d09" / "new" / "deeper" / ".envrc" in found.secrets
-    expected = [str(root), *(str(root / p) for p in ("d07/x", "d09", "d09/new", "d09/new/deeper"))]
+    # The changed folders are looked at name by name (the names inotify reported); only
+    # the new folders are listed.
+    expected = [str(root / p) for p in ("d09/new", "d09/new/deeper")]
     assert sorted(reads) == sorted(expected), reads
     fresh = _scan._result(*_scan._walk(str(root)))
     assert sorted(found.secrets) == sorted(fresh.secrets)
