@@ -31,13 +31,13 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
 
+from nb_tools.sandbox import _folder
+from nb_tools.sandbox._folder import LINKING_MANAGERS, Folder, Todo, Walk, outermost
 from nb_tools.sandbox._probe import sandbox_available
-from nb_tools.sandbox._protection import ALL, SECRETS, TABLE, fold_name
 from nb_tools.sandbox._watch import Watcher, watchable, watcher
 
 __all__ = [
@@ -55,20 +55,9 @@ __all__ = [
     "writable_problem",
 ]
 
-_SKIP_DIRS = frozenset(
-    {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
-     ".ruff_cache", ".pytest_cache", "site-packages"}
-)  # fmt: skip
-"""Package and cache folders: read last (after the project), never searched for
-repositories."""
 MAX_SCAN_DEPTH = 32
 MAX_SCAN_ENTRIES = 50_000
 MAX_UNSCANNED_MASKS = 64
-
-LINKING_MANAGERS = frozenset({"node_modules", ".venv", "venv", "site-packages", "pkgs"})
-"""Folders whose package managers hard-link files on purpose (npm/pnpm, uv and pip
-caches, conda's ``pkgs``; a conda environment, a folder holding ``conda-meta``, too):
-a file with several links there is expected, and is not hidden for it."""
 
 
 @dataclass(frozen=True)
@@ -113,377 +102,26 @@ def hard_linked(path: str | os.PathLike[str]) -> bool:
     return not any(os.path.isdir(p / "conda-meta") for p in parents)
 
 
-# -- one folder ----------------------------------------------------------------------------
-
-
-class _Todo(NamedTuple):
-    """A folder to read, with what its parents decided about it."""
-
-    path: str
-    depth: int
-    package: str  # the package folder it is in ("": none): no repositories looked for
-    links_ok: bool  # in a package manager's folder: hard links expected
-    tail: tuple[str, ...]  # its last names, folded, as far back as a table pattern reaches
-
-
-@dataclass
-class _Folder:
-    """What the scan found in one folder: the entries the table names, and the names of
-    the regular files whose link count is still to be looked at (``linked`` is ``None``
-    until it is)."""
-
-    todo: _Todo
-    entries: int
-    wd: int | None  # its inotify watch; None: freshness by ``mtime``
-    mtime: int
-    secrets: list[Path] = field(default_factory=list)
-    protected: list[Path] = field(default_factory=list)
-    writes: list[Path] = field(default_factory=list)  # the table's paths that are no secret
-    repo: bool = False
-    bare: bool = False
-    subdirs: list[_Todo] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    linked: list[Path] | None = None
-    names: set[str] | None = None  # every entry's name (None: not kept)
-
-
-_TAIL = max(len(e.parts) for e in TABLE) - 1
-
-
-def _root_todo(root: str) -> _Todo:
-    names = root.rstrip("/").rsplit("/", _TAIL)[1:]
-    return _Todo(root, 0, "", False, tuple(fold_name(n) for n in names if n))
-
-
-def _read(todo: _Todo, watch: Callable[[str], int | None]) -> _Folder | None:
-    """Watch the folder, then list it and classify its entries (:func:`_classify`);
-    ``None`` if it cannot be read. Watching first means that a change made while it is
-    read is an event the next call sees."""
-    wd = watch(todo.path)
-    try:
-        mtime = 0 if wd is not None else os.stat(todo.path).st_mtime_ns
-        with os.scandir(todo.path) as it:
-            entries = list(it)
-    except OSError:
-        return None
-    return _classify(todo, entries, wd, mtime)
-
-
-def _classify(todo: _Todo, entries: list[os.DirEntry[str]], wd: int | None, mtime: int) -> _Folder:
-    """Each entry by its name alone (the table's patterns end at it), and by its type as
-    the folder listing gives it (no look at the file)."""
-    folder, depth, package, links_ok, tail = todo
-    out = _Folder(todo, len(entries), wd, mtime, names={e.name for e in entries})
-    links_ok = links_ok or any(e.name == "conda-meta" for e in entries)
-    near = tail[-_TAIL:] if _TAIL else ()
-    for entry in entries:
-        name = entry.name
-        if name == ".git":
-            out.repo = not package
-            continue
-        if name == "HEAD" and _bare(folder):
-            out.bare = True
-        ends = _ends.get(name)
-        if ends is None:
-            ends = _can_end(name)
-        if ends:
-            path = (*near, fold_name(name))
-            if ALL.at_end(path) is not None:
-                hit = SECRETS.at_end(path)
-                if hit is not None:
-                    (out.protected if hit.build else out.secrets).append(Path(entry.path))
-                    continue
-                out.writes.append(Path(entry.path))  # a secret inside is still looked for
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                skip = name in _SKIP_DIRS and not package
-                ok = links_ok or name in LINKING_MANAGERS
-                sub = (*near, fold_name(name))
-                out.subdirs.append(
-                    _Todo(entry.path, depth + 1, entry.path if skip else package, ok, sub)
-                )
-            elif not links_ok and entry.is_file(follow_symlinks=False):
-                out.files.append(name)
-        except OSError:
-            continue
-    if not out.files:
-        out.linked = []  # nothing to look at
-    return out
-
-
-_ends: dict[str, bool] = {}
-
-
-def _can_end(name: str) -> bool:
-    """Whether a pattern of the table can end at an entry called ``name`` (folded first;
-    remembered by the name as listed: most names repeat, and most end none)."""
-    if len(_ends) > 100_000:
-        _ends.clear()
-    ends = _ends[name] = ALL._can_end(fold_name(name))  # the matcher's own first test
-    return ends
-
-
-def _links(f: _Folder) -> list[Path]:
-    """The regular files of ``f`` with more than one hard link (one ``fstatat`` each,
-    relative to the open folder: no walk of the whole path)."""
-    out: list[Path] = []
-    base = f.todo.path.rstrip("/") + "/"
-    try:
-        fd = os.open(f.todo.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return out  # gone: the change is an event, and the next call reads it again
-    try:
-        for name in f.files:
-            try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue
-            if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
-                out.append(Path(base + name))
-    finally:
-        os.close(fd)
-    return out
-
-
-_WHOLE = frozenset({".git", "HEAD", "objects", "refs", "conda-meta"})
-"""Names whose change changes what the scan decides about the whole folder (a
-repository, a bare one, a conda environment): the folder is read again whole."""
-
-
-def _patchable(names: set[str], f: _Folder) -> bool:
-    """Whether the change of ``names`` in ``f`` is cheaper looked at name by name."""
-    return not (names & _WHOLE) and len(names) * 4 < max(f.entries, 64)
-
-
-class _Entry(NamedTuple):
-    """One entry looked at with ``lstat``, for :func:`_classify` (as ``os.DirEntry``)."""
-
-    name: str
-    path: str
-    mode: int
-
-    def is_dir(self, *, follow_symlinks: bool = False) -> bool:
-        return stat.S_ISDIR(self.mode)
-
-    def is_file(self, *, follow_symlinks: bool = False) -> bool:
-        return stat.S_ISREG(self.mode)
-
-
-def _patch(f: _Folder, names: set[str]) -> _Folder | None:
-    """``f`` with only the entries ``names`` looked at again (one ``lstat`` each: the
-    names inotify reported), not the whole folder listed and every file's link count
-    looked at again; ``None`` when the folder is gone."""
-    base = f.todo.path.rstrip("/") + "/"
-    found: list[_Entry] = []
-    for name in names:
-        try:
-            st = os.lstat(base + name)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return None if not os.path.isdir(f.todo.path) else _read_again(f)
-        found.append(_Entry(name, base + name, st.st_mode))
-    if not os.path.isdir(f.todo.path):
-        return None
-    todo = f.todo._replace(links_ok=True) if "conda-meta" in (f.names or ()) else f.todo
-    part = _classify(todo, found, f.wd, f.mtime)  # type: ignore[arg-type]
-
-    def keep(p: Path) -> bool:
-        return p.name not in names
-
-    kept = (f.names or set()) - names
-    out = _Folder(
-        f.todo,
-        len(kept) + len(found),
-        f.wd,
-        f.mtime,
-        secrets=[p for p in f.secrets if keep(p)] + part.secrets,
-        protected=[p for p in f.protected if keep(p)] + part.protected,
-        writes=[p for p in f.writes if keep(p)] + part.writes,
-        repo=f.repo,
-        bare=f.bare,
-        subdirs=[t for t in f.subdirs if t.path[len(base) :] not in names] + part.subdirs,
-        files=[n for n in f.files if n not in names] + part.files,
-        names=kept | {e.name for e in found},
-    )
-    if f.linked is not None:
-        out.linked = [p for p in f.linked if keep(p)] + (_links(part) if part.files else [])
-    return out
-
-
-def _is_dir(path: str) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _read_again(f: _Folder) -> _Folder | None:
-    return _read(f.todo, lambda _: f.wd)
-
-
-def _bare(folder: str) -> bool:
-    return os.path.isdir(folder + "/objects") and os.path.isdir(folder + "/refs")
-
-
-# -- a tree ----------------------------------------------------------------------------------
-
-
-class _Walk:
-    """A tree being read, a slice at a time (:meth:`step`): the folders read, those still
-    to read (``stack``; package folders wait in ``later``, and one that cannot be read to
-    the end is left unread as a whole: one mask, not many) and those left unread past the
-    limits (``unscanned``). ``links``: each folder's link counts are looked at as it is
-    read. A walk that is done stays the root's kept scan: a change sends the folders it
-    touched back (:meth:`refresh`), and the new folders in them onto ``stack``."""
-
-    def __init__(
-        self, top: str | _Todo, watch: Callable[[str], int | None], *, links: bool = False
-    ) -> None:
-        self.top = top if isinstance(top, _Todo) else _root_todo(top)
-        self.watch = watch
-        self.links = links
-        self.stack: list[_Todo] = [self.top]
-        self.later: list[_Todo] = []
-        self.folders: dict[str, _Folder] = {}
-        self.wds: dict[int, str] = {}  # inotify wd -> the folder read under it
-        self.unscanned: list[str] = []
-        self.seen = 0
-
-    def done(self) -> bool:
-        return not self.stack and not self.later
-
-    def step(self, budget: int | None = None) -> bool:
-        """Read folders until about ``budget`` entries were read (``None``: to the end);
-        whether the walk is done."""
-        work = 0
-        while self.stack or self.later:
-            if not self.stack:
-                self.stack.append(self.later.pop())
-            todo = self.stack.pop()
-            if self.seen >= MAX_SCAN_ENTRIES or todo.depth > MAX_SCAN_DEPTH:
-                self.unscanned.append(todo.package or todo.path)
-                continue
-            read = _read(todo, self.watch)
-            if read is None:
-                continue
-            self._keep(read)
-            self._push(read.subdirs)
-            work += read.entries + 1
-            if budget is not None and work >= budget:
-                break
-        return self.done()
-
-    def _keep(self, read: _Folder) -> None:
-        if self.links and read.linked is None:
-            read.linked = _links(read)
-        old = self.folders.get(read.todo.path)
-        self.seen += read.entries - (old.entries if old is not None else 0)
-        self.folders[read.todo.path] = read
-        if read.wd is not None:
-            self.wds[read.wd] = read.todo.path
-
-    def _push(self, todos: Iterable[_Todo]) -> None:
-        for sub in todos:
-            (self.later if sub.package and sub.package == sub.path else self.stack).append(sub)
-
-    def masks(self) -> list[str]:
-        """What a call must not see while the walk is not done: the folders left unread,
-        and those still to read (a package folder as a whole)."""
-        todo = [t.package or t.path for t in (*self.stack, *self.later)]
-        return _outermost(self.unscanned + todo)
-
-    def refresh(self, changes: dict[str, set[str] | None]) -> list[int] | None:
-        """Bring the folders read up to date with ``changes`` (folder -> the names in it
-        that changed; ``None``: all): those names looked at again (one ``lstat`` each), or
-        the folder read again; a folder that is gone, or is another one now, is forgotten
-        with everything below it, and a new one goes onto ``stack``. The watches no
-        longer used; ``None`` when the top is gone or another folder now."""
-        drop: list[str] = []
-        new: list[_Todo] = []
-        for folder in sorted(changes):
-            old = self.folders.get(folder)
-            if old is None:
-                continue  # not read yet, or forgotten with a parent
-            names = changes[folder]
-            if names is not None and old.names is not None and _patchable(names, old):
-                f = _patch(old, names)
-                touched = {t.path for t in old.subdirs if t.path.rsplit("/", 1)[-1] in names}
-            else:
-                f = _read(old.todo, self.watch) if _is_dir(folder) else None
-                if f is not None and (f.wd is None or f.wd != old.wd):
-                    if folder == self.top.path:
-                        return None
-                    drop += [t.path for t in old.subdirs]  # another folder: all of it new
-                    touched = set()
-                else:
-                    touched = {t.path for t in old.subdirs}
-            if f is None:
-                if folder == self.top.path:
-                    return None
-                drop.append(folder)
-                continue
-            if f.linked is None and (self.links or old.linked is not None):
-                f.linked = _links(f)
-            self._keep(f)
-            had = {t.path for t in old.subdirs}
-            for t in f.subdirs:
-                kept = self.folders.get(t.path)
-                if t.path not in had:
-                    new.append(t)
-                elif t.path in touched and kept is not None and self.watch(t.path) != kept.wd:
-                    drop.append(t.path)  # replaced (deleted or moved away, made again)
-                    new.append(t)
-            now = {t.path for t in f.subdirs}
-            drop += [p for p in had - now]
-        gone = [wd for d in _outermost(drop) for wd in self.drop(d)]
-        self._push(new)
-        return gone
-
-    def drop(self, top: str) -> list[int]:
-        """Forget the folder ``top`` and everything below it; the watches it used (a
-        watch now used by a folder read since, under another name, is kept)."""
-        inside = top.rstrip("/") + "/"
-        out: list[int] = []
-        for d in [d for d in self.folders if d == top or d.startswith(inside)]:
-            f = self.folders.pop(d)
-            self.seen -= f.entries
-            if f.wd is not None and self.wds.get(f.wd) == d:
-                del self.wds[f.wd]
-                out.append(f.wd)
-        self.stack = [t for t in self.stack if not (t.path == top or t.path.startswith(inside))]
-        self.later = [t for t in self.later if not (t.path == top or t.path.startswith(inside))]
-        return out
-
-
 def _walk(
-    top: str | _Todo, watch: Callable[[str], int | None] = lambda _: None
-) -> tuple[dict[str, _Folder], list[str]]:
-    """Read the tree at ``top`` to the end (see :class:`_Walk`): the folders read and
+    top: str | Todo, watch: Callable[[str], int | None] = lambda _: None
+) -> tuple[dict[str, Folder], list[str]]:
+    """Read the tree at ``top`` to the end (see :class:`Walk`): the folders read and
     those left unread."""
-    walk = _Walk(top, watch)
+    walk = Walk(top, watch, entries=MAX_SCAN_ENTRIES, depth=MAX_SCAN_DEPTH)
     walk.step()
     return walk.folders, walk.unscanned
 
 
-def _result(folders: dict[str, _Folder], unscanned: list[str]) -> ScanResult:
+def _result(folders: dict[str, Folder], unscanned: list[str]) -> ScanResult:
     fs = folders.values()
     return ScanResult(
         secrets=tuple(p for f in fs for p in f.secrets),
         protected=tuple(p for f in fs for p in f.protected),
         repos=tuple(Path(f.todo.path) for f in fs if f.repo),
-        unscanned=tuple(Path(u) for u in _outermost(unscanned)),
-        writes=tuple(Path(w) for w in _outermost([str(p) for f in fs for p in f.writes])),
+        unscanned=tuple(Path(u) for u in outermost(unscanned)),
+        writes=tuple(Path(w) for w in outermost([str(p) for f in fs for p in f.writes])),
         bare=tuple(Path(f.todo.path) for f in fs if f.bare),
     )
-
-
-def _outermost(paths: list[str]) -> list[str]:
-    out: list[str] = []
-    for p in sorted(set(paths)):
-        if not out or not p.startswith(out[-1].rstrip("/") + "/"):
-            out.append(p)
-    return out
 
 
 # -- kept scans, and their freshness ---------------------------------------------------------
@@ -496,7 +134,7 @@ thread reads the rest) before it runs with what is known, the folders not read y
 
 @dataclass
 class _Cached:
-    walk: _Walk
+    walk: Walk
     watched: bool
     """Freshness by inotify; ``False``: by each folder's ``mtime``, stat-ed at each call."""
     driven: bool = False
@@ -513,7 +151,7 @@ class _Cached:
     """``result`` with ``linked``, once every folder's link counts were looked at."""
 
     @property
-    def folders(self) -> dict[str, _Folder]:
+    def folders(self) -> dict[str, Folder]:
         """Every folder read, in the order read."""
         return self.walk.folders
 
@@ -523,6 +161,7 @@ _watched: dict[int, set[str]] = {}  # inotify wd -> the roots whose scan read th
 _pending: dict[str, dict[int, set[str] | None]] = {}  # root -> its folders' changes (by wd)
 _stale: set[str] = set()
 _scan_lock = threading.RLock()
+_waiting: list[str] = []  # calls waiting for the lock (the background lets them go first)
 
 
 def _after_fork() -> None:
@@ -559,7 +198,7 @@ def scan_all(root: Path, *, links: bool = False) -> ScanResult:
     counts of unchanged folders are reused); only such a scan (a call without a click's)
     may be one still under way, its folders not read yet in ``unscanned``."""
     key = str(root)
-    with _scan_lock:
+    with _first_in_line(key):
         cached = _fresh(key)
         if cached.result is None:
             if links and cached.driven and cached.watched:
@@ -586,28 +225,46 @@ def scan_all(root: Path, *, links: bool = False) -> ScanResult:
         return cached.full
 
 
+@contextlib.contextmanager
+def _first_in_line(key: str) -> Iterator[None]:
+    """Hold the scan's lock, ahead of the background (which gives way between its slices
+    to a call waiting here)."""
+    _waiting.append(key)
+    try:
+        _scan_lock.acquire()
+    finally:
+        _waiting.remove(key)
+    try:
+        yield
+    finally:
+        _scan_lock.release()
+
+
 def _step(cached: _Cached, budget: int | None = None) -> bool:
-    """:meth:`_Walk.step`; when inotify refuses a watch (none left), the walk starts
+    """:meth:`Walk.step`; when inotify refuses a watch (none left), the walk starts
     again unwatched (its freshness by ``mtime`` from then on)."""
     try:
         return cached.walk.step(budget)
     except _Unwatchable:
         cached.watched = False
-        cached.walk = _Walk(cached.walk.top, lambda _: None, links=cached.walk.links)
+        old = cached.walk
+        cached.walk = Walk(
+            old.top, lambda _: None, links=old.links, entries=old.max_entries, depth=old.max_depth
+        )
         return cached.walk.step(budget)
 
 
-def _partial(walk: _Walk) -> ScanResult:
+def _partial(walk: Walk) -> ScanResult:
     """What is known of a walk under way: the folders not read yet in ``unscanned``
     (hidden from the call), the link counts of every folder read."""
     for f in walk.folders.values():
         if f.linked is None:
-            f.linked = _links(f)
+            f.linked = _folder.links(f)
     found = _result(walk.folders, walk.masks())
     return replace(found, linked=tuple(p for f in walk.folders.values() for p in f.linked or ()))
 
 
-def _may_skip(key: str, walk: _Walk) -> bool:
+def _may_skip(key: str, walk: Walk) -> bool:
     """Whether a call may run with what ``walk`` has not read yet hidden: the root was
     read, the masks are few enough to mount, and none holds a folder programs run from
     (the kernel's environment, a ``PATH`` entry)."""
@@ -673,7 +330,7 @@ def _check_links(cached: _Cached, budget: int | None) -> bool:
         f = cached.folders.get(cached.unlinked.pop())
         if f is None or f.linked is not None:
             continue
-        f.linked = _links(f)
+        f.linked = _folder.links(f)
         done += len(f.files) + 1
         if budget is not None and done >= budget:
             return not cached.unlinked
@@ -692,9 +349,10 @@ def _forget_all(w: Watcher | None) -> None:
 
 
 def warm_up(root: str | os.PathLike[str]) -> None:
-    """Start the scan of ``root`` now and read it, its link counts with it, on a
-    background thread, then probe the sandbox and build one no-click command line, so
-    that the first call finds it all done: started when a shell tool is made, long before
+    """Start the scan of ``root`` now; on a background thread, probe the sandbox, look
+    up what every call needs once (a command line without a workspace), read the scan,
+    its link counts with it, and build one no-click command line, so that the first call
+    finds it all done: started when a shell tool is made, long before
     the model's first reply asks for a call. A call without a click that comes sooner
     reads the walk itself for up to :data:`FIRST_CALL_WAIT`, then runs with the folders
     not read yet hidden (see :func:`scan_all`); any other call waits for the walk (reads
@@ -708,8 +366,16 @@ def warm_up(root: str | os.PathLike[str]) -> None:
 
     def work() -> None:
         with contextlib.suppress(Exception):
+            from nb_tools.sandbox._launch import prepare  # the launcher is built on this
+            from nb_tools.sandbox._policy import SandboxPolicy
+
+            sandboxed = sandbox_available().ok
+            if sandboxed:  # what every call looks up once (system files, tool folders)
+                prepare(["true"], SandboxPolicy(mode="read-only").unapproved())
             done = False
             while not done:
+                while _waiting:
+                    time.sleep(0.001)
                 with _scan_lock:
                     cached = _fresh(key)
                     if cached.result is None:
@@ -722,12 +388,8 @@ def warm_up(root: str | os.PathLike[str]) -> None:
                             raise
                         continue
                     done = _check_links(cached, 2000)
-            if not sandbox_available().ok:
-                return
-            from nb_tools.sandbox._launch import prepare  # the launcher is built on this
-            from nb_tools.sandbox._policy import SandboxPolicy
-
-            prepare(["true"], SandboxPolicy(mode="read-only", workspace=Path(key)).unapproved())
+            if sandboxed:
+                prepare(["true"], SandboxPolicy(mode="read-only", workspace=Path(key)).unapproved())
 
     threading.Thread(target=work, name="nb_tools-scan", daemon=True).start()
 
@@ -780,13 +442,14 @@ def _rescan(key: str, w: Watcher | None) -> _Cached:
     if old is not None and old.watched:
         _unwatch(key, list(old.walk.wds), w)
     use = w if w is not None and watchable(key) else None
-    return _Cached(walk=_Walk(key, _watcher_for(key, use)), watched=use is not None)
+    walk = Walk(key, _watcher_for(key, use), entries=MAX_SCAN_ENTRIES, depth=MAX_SCAN_DEPTH)
+    return _Cached(walk=walk, watched=use is not None)
 
 
 def _update(
     key: str, cached: _Cached, changed: dict[int, set[str] | None], w: Watcher | None
 ) -> bool:
-    """Bring the folders of ``changed`` up to date (:meth:`_Walk.refresh`), and read the
+    """Bring the folders of ``changed`` up to date (:meth:`Walk.refresh`), and read the
     folders new in them; ``False`` when the tree must be read whole (its top changed)."""
     walk = cached.walk
     folders = {walk.wds[wd]: names for wd, names in changed.items() if wd in walk.wds}

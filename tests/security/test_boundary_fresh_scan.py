@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import require_sandbox, run
 
-from nb_tools.sandbox import _scan
+from nb_tools.sandbox import _folder, _scan
 
 SECRET = f"SECRET-{uuid.uuid4().hex}"
 LOOK = "cat .env sub/.env moved/.env 2>&1; grep -r SECRET . 2>&1; echo done"
@@ -108,13 +108,13 @@ def test_a_change_reads_only_that_folder_again(ws: Path, monkeypatch: pytest.Mon
     root = ws.resolve()
     _scan.scan_all(root)
     reads: list[str] = []
-    real = _scan._read
+    real = _folder.read
 
     def counting(todo: tuple[str, int, str, bool], watch: object) -> object:
         reads.append(todo[0])
         return real(todo, watch)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_scan, "_read", counting)
+    monkeypatch.setattr(_folder, "read", counting)
     (ws / "d07" / "x" / ".env").write_text("x")
     (ws / "d09" / "new" / "deeper").mkdir(parents=True)
     (ws / "d09" / "new" / "deeper" / ".envrc").write_text("x")
