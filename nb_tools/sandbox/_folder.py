@@ -283,8 +283,9 @@ class Walk:
         return not self.stack and not self.later
 
     def step(self, budget: int | None = None) -> bool:
-        """Read folders until about ``budget`` entries were read (``None``: to the end);
-        whether the walk is done."""
+        """Read folders until about ``budget`` entries were read, or the project is read
+        and only package folders are left (``None``: to the end); whether the walk is
+        done."""
         work = 0
         while self.stack or self.later:
             if not self.stack:
@@ -299,8 +300,8 @@ class Walk:
             self._keep(f)
             self._push(f.subdirs)
             work += f.entries + 1
-            if budget is not None and work >= budget:
-                break
+            if budget is not None and (work >= budget or (not self.stack and self.later)):
+                break  # a slice ends with the project, before the package folders
         return self.done()
 
     def _keep(self, read: Folder) -> None:

@@ -204,12 +204,13 @@ def scan_all(root: Path, *, links: bool = False) -> ScanResult:
             if links and cached.driven and cached.watched:
                 if cached.deadline is None:
                     cached.deadline = time.monotonic() + FIRST_CALL_WAIT
-                while not _step(cached, 500):
+                while not cached.walk.done():
                     walk = cached.walk
                     if (
                         time.monotonic() >= cached.deadline or all(t.package for t in walk.stack)
                     ) and _may_skip(key, walk):
                         return _partial(walk)
+                    _step(cached, 500)
             _step(cached)
             _finish(key, cached)
         walk = cached.walk
