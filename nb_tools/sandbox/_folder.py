@@ -336,18 +336,18 @@ class Walk:
             if old is None:
                 continue  # not read yet, or forgotten with a parent
             names = changes[folder]
+            had = {t.path for t in old.subdirs}
             if names is not None and old.names is not None and _patchable(names, old):
                 f = _patch(old, names)
                 touched = {t.path for t in old.subdirs if t.path.rsplit("/", 1)[-1] in names}
             else:
                 f = read(old.todo, self.watch) if _is_dir(folder) else None
+                touched = had
                 if f is not None and (f.wd is None or f.wd != old.wd):
                     if folder == self.top.path:
                         return None
-                    drop += [t.path for t in old.subdirs]  # another folder: all of it new
-                    touched = set()
-                else:
-                    touched = {t.path for t in old.subdirs}
+                    drop += list(had)  # another folder now: everything below it is new
+                    had = set()
             if f is None:
                 if folder == self.top.path:
                     return None
@@ -356,7 +356,6 @@ class Walk:
             if f.linked is None and (self.links or old.linked is not None):
                 f.linked = links(f)
             self._keep(f)
-            had = {t.path for t in old.subdirs}
             for t in f.subdirs:
                 kept = self.folders.get(t.path)
                 if t.path not in had:
@@ -364,8 +363,7 @@ class Walk:
                 elif t.path in touched and kept is not None and self.watch(t.path) != kept.wd:
                     drop.append(t.path)  # replaced (deleted or moved away, made again)
                     new.append(t)
-            now = {t.path for t in f.subdirs}
-            drop += [p for p in had - now]
+            drop += list(had - {t.path for t in f.subdirs})
         gone = [wd for d in outermost(drop) for wd in self.drop(d)]
         self._push(new)
         return gone
