@@ -1,26 +1,31 @@
 """The scan of a root: what is in it that the sandbox must hide or keep read-only.
 
-A walk reads every folder under a root (not into ``.git``; package folders such as
-``node_modules`` last), at most :data:`MAX_SCAN_DEPTH` levels and :data:`MAX_SCAN_ENTRIES`
-entries, and classifies each entry by its name against the protection table
-(:mod:`._protection`): a secret, a protected path, a repository, a bare repository. That
-costs one ``getdents`` a folder and no look at any file.
+A walk (:class:`._folder.Walk`) reads every folder under a root (not into ``.git``;
+package folders such as ``node_modules`` last), at most :data:`MAX_SCAN_DEPTH` levels and
+:data:`MAX_SCAN_ENTRIES` entries, and classifies each entry by its name against the
+protection table (:mod:`._protection`): a secret, a protected path, a repository, a bare
+repository. That costs one ``getdents`` a folder and no look at any file.
 
 Hard links need a look at each file (its link count), which costs about as much again as
 the walk: they matter only to a call without a click (its view hides them), so they are
-checked in a second pass, on demand (:func:`scan_all` with ``links=True``) and in the
-background after the walk (:func:`warm_up`); a call that needs them before the background
-is done finishes the pass itself. Approved calls and the file tools never wait for it
-(``read_file`` and ``grep`` look at the one file they read: :func:`hard_linked`).
+looked at on demand (:func:`scan_all` with ``links=True``), or as each folder is read by
+the background walk :func:`warm_up` starts when a shell tool is made. Approved calls and
+the file tools never wait for them (``read_file`` and ``grep`` look at the one file they
+read: :func:`hard_linked`). A call without a click that comes while that walk is under
+way reads it itself for up to :data:`FIRST_CALL_WAIT`, then runs with what is known, the
+folders not read yet hidden (as those past the limits are); any other call reads it to
+the end.
 
 The answer is kept per root and reused while no folder it read changed: each folder is
 watched with inotify (:mod:`._watch`) from just before it is read, so any change since (a
 name created, deleted or renamed, a link count changed), whoever made it, is an event that
-the next call drains in microseconds; only the folders that changed are read again (and
-the folders new in them; their link counts are looked at again too), or the whole tree
-when events were lost or the scan had reached its limits. Where inotify cannot watch (a
-network or FUSE file system, no watches left), each call stats every folder it read and
-reads the whole tree again on a change. A kept answer never hides less than a new one.
+the next call drains in microseconds. The events name the entries they are about, so only
+those are looked at again (one ``lstat`` each), or the folder is listed again when its own
+event came or many of its names changed; a folder that is another one under the same name
+is read anew, and the folders new in a changed one are read; the whole tree when events
+were lost. Where inotify cannot watch (a network or FUSE file system, no watches left),
+each call stats every folder it read and reads the whole tree again on a change. A kept
+answer never hides less than a new one.
 """
 
 from __future__ import annotations
