@@ -278,6 +278,7 @@ class Walk:
         self.wds: dict[int, str] = {}  # inotify wd -> the folder read under it
         self.unscanned: list[str] = []
         self.seen = 0
+        self.version = 0  # counts the changes to what the walk knows or has still to read
 
     def done(self) -> bool:
         return not self.stack and not self.later
@@ -287,6 +288,7 @@ class Walk:
         and only package folders are left (``None``: to the end); whether the walk is
         done."""
         work = 0
+        self.version += 1
         while self.stack or self.later:
             if not self.stack:
                 self.stack.append(self.later.pop())
@@ -331,6 +333,7 @@ class Walk:
         longer used; ``None`` when the top is gone or another folder now."""
         drop: list[str] = []
         new: list[Todo] = []
+        self.version += 1
         for folder in sorted(changes):
             old = self.folders.get(folder)
             if old is None:

@@ -149,6 +149,8 @@ class _Cached:
     it itself (:data:`FIRST_CALL_WAIT` after it came)."""
     result: ScanResult | None = None
     """The scan of the walk once done, kept until a change."""
+    partial: tuple[int, ScanResult | None] | None = None
+    """The last :func:`_partial` answer, and the walk's version it is for."""
     unlinked: list[str] = field(default_factory=list)
     """Folders whose link counts may still be unchecked (a folder here may be checked
     already, or gone)."""
@@ -167,6 +169,10 @@ _pending: dict[str, dict[int, set[str] | None]] = {}  # root -> its folders' cha
 _stale: set[str] = set()
 _scan_lock = threading.RLock()
 _waiting: list[str] = []  # calls waiting for the lock (the background lets them go first)
+_last_use = [0.0]  # when a call last had the lock (the background keeps off a while after)
+_SLICE = 300  # entries the background reads (or files it looks at) with the lock held
+_KEEP_OFF = 0.02  # seconds the background keeps off after a call had the lock...
+_KEEP_OFF_MAX = 0.1  # ...and at most, before each slice (so that it always gets on)
 
 
 def _after_fork() -> None:
@@ -211,10 +217,10 @@ def scan_all(root: Path, *, links: bool = False) -> ScanResult:
                     cached.deadline = time.monotonic() + FIRST_CALL_WAIT
                 while not cached.walk.done():
                     walk = cached.walk
-                    if (
-                        time.monotonic() >= cached.deadline or all(t.package for t in walk.stack)
-                    ) and _may_skip(key, walk):
-                        return _partial(walk)
+                    if time.monotonic() >= cached.deadline or all(t.package for t in walk.stack):
+                        found = _partial(key, cached)
+                        if found is not None:
+                            return found
                     _step(cached, 500)
             _step(cached)
             _finish(key, cached)
@@ -243,7 +249,17 @@ def _first_in_line(key: str) -> Iterator[None]:
     try:
         yield
     finally:
+        _last_use[0] = time.monotonic()
         _scan_lock.release()
+
+
+def _give_way() -> None:
+    """Before a background slice: wait while a call waits for the lock, or had it a moment
+    ago (a call asks for the scan several times: the slices keep off it), at most
+    :data:`_KEEP_OFF_MAX`."""
+    end = time.monotonic() + _KEEP_OFF_MAX
+    while time.monotonic() < end and (_waiting or time.monotonic() - _last_use[0] < _KEEP_OFF):
+        time.sleep(0.002)
 
 
 def _step(cached: _Cached, budget: int | None = None) -> bool:
@@ -260,14 +276,25 @@ def _step(cached: _Cached, budget: int | None = None) -> bool:
         return cached.walk.step(budget)
 
 
-def _partial(walk: Walk) -> ScanResult:
+def _partial(key: str, cached: _Cached) -> ScanResult | None:
     """What is known of a walk under way: the folders not read yet in ``unscanned``
-    (hidden from the call), the link counts of every folder read."""
-    for f in walk.folders.values():
-        if f.linked is None:
-            f.linked = _folder.links(f)
-    found = _result(walk.folders, walk.masks())
-    return replace(found, linked=tuple(p for f in walk.folders.values() for p in f.linked or ()))
+    (hidden from the call), the link counts of every folder read; ``None`` when a call
+    may not run with that hidden yet (:func:`_may_skip`). Kept until the walk moves on."""
+    walk = cached.walk
+    if cached.partial is not None and cached.partial[0] == walk.version:
+        return cached.partial[1]
+    found = None
+    if _may_skip(key, walk):
+        for f in walk.folders.values():
+            if f.linked is None:
+                f.linked = _folder.links(f)
+        fs = walk.folders.values()
+        found = replace(
+            _result(walk.folders, walk.masks()),
+            linked=tuple(p for f in fs for p in f.linked or ()),
+        )
+    cached.partial = (walk.version, found)
+    return found
 
 
 def _may_skip(key: str, walk: Walk) -> bool:
@@ -362,8 +389,8 @@ def warm_up(root: str | os.PathLike[str]) -> None:
     the model's first reply asks for a call. A call without a click that comes sooner
     reads the walk itself for up to :data:`FIRST_CALL_WAIT`, then runs with the folders
     not read yet hidden (see :func:`scan_all`); any other call waits for the walk (reads
-    the rest itself). The thread reads in slices of about 2,000 entries, with the lock
-    free between them."""
+    the rest itself). The thread reads in slices of a few hundred entries, and keeps off
+    a call that asks for the scan (:func:`_give_way`)."""
     key = os.path.realpath(root)
     with _scan_lock:
         if key not in _scan_cache:
@@ -380,20 +407,19 @@ def warm_up(root: str | os.PathLike[str]) -> None:
                 prepare(["true"], SandboxPolicy(mode="read-only").unapproved())
             done = False
             while not done:
-                while _waiting:
-                    time.sleep(0.001)
+                _give_way()
                 with _scan_lock:
                     cached = _fresh(key)
                     if cached.result is None:
                         _drive(cached)
                         try:
-                            if _step(cached, 2000):
+                            if _step(cached, _SLICE):
                                 _finish(key, cached)
                         except BaseException:
                             cached.driven = False  # the calls read it themselves
                             raise
                         continue
-                    done = _check_links(cached, 2000)
+                    done = _check_links(cached, _SLICE)
             if sandboxed:
                 prepare(["true"], SandboxPolicy(mode="read-only", workspace=Path(key)).unapproved())
 
