@@ -216,8 +216,7 @@ def scan_all(root: Path, *, links: bool = False) -> ScanResult:
                 if cached.deadline is None:
                     cached.deadline = time.monotonic() + FIRST_CALL_WAIT
                 while not cached.walk.done():
-                    walk = cached.walk
-                    if time.monotonic() >= cached.deadline or all(t.package for t in walk.stack):
+                    if time.monotonic() >= cached.deadline:
                         found = _partial(key, cached)
                         if found is not None:
                             return found
