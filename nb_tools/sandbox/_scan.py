@@ -220,8 +220,8 @@ def scan_all(root: Path, *, links: bool = False) -> ScanResult:
                         found = _partial(key, cached)
                         if found is not None:
                             return found
-                    _step(cached, 500)
-            _step(cached)
+                    _step(key, cached, 500)
+            _step(key, cached)
             _finish(key, cached)
         walk = cached.walk
         assert cached.result is not None
@@ -261,7 +261,7 @@ def _give_way() -> None:
         time.sleep(0.002)
 
 
-def _step(cached: _Cached, budget: int | None = None) -> bool:
+def _step(key: str, cached: _Cached, budget: int | None = None) -> bool:
     """:meth:`Walk.step`; when inotify refuses a watch (none left), the walk starts
     again unwatched (its freshness by ``mtime`` from then on)."""
     try:
@@ -269,6 +269,7 @@ def _step(cached: _Cached, budget: int | None = None) -> bool:
     except _Unwatchable:
         cached.watched = False
         old = cached.walk
+        _unwatch(key, list(old.wds), watcher())
         cached.walk = Walk(
             old.top, lambda _: None, links=old.links, entries=old.max_entries, depth=old.max_depth
         )
@@ -412,7 +413,7 @@ def warm_up(root: str | os.PathLike[str]) -> None:
                     if cached.result is None:
                         _drive(cached)
                         try:
-                            if _step(cached, _SLICE):
+                            if _step(key, cached, _SLICE):
                                 _finish(key, cached)
                         except BaseException:
                             cached.driven = False  # the calls read it themselves
@@ -492,7 +493,7 @@ def _update(
         return False
     _unwatch(key, gone, w)
     if cached.result is not None:  # a kept scan: the new folders are read at once
-        _step(cached)
+        _step(key, cached)
         _finish(key, cached)
     return True
 

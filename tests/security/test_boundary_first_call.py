@@ -70,7 +70,7 @@ def test_a_call_during_the_first_scan_hides_what_is_not_read_yet(
     assert _scan.unapproved_problem(root) is None  # a partial scan asks for no click
     while cached.result is None:  # the background's part
         with _scan._scan_lock:
-            if _scan._step(cached, 50):
+            if _scan._step(key, cached, 50):
                 _scan._finish(key, cached)
     out = _no_click(root, "cat node_modules/pkg/.env node_modules/pkg/index.js; echo done")
     assert "module.exports" in out and SECRET not in out, out
@@ -141,3 +141,28 @@ async def test_a_folder_made_again_under_its_name_is_read_anew(root: Path, how: 
     (root / "d" / "sub" / ".env").write_text(f"KEY={SECRET}\n")
     r = await run(root, "cat d/sub/.env; grep -r SECRET d; echo done", approved=False)
     assert "done" in r.content and SECRET not in r.content, r.content
+
+
+def test_out_of_watches_mid_walk_falls_back_to_mtimes(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inotify refuses a watch half-way through a walk (none left): the walk starts again
+    unwatched, and a change is still seen (by the folders' modification times)."""
+    for i in range(6):
+        (root / f"d{i}").mkdir()
+    real = type(watcher()).add
+    added: list[str] = []
+
+    def add(self: object, folder: str) -> int:
+        if len(added) >= 3:
+            raise OSError(28, "No space left on device", folder)
+        added.append(folder)
+        return real(self, folder)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(watcher()), "add", add)
+    assert _scan.scan_all(root).secrets == ()
+    assert not _scan._scan_cache[str(root)].watched
+    (root / "d4" / ".env").write_text(f"KEY={SECRET}\n")
+    assert root / "d4" / ".env" in _scan.scan_all(root).secrets
+    out = _no_click(root, "cat d4/.env; echo done")
+    assert "done" in out and SECRET not in out, out
