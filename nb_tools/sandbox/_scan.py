@@ -216,7 +216,7 @@ def scan_all(root: Path, *, links: bool = False) -> ScanResult:
                 if cached.deadline is None:
                     cached.deadline = time.monotonic() + FIRST_CALL_WAIT
                 while not cached.walk.done():
-                    if time.monotonic() >= cached.deadline:
+                    if cached.watched and time.monotonic() >= cached.deadline:
                         found = _partial(key, cached)
                         if found is not None:
                             return found
