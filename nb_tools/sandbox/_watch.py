@@ -7,7 +7,9 @@ moved, and a child's metadata (``IN_ATTRIB``: a file's link count changed). The 
 queues an event inside the system call that made the change, before that call returns,
 so a change finished before :meth:`Watcher.changed` is asked is always in its answer:
 whoever made it (the user's code in the kernel, another process, a sandboxed call
-through its bind mount: inotify watches inodes, not paths).
+through its bind mount: inotify watches inodes, not paths). Each event names the entry it
+is about (or is about the watched folder itself), so the scan looks again at those names
+only.
 
 Where inotify cannot answer (not Linux, no ``libc``, out of watches, a network or FUSE
 file system whose changes made elsewhere the local kernel never sees), :func:`watcher`
