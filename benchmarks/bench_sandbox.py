@@ -9,7 +9,7 @@ workspaces: a small git repository; the same with a real-looking ``node_modules`
 ``.venv``; and that with 50,000 more files. It prints the medians, the time added over
 plain bash and the ratios, and the first call's time in a fresh process (nothing scanned
 yet), at once and one second after the tools were made (the scan starts then; a call at
-once reads it for up to 50 ms and runs with the folders not read yet masked), wall and
+once reads it for up to 30 ms and runs with the folders not read yet masked), wall and
 CPU time, and the load average (the figures mean little on a busy machine). Targets: at
 most 15 ms added (median) on all three, the first call under 150 ms.
 

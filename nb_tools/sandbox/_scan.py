@@ -132,7 +132,7 @@ def _result(folders: dict[str, Folder], unscanned: list[str]) -> ScanResult:
 # -- kept scans, and their freshness ---------------------------------------------------------
 
 
-FIRST_CALL_WAIT = 0.05
+FIRST_CALL_WAIT = 0.03
 """Seconds a call without a click reads a scan still under way itself (a background
 thread reads the rest) before it runs with what is known, the folders not read yet hidden."""
 
