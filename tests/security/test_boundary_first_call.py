@@ -89,6 +89,9 @@ def test_a_change_in_a_big_folder_is_looked_at_by_name(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = _many(root)
+    pkg = root / ".venv" / "lib" / "site-packages" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("x = 1\n")
     assert SECRET not in _no_click(root, "cat data/notes.txt")
     lists: list[str] = []
     looked: list[int] = []
@@ -113,10 +116,12 @@ def test_a_change_in_a_big_folder_is_looked_at_by_name(
     outside = tmp_path / "credentials"
     outside.write_text(f"aws_secret = {SECRET}\n")
     os.link(outside, data / "f0007-copy.csv")  # a second name of a secret outside
+    (pkg / ".env").write_text(f"KEY={SECRET}\n")  # in a package folder
     out = _no_click(
         root,
         "cat data/.env data/terraform.tfstate data/.envrc data/f0007-copy.csv; "
-        "grep -r SECRET data; cat data/f0001.csv; echo done",
+        f"cat {pkg.relative_to(root)}/.env; grep -r SECRET data .venv; cat data/f0001.csv; "
+        "echo done",
     )
     assert "done" in out and "1,2" in out, out
     assert SECRET not in out, out
