@@ -482,7 +482,8 @@ def _update(
     key: str, cached: _Cached, changed: dict[int, set[str] | None], w: Watcher | None
 ) -> bool:
     """Bring the folders of ``changed`` up to date (:meth:`Walk.refresh`), and read the
-    folders new in them; ``False`` when the tree must be read whole (its top changed)."""
+    folders new in them; ``False`` when the tree must be read whole (its top changed, or
+    a new folder is past the limits)."""
     walk = cached.walk
     folders = {walk.wds[wd]: names for wd, names in changed.items() if wd in walk.wds}
     try:
@@ -493,7 +494,10 @@ def _update(
         return False
     _unwatch(key, gone, w)
     if cached.result is not None:  # a kept scan: the new folders are read at once
+        unread = len(walk.unscanned)
         _step(key, cached)
+        if len(walk.unscanned) > unread:
+            return False  # past the limits now: read whole (the project first, one mask a package)
         _finish(key, cached)
     return True
 
