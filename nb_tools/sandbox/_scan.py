@@ -132,6 +132,7 @@ def _result(folders: dict[str, Folder], unscanned: list[str]) -> ScanResult:
 # -- kept scans, and their freshness ---------------------------------------------------------
 
 
+_FEW_MASKS = 8
 FIRST_CALL_WAIT = 0.03
 """Seconds a call without a click reads a scan still under way itself (a background
 thread reads the rest) before it runs with what is known, the folders not read yet hidden."""
@@ -279,35 +280,44 @@ def _step(key: str, cached: _Cached, budget: int | None = None) -> bool:
 def _partial(key: str, cached: _Cached) -> ScanResult | None:
     """What is known of a walk under way: the folders not read yet in ``unscanned``
     (hidden from the call), the link counts of every folder read; ``None`` when a call
-    may not run with that hidden yet (:func:`_may_skip`). Kept until the walk moves on."""
+    may not run with that hidden yet (:func:`_masks`). Kept until the walk moves on."""
     walk = cached.walk
     if cached.partial is not None and cached.partial[0] == walk.version:
         return cached.partial[1]
     found = None
-    if _may_skip(key, walk):
+    masks = _masks(key, walk)
+    if masks is not None:
         for f in walk.folders.values():
             if f.linked is None:
                 f.linked = _folder.links(f)
         fs = walk.folders.values()
         found = replace(
-            _result(walk.folders, walk.masks()),
+            _result(walk.folders, masks),
             linked=tuple(p for f in fs for p in f.linked or ()),
         )
     cached.partial = (walk.version, found)
     return found
 
 
-def _may_skip(key: str, walk: Walk) -> bool:
-    """Whether a call may run with what ``walk`` has not read yet hidden: the root was
-    read, the masks are few enough to mount, and none holds a folder programs run from
-    (the kernel's environment, a ``PATH`` entry)."""
+def _masks(key: str, walk: Walk) -> list[str] | None:
+    """What a call hides while ``walk`` is under way (:meth:`Walk.masks`; more than
+    :data:`_FEW_MASKS` of them become the folders of the root that hold them: each mask
+    is a mount, and many cost a call more than they show), or ``None`` when it may not
+    run with that hidden yet: the root is not read, more than
+    :data:`MAX_UNSCANNED_MASKS` are needed, or one holds a folder programs run from (the
+    kernel's environment, a ``PATH`` entry)."""
     masks = walk.masks()
-    if key not in walk.folders or len(masks) > MAX_UNSCANNED_MASKS:
-        return False
+    if len(masks) > _FEW_MASKS:
+        top = key.rstrip("/") + "/"
+        masks = outermost([top + m[len(top) :].split("/", 1)[0] for m in masks])
+    if key not in walk.folders or key in masks or len(masks) > MAX_UNSCANNED_MASKS:
+        return None
     tools = [sys.prefix, sys.exec_prefix, *os.environ.get("PATH", "").split(os.pathsep)]
     tools += [v for k in ("VIRTUAL_ENV", "CONDA_PREFIX") if (v := os.environ.get(k))]
     real = [os.path.realpath(t) + "/" for t in tools if os.path.isabs(t)]
-    return not any(t.startswith(m.rstrip("/") + "/") for m in masks for t in real)
+    if any(t.startswith(m.rstrip("/") + "/") for m in masks for t in real):
+        return None
+    return masks
 
 
 def _finish(key: str, cached: _Cached) -> None:
