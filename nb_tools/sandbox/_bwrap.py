@@ -126,16 +126,22 @@ def bwrap_argv(
         extra += [p for r in roots for h in homes_in(r) for p in home_dot_entries(h)]
         hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
     late_binds: list[str] = []
+    masked = {str(p) for p in hidden if p.is_dir() and not p.is_symlink()}
     if confined:  # git reads its config; the credentials in it stay out of sight
-        for cfg in git_configs_with_credentials(roots, gitdirs):
+        for cfg in git_configs_with_credentials(roots, gitdirs, found):
+            if any(str(d) in masked for d in cfg.parents):
+                continue  # hidden with its folder
             clean = sanitized_git_config(cfg)
             late_binds += ["--ro-bind", str(clean), str(cfg)] if clean else _hide(cfg)
     for p in dict.fromkeys(hidden):
-        out += _hide(p)
+        if not any(str(d) in masked for d in p.parents):  # hidden with its folder
+            out += _hide(p)
     out += late_binds
     visible_dead = applied  # masked folders hold nothing any more
     for sock in dict.fromkeys(unix_sockets()):
         if _under(sock, visible_dead) and not _under(sock, roots):
+            continue
+        if any(str(d) in masked for d in sock.parents):
             continue
         if os.path.lexists(sock) and not os.path.islink(sock):
             out += ["--ro-bind", "/dev/null", str(sock)]

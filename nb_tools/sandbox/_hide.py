@@ -14,11 +14,11 @@ import glob
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from nb_tools.sandbox._protection import TABLE
-from nb_tools.sandbox._scan import scan_all
+from nb_tools.sandbox._scan import ScanResult, scan_all
 
 __all__ = [
     "GIT_PROTECTED",
@@ -263,14 +263,17 @@ _CONFIG_CREDENTIALS = re.compile(
 )
 
 
-def git_configs_with_credentials(roots: list[Path], gitdirs: Sequence[Path] = ()) -> list[Path]:
-    """The config files of the repositories :func:`scan` found in ``roots`` and of the git
-    folders ``gitdirs`` that hold credentials: a remote URL with a user or password
-    (``https://TOKEN@host``), an ``extraheader`` (CI checkouts keep their token there), a
-    ``password``/``token`` key."""
+def git_configs_with_credentials(
+    roots: list[Path], gitdirs: Sequence[Path] = (), found: Mapping[Path, ScanResult] | None = None
+) -> list[Path]:
+    """The config files of the repositories the scan found in ``roots`` (``found``: the
+    scans the call already has, one per root) and of the git folders ``gitdirs`` that hold
+    credentials: a remote URL with a user or password (``https://TOKEN@host``), an
+    ``extraheader`` (CI checkouts keep their token there), a ``password``/``token`` key."""
     gitdirs = list(gitdirs)
     for r in roots:
-        gitdirs += [repo / ".git" for repo in scan_all(r).repos]
+        scanned = found[r] if found is not None and r in found else scan_all(r)
+        gitdirs += [repo / ".git" for repo in scanned.repos]
     out: list[Path] = []
     for g in dict.fromkeys(gitdirs):
         modules = [*g.glob("modules/*/config"), *g.glob("modules/*/modules/*/config")]

@@ -1,26 +1,31 @@
 """The scan of a root: what is in it that the sandbox must hide or keep read-only.
 
-A walk reads every folder under a root (not into ``.git``; package folders such as
-``node_modules`` last), at most :data:`MAX_SCAN_DEPTH` levels and :data:`MAX_SCAN_ENTRIES`
-entries, and classifies each entry by its name against the protection table
-(:mod:`._protection`): a secret, a protected path, a repository, a bare repository. That
-costs one ``getdents`` a folder and no look at any file.
+A walk (:class:`._folder.Walk`) reads every folder under a root (not into ``.git``;
+package folders such as ``node_modules`` last), at most :data:`MAX_SCAN_DEPTH` levels and
+:data:`MAX_SCAN_ENTRIES` entries, and classifies each entry by its name against the
+protection table (:mod:`._protection`): a secret, a protected path, a repository, a bare
+repository. That costs one ``getdents`` a folder and no look at any file.
 
 Hard links need a look at each file (its link count), which costs about as much again as
 the walk: they matter only to a call without a click (its view hides them), so they are
-checked in a second pass, on demand (:func:`scan_all` with ``links=True``) and in the
-background after the walk (:func:`warm_up`); a call that needs them before the background
-is done finishes the pass itself. Approved calls and the file tools never wait for it
-(``read_file`` and ``grep`` look at the one file they read: :func:`hard_linked`).
+looked at on demand (:func:`scan_all` with ``links=True``), or as each folder is read by
+the background walk :func:`warm_up` starts when a shell tool is made. Approved calls and
+the file tools never wait for them (``read_file`` and ``grep`` look at the one file they
+read: :func:`hard_linked`). A call without a click that comes while that walk is under
+way reads it itself for up to :data:`FIRST_CALL_WAIT`, then runs with what is known, the
+folders not read yet hidden (as those past the limits are); any other call reads it to
+the end.
 
 The answer is kept per root and reused while no folder it read changed: each folder is
 watched with inotify (:mod:`._watch`) from just before it is read, so any change since (a
 name created, deleted or renamed, a link count changed), whoever made it, is an event that
-the next call drains in microseconds; only the folders that changed are read again (and
-the folders new in them; their link counts are looked at again too), or the whole tree
-when events were lost or the scan had reached its limits. Where inotify cannot watch (a
-network or FUSE file system, no watches left), each call stats every folder it read and
-reads the whole tree again on a change. A kept answer never hides less than a new one.
+the next call drains in microseconds. The events name the entries they are about, so only
+those are looked at again (one ``lstat`` each), or the folder is listed again when its own
+event came or many of its names changed; a folder that is another one under the same name
+is read anew, and the folders new in a changed one are read; the whole tree when events
+were lost. Where inotify cannot watch (a network or FUSE file system, no watches left),
+each call stats every folder it read and reads the whole tree again on a change. A kept
+answer never hides less than a new one.
 """
 
 from __future__ import annotations
@@ -28,14 +33,16 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
 
+from nb_tools.sandbox import _folder
+from nb_tools.sandbox._folder import LINKING_MANAGERS, Folder, Todo, Walk, outermost
 from nb_tools.sandbox._probe import sandbox_available
-from nb_tools.sandbox._protection import ALL, SECRETS, TABLE, fold_name
 from nb_tools.sandbox._watch import Watcher, watchable, watcher
 
 __all__ = [
@@ -53,20 +60,9 @@ __all__ = [
     "writable_problem",
 ]
 
-_SKIP_DIRS = frozenset(
-    {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
-     ".ruff_cache", ".pytest_cache", "site-packages"}
-)  # fmt: skip
-"""Package and cache folders: read last (after the project), never searched for
-repositories."""
 MAX_SCAN_DEPTH = 32
 MAX_SCAN_ENTRIES = 50_000
 MAX_UNSCANNED_MASKS = 64
-
-LINKING_MANAGERS = frozenset({"node_modules", ".venv", "venv", "site-packages", "pkgs"})
-"""Folders whose package managers hard-link files on purpose (npm/pnpm, uv and pip
-caches, conda's ``pkgs``; a conda environment, a folder holding ``conda-meta``, too):
-a file with several links there is expected, and is not hidden for it."""
 
 
 @dataclass(frozen=True)
@@ -111,216 +107,73 @@ def hard_linked(path: str | os.PathLike[str]) -> bool:
     return not any(os.path.isdir(p / "conda-meta") for p in parents)
 
 
-# -- one folder ----------------------------------------------------------------------------
-
-
-class _Todo(NamedTuple):
-    """A folder to read, with what its parents decided about it."""
-
-    path: str
-    depth: int
-    package: str  # the package folder it is in ("": none): no repositories looked for
-    links_ok: bool  # in a package manager's folder: hard links expected
-    tail: tuple[str, ...]  # its last names, folded, as far back as a table pattern reaches
-
-
-@dataclass
-class _Folder:
-    """What the scan found in one folder: the entries the table names, and the names of
-    the regular files whose link count is still to be looked at (``linked`` is ``None``
-    until it is)."""
-
-    todo: _Todo
-    entries: int
-    wd: int | None  # its inotify watch; None: freshness by ``mtime``
-    mtime: int
-    secrets: list[Path] = field(default_factory=list)
-    protected: list[Path] = field(default_factory=list)
-    writes: list[Path] = field(default_factory=list)  # the table's paths that are no secret
-    repo: bool = False
-    bare: bool = False
-    subdirs: list[_Todo] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    linked: list[Path] | None = None
-
-
-_TAIL = max(len(e.parts) for e in TABLE) - 1
-
-
-def _root_todo(root: str) -> _Todo:
-    names = root.rstrip("/").rsplit("/", _TAIL)[1:]
-    return _Todo(root, 0, "", False, tuple(fold_name(n) for n in names if n))
-
-
-def _read(todo: _Todo, watch: Callable[[str], int | None]) -> _Folder | None:
-    """Watch the folder, then list it and classify its entries (:func:`_classify`);
-    ``None`` if it cannot be read. Watching first means that a change made while it is
-    read is an event the next call sees."""
-    wd = watch(todo.path)
-    try:
-        mtime = 0 if wd is not None else os.stat(todo.path).st_mtime_ns
-        with os.scandir(todo.path) as it:
-            entries = list(it)
-    except OSError:
-        return None
-    return _classify(todo, entries, wd, mtime)
-
-
-def _classify(todo: _Todo, entries: list[os.DirEntry[str]], wd: int | None, mtime: int) -> _Folder:
-    """Each entry by its name alone (the table's patterns end at it), and by its type as
-    the folder listing gives it (no look at the file)."""
-    folder, depth, package, links_ok, tail = todo
-    out = _Folder(todo, len(entries), wd, mtime)
-    links_ok = links_ok or any(e.name == "conda-meta" for e in entries)
-    near = tail[-_TAIL:] if _TAIL else ()
-    for entry in entries:
-        name = entry.name
-        if name == ".git":
-            out.repo = not package
-            continue
-        if name == "HEAD" and _bare(folder):
-            out.bare = True
-        ends = _ends.get(name)
-        if ends is None:
-            ends = _can_end(name)
-        if ends:
-            path = (*near, fold_name(name))
-            if ALL.at_end(path) is not None:
-                hit = SECRETS.at_end(path)
-                if hit is not None:
-                    (out.protected if hit.build else out.secrets).append(Path(entry.path))
-                    continue
-                out.writes.append(Path(entry.path))  # a secret inside is still looked for
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                skip = name in _SKIP_DIRS and not package
-                ok = links_ok or name in LINKING_MANAGERS
-                sub = (*near, fold_name(name))
-                out.subdirs.append(
-                    _Todo(entry.path, depth + 1, entry.path if skip else package, ok, sub)
-                )
-            elif not links_ok and entry.is_file(follow_symlinks=False):
-                out.files.append(name)
-        except OSError:
-            continue
-    if not out.files:
-        out.linked = []  # nothing to look at
-    return out
-
-
-_ends: dict[str, bool] = {}
-
-
-def _can_end(name: str) -> bool:
-    """Whether a pattern of the table can end at an entry called ``name`` (folded first;
-    remembered by the name as listed: most names repeat, and most end none)."""
-    if len(_ends) > 100_000:
-        _ends.clear()
-    ends = _ends[name] = ALL._can_end(fold_name(name))  # the matcher's own first test
-    return ends
-
-
-def _links(f: _Folder) -> list[Path]:
-    """The regular files of ``f`` with more than one hard link (one ``fstatat`` each,
-    relative to the open folder: no walk of the whole path)."""
-    out: list[Path] = []
-    base = f.todo.path.rstrip("/") + "/"
-    try:
-        fd = os.open(f.todo.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return out  # gone: the change is an event, and the next call reads it again
-    try:
-        for name in f.files:
-            try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue
-            if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
-                out.append(Path(base + name))
-    finally:
-        os.close(fd)
-    return out
-
-
-def _bare(folder: str) -> bool:
-    return os.path.isdir(folder + "/objects") and os.path.isdir(folder + "/refs")
-
-
-# -- a tree ----------------------------------------------------------------------------------
-
-
 def _walk(
-    top: str | _Todo, watch: Callable[[str], int | None] = lambda _: None
-) -> tuple[dict[str, _Folder], list[str]]:
-    """Read the tree at ``top`` (a root, or a folder found by an update): the folders read
-    and those left unread (past the limits). Package folders wait in ``later``, and one
-    that cannot be read to the end is left unread as a whole (one mask, not many)."""
-    stack: list[_Todo] = [top if isinstance(top, _Todo) else _root_todo(top)]
-    later: list[_Todo] = []
-    folders: dict[str, _Folder] = {}
-    unscanned: list[str] = []
-    seen = 0
-    while stack or later:
-        if not stack:
-            stack.append(later.pop())
-        todo = stack.pop()
-        if seen >= MAX_SCAN_ENTRIES or todo.depth > MAX_SCAN_DEPTH:
-            unscanned.append(todo.package or todo.path)
-            continue
-        read = _read(todo, watch)
-        if read is None:
-            continue
-        folders[todo.path] = read
-        seen += read.entries
-        for sub in read.subdirs:
-            (later if sub.package and not todo.package else stack).append(sub)
-    return folders, unscanned
+    top: str | Todo, watch: Callable[[str], int | None] = lambda _: None
+) -> tuple[dict[str, Folder], list[str]]:
+    """Read the tree at ``top`` to the end (see :class:`Walk`): the folders read and
+    those left unread."""
+    walk = Walk(top, watch, entries=MAX_SCAN_ENTRIES, depth=MAX_SCAN_DEPTH)
+    walk.step()
+    return walk.folders, walk.unscanned
 
 
-def _result(folders: dict[str, _Folder], unscanned: list[str]) -> ScanResult:
+def _result(folders: dict[str, Folder], unscanned: list[str]) -> ScanResult:
     fs = folders.values()
     return ScanResult(
         secrets=tuple(p for f in fs for p in f.secrets),
         protected=tuple(p for f in fs for p in f.protected),
         repos=tuple(Path(f.todo.path) for f in fs if f.repo),
-        unscanned=tuple(Path(u) for u in _outermost(unscanned)),
-        writes=tuple(Path(w) for w in _outermost([str(p) for f in fs for p in f.writes])),
+        unscanned=tuple(Path(u) for u in outermost(unscanned)),
+        writes=tuple(Path(w) for w in outermost([str(p) for f in fs for p in f.writes])),
         bare=tuple(Path(f.todo.path) for f in fs if f.bare),
     )
-
-
-def _outermost(paths: list[str]) -> list[str]:
-    out: list[str] = []
-    for p in sorted(set(paths)):
-        if not out or not p.startswith(out[-1].rstrip("/") + "/"):
-            out.append(p)
-    return out
 
 
 # -- kept scans, and their freshness ---------------------------------------------------------
 
 
+_FEW_MASKS = 8
+FIRST_CALL_WAIT = 0.03
+"""Seconds a call without a click reads a scan still under way itself (a background
+thread reads the rest) before it runs with what is known, the folders not read yet hidden."""
+
+
 @dataclass
 class _Cached:
-    result: ScanResult
-    folders: dict[str, _Folder]
-    """Every folder read, in the order read."""
-    unscanned: list[str]
-    wds: dict[int, str] | None
-    """inotify wd -> folder, for every folder read; ``None``: not watched (freshness by
-    each folder's ``mtime``)."""
+    walk: Walk
+    watched: bool
+    """Freshness by inotify; ``False``: by each folder's ``mtime``, stat-ed at each call."""
+    driven: bool = False
+    """A background thread reads the walk to the end (:func:`warm_up`)."""
+    deadline: float | None = None
+    """When the first call without a click that found the walk under way stops reading
+    it itself (:data:`FIRST_CALL_WAIT` after it came)."""
+    result: ScanResult | None = None
+    """The scan of the walk once done, kept until a change."""
+    partial: tuple[int, ScanResult | None] | None = None
+    """The last :func:`_partial` answer, and the walk's version it is for."""
     unlinked: list[str] = field(default_factory=list)
     """Folders whose link counts may still be unchecked (a folder here may be checked
     already, or gone)."""
     full: ScanResult | None = None
     """``result`` with ``linked``, once every folder's link counts were looked at."""
 
+    @property
+    def folders(self) -> dict[str, Folder]:
+        """Every folder read, in the order read."""
+        return self.walk.folders
+
 
 _scan_cache: dict[str, _Cached] = {}
 _watched: dict[int, set[str]] = {}  # inotify wd -> the roots whose scan read that folder
-_pending: dict[str, set[int]] = {}  # root -> the wds of its folders that changed
+_pending: dict[str, dict[int, set[str] | None]] = {}  # root -> its folders' changes (by wd)
 _stale: set[str] = set()
 _scan_lock = threading.RLock()
+_waiting: list[str] = []  # calls waiting for the lock (the background lets them go first)
+_last_use = [0.0]  # when a call last had the lock (the background keeps off a while after)
+_SLICE = 300  # entries the background reads (or files it looks at) with the lock held
+_KEEP_OFF = 0.02  # seconds the background keeps off after a call had the lock...
+_KEEP_OFF_MAX = 0.1  # ...and at most, before each slice (so that it always gets on)
 
 
 def _after_fork() -> None:
@@ -354,41 +207,154 @@ def secret_files_in(root: Path) -> list[Path]:
 def scan_all(root: Path, *, links: bool = False) -> ScanResult:
     """The scan of ``root`` (see the module's text), fresh: kept, and read again where it
     changed. ``links``: with ``linked`` (every file's link count looked at; the kept
-    counts of unchanged folders are reused)."""
+    counts of unchanged folders are reused); only such a scan (a call without a click's)
+    may be one still under way, its folders not read yet in ``unscanned``."""
     key = str(root)
-    with _scan_lock:
+    with _first_in_line(key):
         cached = _fresh(key)
+        if cached.result is None:
+            if links and cached.driven and cached.watched:
+                if cached.deadline is None:
+                    cached.deadline = time.monotonic() + FIRST_CALL_WAIT
+                while not cached.walk.done():
+                    if cached.watched and time.monotonic() >= cached.deadline:
+                        found = _partial(key, cached)
+                        if found is not None:
+                            return found
+                    _step(key, cached, 500)
+            _step(key, cached)
+            _finish(key, cached)
+        walk = cached.walk
+        assert cached.result is not None
         if not links:
             return cached.result
         if cached.full is None:
             _check_links(cached, None)
             cached.full = replace(
                 cached.result,
-                linked=tuple(p for f in cached.folders.values() for p in f.linked or ()),
+                linked=tuple(p for f in walk.folders.values() for p in f.linked or ()),
             )
         return cached.full
 
 
+@contextlib.contextmanager
+def _first_in_line(key: str) -> Iterator[None]:
+    """Hold the scan's lock, ahead of the background (which gives way between its slices
+    to a call waiting here)."""
+    _waiting.append(key)
+    try:
+        _scan_lock.acquire()
+    finally:
+        _waiting.remove(key)
+    try:
+        yield
+    finally:
+        _last_use[0] = time.monotonic()
+        _scan_lock.release()
+
+
+def _give_way() -> None:
+    """Before a background slice: wait while a call waits for the lock, or had it a moment
+    ago (a call asks for the scan several times: the slices keep off it), at most
+    :data:`_KEEP_OFF_MAX`."""
+    end = time.monotonic() + _KEEP_OFF_MAX
+    while time.monotonic() < end and (_waiting or time.monotonic() - _last_use[0] < _KEEP_OFF):
+        time.sleep(0.002)
+
+
+def _step(key: str, cached: _Cached, budget: int | None = None) -> bool:
+    """:meth:`Walk.step`; when inotify refuses a watch (none left), the walk starts
+    again unwatched (its freshness by ``mtime`` from then on)."""
+    try:
+        return cached.walk.step(budget)
+    except _Unwatchable:
+        cached.watched = False
+        old = cached.walk
+        _unwatch(key, list(old.wds), watcher())
+        cached.walk = Walk(
+            old.top, lambda _: None, links=old.links, entries=old.max_entries, depth=old.max_depth
+        )
+        return cached.walk.step(budget)
+
+
+def _partial(key: str, cached: _Cached) -> ScanResult | None:
+    """What is known of a walk under way: the folders not read yet in ``unscanned``
+    (hidden from the call), the link counts of every folder read; ``None`` when a call
+    may not run with that hidden yet (:func:`_masks`). Kept until the walk moves on."""
+    walk = cached.walk
+    if cached.partial is not None and cached.partial[0] == walk.version:
+        return cached.partial[1]
+    found = None
+    masks = _masks(key, walk)
+    if masks is not None:
+        for f in walk.folders.values():
+            if f.linked is None:
+                f.linked = _folder.links(f)
+        fs = walk.folders.values()
+        found = replace(
+            _result(walk.folders, masks),
+            linked=tuple(p for f in fs for p in f.linked or ()),
+        )
+    cached.partial = (walk.version, found)
+    return found
+
+
+def _masks(key: str, walk: Walk) -> list[str] | None:
+    """What a call hides while ``walk`` is under way (:meth:`Walk.masks`; more than
+    :data:`_FEW_MASKS` of them become the folders of the root that hold them: each mask
+    is a mount, and many cost a call more than they show), or ``None`` when it may not
+    run with that hidden yet: the root is not read, more than
+    :data:`MAX_UNSCANNED_MASKS` are needed, or one holds a folder programs run from (the
+    kernel's environment, a ``PATH`` entry)."""
+    masks = walk.masks()
+    if len(masks) > _FEW_MASKS:
+        top = key.rstrip("/") + "/"
+        masks = outermost([top + m[len(top) :].split("/", 1)[0] for m in masks])
+    if key not in walk.folders or key in masks or len(masks) > MAX_UNSCANNED_MASKS:
+        return None
+    tools = [sys.prefix, sys.exec_prefix, *os.environ.get("PATH", "").split(os.pathsep)]
+    tools += [v for k in ("VIRTUAL_ENV", "CONDA_PREFIX") if (v := os.environ.get(k))]
+    real = [os.path.realpath(t) + "/" for t in tools if os.path.isabs(t)]
+    if any(t.startswith(m.rstrip("/") + "/") for m in masks for t in real):
+        return None
+    return masks
+
+
+def _finish(key: str, cached: _Cached) -> None:
+    """The walk is done: its result, and the folders whose link counts are still to do."""
+    walk = cached.walk
+    cached.result = _result(walk.folders, walk.unscanned)
+    cached.full = None
+    cached.unlinked = [d for d, f in reversed(walk.folders.items()) if f.linked is None]
+
+
 def _fresh(key: str) -> _Cached:
-    """The kept scan of ``key``, brought up to date (the caller holds the lock)."""
+    """The kept scan of ``key``, brought up to date (the caller holds the lock); a walk
+    still under way is brought up to date as far as it went."""
     w = watcher()
     if w is not None:
         changed = w.changed()
         if changed is None:
             _stale.update(_scan_cache)
         else:
-            for wd in changed:
+            for wd, names in changed.items():
                 for r in _watched.get(wd, ()):
-                    _pending.setdefault(r, set()).add(wd)
+                    mine = _pending.setdefault(r, {})
+                    had = mine.get(wd, set())
+                    mine[wd] = None if names is None or had is None else had | names
     cached = _scan_cache.get(key)
     if cached is not None and key not in _stale:
-        if cached.wds is not None:
+        if cached.watched:
             todo = _pending.pop(key, None)
             if not todo or _update(key, cached, todo, w):
                 return cached
         else:
+            _pending.pop(key, None)
+            if not cached.walk.done():
+                return cached  # read to the end by the caller
             try:
-                if all(os.stat(d).st_mtime_ns == f.mtime for d, f in cached.folders.items()):
+                walk = cached.walk
+                if all(os.stat(d).st_mtime_ns == f.mtime for d, f in walk.folders.items()):
                     return cached
             except OSError:
                 pass
@@ -407,7 +373,7 @@ def _check_links(cached: _Cached, budget: int | None) -> bool:
         f = cached.folders.get(cached.unlinked.pop())
         if f is None or f.linked is not None:
             continue
-        f.linked = _links(f)
+        f.linked = _folder.links(f)
         done += len(f.files) + 1
         if budget is not None and done >= budget:
             return not cached.unlinked
@@ -426,31 +392,55 @@ def _forget_all(w: Watcher | None) -> None:
 
 
 def warm_up(root: str | os.PathLike[str]) -> None:
-    """Probe the sandbox, scan ``root``, look at its link counts and build one no-click
-    command line on a background thread, so that the first call finds it all done (the
-    scan kept, the system's and the tool folders looked up): started when a shell tool is
-    made, long before the model's first reply asks for a call. A call that comes sooner
-    waits for the walk (the scan's lock); the link counts are looked at in slices of
-    about 2,000 files with the lock free between them, so an approved call does not wait
-    for them (one without a click finishes them)."""
+    """Start the scan of ``root`` now; on a background thread, probe the sandbox, look
+    up what every call needs once (a command line without a workspace), read the scan,
+    its link counts with it, and build one no-click command line, so that the first call
+    finds it all done: started when a shell tool is made, long before
+    the model's first reply asks for a call. A call without a click that comes sooner
+    reads the walk itself for up to :data:`FIRST_CALL_WAIT`, then runs with the folders
+    not read yet hidden (see :func:`scan_all`); any other call waits for the walk (reads
+    the rest itself). The thread reads in slices of a few hundred entries, and keeps off
+    a call that asks for the scan (:func:`_give_way`)."""
+    key = os.path.realpath(root)
+    with _scan_lock:
+        if key not in _scan_cache:
+            _scan_cache[key] = _rescan(key, watcher())
+        _drive(_scan_cache[key])
 
     def work() -> None:
         with contextlib.suppress(Exception):
-            if not sandbox_available().ok:
-                return
-            key = os.path.realpath(root)
-            scan_all(Path(key))
-            done = False
-            while not done:
-                with _scan_lock:
-                    cached = _scan_cache.get(key)
-                    done = cached is None or _check_links(cached, 2000)
             from nb_tools.sandbox._launch import prepare  # the launcher is built on this
             from nb_tools.sandbox._policy import SandboxPolicy
 
-            prepare(["true"], SandboxPolicy(mode="read-only", workspace=Path(key)).unapproved())
+            sandboxed = sandbox_available().ok
+            if sandboxed:  # what every call looks up once (system files, tool folders)
+                prepare(["true"], SandboxPolicy(mode="read-only").unapproved())
+            done = False
+            while not done:
+                _give_way()
+                with _scan_lock:
+                    cached = _fresh(key)
+                    if cached.result is None:
+                        _drive(cached)
+                        try:
+                            if _step(key, cached, _SLICE):
+                                _finish(key, cached)
+                        except BaseException:
+                            cached.driven = False  # the calls read it themselves
+                            raise
+                        continue
+                    done = _check_links(cached, _SLICE)
+            if sandboxed:
+                prepare(["true"], SandboxPolicy(mode="read-only", workspace=Path(key)).unapproved())
 
     threading.Thread(target=work, name="nb_tools-scan", daemon=True).start()
+
+
+def _drive(cached: _Cached) -> None:
+    """Mark a walk under way as read by the background, its link counts as it goes."""
+    if not cached.walk.done():
+        cached.driven = True
+        cached.walk.links = True
 
 
 class _Unwatchable(Exception):
@@ -485,81 +475,41 @@ def _unwatch(key: str, wds: Iterable[int], w: Watcher | None) -> None:
 
 
 def _rescan(key: str, w: Watcher | None) -> _Cached:
-    """Read ``key`` again, watching each folder before it is read; drop the watches of
-    the last scan that this one no longer uses."""
+    """A new walk of ``key`` (not read yet: :func:`scan_all` or the background reads it),
+    each folder watched before it is read; the watches of the last scan that this one
+    does not use again are dropped as it finishes."""
     _stale.discard(key)
     _pending.pop(key, None)
     old = _scan_cache.pop(key, None)
+    if old is not None and old.watched:
+        _unwatch(key, list(old.walk.wds), w)
     use = w if w is not None and watchable(key) else None
-    try:
-        folders, unscanned = _walk(key, _watcher_for(key, use))
-        wds = {f.wd: d for d, f in folders.items() if f.wd is not None} if use else None
-    except _Unwatchable:
-        folders, unscanned = _walk(key)
-        wds = None
-    if old is not None and old.wds is not None:
-        _unwatch(key, set(old.wds) - set(wds or ()), w)
-    return _Cached(
-        result=_result(folders, unscanned),
-        folders=folders,
-        unscanned=unscanned,
-        wds=wds,
-        unlinked=[d for d, f in reversed(folders.items()) if f.linked is None],
-    )
+    walk = Walk(key, _watcher_for(key, use), entries=MAX_SCAN_ENTRIES, depth=MAX_SCAN_DEPTH)
+    return _Cached(walk=walk, watched=use is not None)
 
 
-def _update(key: str, cached: _Cached, changed: set[int], w: Watcher | None) -> bool:
-    """Read again the folders of ``changed`` (and the folders new in them, and drop the
-    ones gone); ``False`` when the tree must be read whole (its limits are involved)."""
-    if cached.unscanned or cached.wds is None:
-        return False
-    watch = _watcher_for(key, w)
-    folders = cached.folders
-    cached.full = None
+def _update(
+    key: str, cached: _Cached, changed: dict[int, set[str] | None], w: Watcher | None
+) -> bool:
+    """Bring the folders of ``changed`` up to date (:meth:`Walk.refresh`), and read the
+    folders new in them; ``False`` when the tree must be read whole (its top changed, or
+    a new folder is past the limits)."""
+    walk = cached.walk
+    folders = {walk.wds[wd]: names for wd, names in changed.items() if wd in walk.wds}
     try:
-        for folder in sorted({cached.wds[wd] for wd in changed if wd in cached.wds}):
-            old = folders.get(folder)
-            if old is None:
-                continue  # gone with a parent read before it
-            new = _read(old.todo, watch)
-            if new is None:
-                if folder == key:
-                    return False
-                _drop(key, cached, folder, w)
-                continue
-            folders[folder] = new
-            cached.unlinked.append(folder)
-            if new.wd is not None:
-                cached.wds[new.wd] = folder
-            now = {t.path for t in new.subdirs}
-            for gone in {t.path for t in old.subdirs} - now:
-                _drop(key, cached, gone, w)
-            had = {t.path for t in old.subdirs}
-            for todo in new.subdirs:
-                if todo.path not in had:
-                    more, unscanned = _walk(todo, watch)
-                    if unscanned:
-                        return False
-                    folders.update(more)
-                    cached.unlinked += list(more)
-                    cached.wds.update({f.wd: d for d, f in more.items() if f.wd is not None})
+        gone = walk.refresh(folders)
     except _Unwatchable:
         return False
-    if sum(f.entries for f in folders.values()) > MAX_SCAN_ENTRIES:
+    if gone is None:
         return False
-    cached.result = _result(folders, [])
+    _unwatch(key, gone, w)
+    if cached.result is not None:  # a kept scan: the new folders are read at once
+        unread = len(walk.unscanned)
+        _step(key, cached)
+        if len(walk.unscanned) > unread:
+            return False  # past the limits now: read whole (the project first, one mask a package)
+        _finish(key, cached)
     return True
-
-
-def _drop(key: str, cached: _Cached, top: str, w: Watcher | None) -> None:
-    """Forget the folder ``top`` and every folder below it."""
-    inside = top.rstrip("/") + "/"
-    gone = [d for d in cached.folders if d == top or d.startswith(inside)]
-    wds = [wd for d in gone if (wd := cached.folders.pop(d).wd) is not None]
-    if cached.wds is not None:
-        for wd in wds:
-            cached.wds.pop(wd, None)
-    _unwatch(key, wds, w)
 
 
 # -- what the limits mean for a call ---------------------------------------------------------
@@ -569,7 +519,7 @@ def unapproved_problem(root: Path) -> str | None:
     """Why a call without a click may not run in ``root`` (``None``: it may): past the
     scan's limits more folders are left unread than can be masked, so a secret in one of
     them could be shown."""
-    found = scan_all(Path(os.path.realpath(root)))
+    found = scan_all(Path(os.path.realpath(root)), links=True)
     n = len(found.unscanned)
     if n > MAX_UNSCANNED_MASKS:
         return (

@@ -7,7 +7,9 @@ moved, and a child's metadata (``IN_ATTRIB``: a file's link count changed). The 
 queues an event inside the system call that made the change, before that call returns,
 so a change finished before :meth:`Watcher.changed` is asked is always in its answer:
 whoever made it (the user's code in the kernel, another process, a sandboxed call
-through its bind mount: inotify watches inodes, not paths).
+through its bind mount: inotify watches inodes, not paths). Each event names the entry it
+is about (or is about the watched folder itself), so the scan looks again at those names
+only.
 
 Where inotify cannot answer (not Linux, no ``libc``, out of watches, a network or FUSE
 file system whose changes made elsewhere the local kernel never sees), :func:`watcher`
@@ -54,6 +56,7 @@ MASK = (
     | IN_ONLYDIR
     | IN_DONT_FOLLOW
 )
+_SELF = IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
 
 # File systems whose changes made on another machine (or by a FUSE daemon) raise no
@@ -84,10 +87,13 @@ class Watcher:
     def remove(self, wd: int) -> None:
         self._libc.inotify_rm_watch(self._fd, wd)
 
-    def changed(self) -> set[int] | None:
-        """The ``wd`` of every folder with an event since the last call; ``None`` when the
-        queue overflowed (events were lost: everything counts as changed)."""
-        out: set[int] = set()
+    def changed(self) -> dict[int, set[str] | None] | None:
+        """Every folder (``wd``) with an event since the last call, with the names in it
+        the events were about; ``None`` for a folder whose own event came (it was deleted,
+        moved or its metadata changed): it is to be read whole. ``None`` for the whole
+        answer when the queue overflowed (events were lost: everything counts as
+        changed)."""
+        out: dict[int, set[str] | None] = {}
         lost = False
         with self._lock:
             while True:
@@ -104,11 +110,18 @@ class Watcher:
                 i = 0
                 while i + _EVENT.size <= len(data):
                     wd, mask, _cookie, size = _EVENT.unpack_from(data, i)
+                    name = data[i + _EVENT.size : i + _EVENT.size + size].rstrip(b"\0")
                     i += _EVENT.size + size
                     if mask & IN_Q_OVERFLOW:
                         lost = True
-                    elif wd >= 0:
-                        out.add(wd)
+                    elif wd < 0:
+                        continue
+                    elif not name or mask & _SELF:
+                        out[wd] = None
+                    else:
+                        names = out.setdefault(wd, set())
+                        if names is not None:
+                            names.add(os.fsdecode(name))
         return None if lost else out
 
 

@@ -29,10 +29,19 @@ def _n(value: float) -> str:
 
 
 def _scan() -> list[tuple[str, str]]:
-    from nb_tools.sandbox._scan import MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, MAX_UNSCANNED_MASKS
+    from nb_tools.sandbox._scan import (
+        _FEW_MASKS,
+        FIRST_CALL_WAIT,
+        MAX_SCAN_DEPTH,
+        MAX_SCAN_ENTRIES,
+        MAX_UNSCANNED_MASKS,
+    )
 
     return [
         ("sandbox.md", f"more than {MAX_UNSCANNED_MASKS} of them and the call is refused"),
+        ("sandbox.md", f"reads it itself for up to {_n(FIRST_CALL_WAIT * 1000)} ms"),
+        ("sandbox.md", f"more than {_FEW_MASKS} of them, the workspace's top-level folders"),
+        ("sandbox.md", f"unless more than {MAX_UNSCANNED_MASKS} masks would be needed"),
         ("sandbox.md", f"the scan stops at {MAX_SCAN_DEPTH} levels and {_n(MAX_SCAN_ENTRIES)} entries"),
         ("sandbox.md", f"at most {MAX_SCAN_DEPTH} levels and {_n(MAX_SCAN_ENTRIES)} entries; what it did not read"),
     ]  # fmt: skip

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from nb_tools.sandbox import SandboxPolicy, _scan, prepare, sandbox_available
+from nb_tools.sandbox import SandboxPolicy, _folder, _scan, prepare, sandbox_available
 
 SECRET = f"SECRET-{uuid.uuid4().hex}"
 
@@ -39,13 +39,13 @@ def root(tmp_path: Path) -> Path:
 def looks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The folders whose files' link counts were looked at."""
     seen: list[str] = []
-    real = _scan._links
+    real = _folder.links
 
-    def counting(f: _scan._Folder) -> list[Path]:
+    def counting(f: _folder.Folder) -> list[Path]:
         seen.append(f.todo.path)
         return real(f)
 
-    monkeypatch.setattr(_scan, "_links", counting)
+    monkeypatch.setattr(_folder, "links", counting)
     return seen
 
 
@@ -88,7 +88,11 @@ def test_the_background_pass_leaves_nothing_for_the_call(root: Path, looks: list
     while time.monotonic() < end:
         with _scan._scan_lock:
             cached = _scan._scan_cache.get(str(root))
-            if cached is not None and all(f.linked is not None for f in cached.folders.values()):
+            if (
+                cached is not None
+                and cached.result is not None
+                and all(f.linked is not None for f in cached.folders.values())
+            ):
                 break
         time.sleep(0.02)
     else:
