@@ -358,9 +358,9 @@ def _fresh(key: str) -> _Cached:
                     return cached
             except OSError:
                 pass
+    if len(_scan_cache) - (key in _scan_cache) > 64:
+        _forget_all(w)  # before the new walk: its watches must outlive the forgetting
     new = _rescan(key, w)
-    if len(_scan_cache) > 64:
-        _forget_all(w)
     _scan_cache[key] = new
     return new
 

@@ -138,3 +138,15 @@ def test_a_sandboxed_call_cannot_link_across_its_mounts(root: Path) -> None:
     assert (root / "h5").stat().st_nlink == 2  # inside one mount a link is made...
     linked = _scan.scan_all(root, links=True).linked or ()
     assert {root / "h5", root / "docs" / "plain.txt"} <= set(linked)  # ...and masked next
+
+
+def test_every_root_sees_a_change_across_the_forgetting_of_kept_scans(tmp_path: Path) -> None:
+    """Past 64 kept roots every kept scan is forgotten, watches and all; the root whose
+    scan comes then must still be watched (forgetting it too left its scan stale, and an
+    approved call's ``sitecustomize.py`` in the 65th workspace of a session stayed)."""
+    for i in range(70):
+        root = (tmp_path / f"r{i}").resolve()
+        root.mkdir()
+        _scan.scan_all(root)
+        (root / "sitecustomize.py").write_text("print('runs at start-up')\n")
+        assert root / "sitecustomize.py" in _scan.scan_all(root).writes, i
