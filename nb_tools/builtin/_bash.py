@@ -391,6 +391,12 @@ class BashTool:
                 is_error=True,
                 metadata={**result.metadata, "removed": planted},
             )
+        if launch.unread:
+            result = Result(
+                content=result.content + _unread_note(launch.unread, self.workspace.root),
+                is_error=result.is_error,
+                metadata={**result.metadata, "unread": list(launch.unread)},
+            )
         return _with_sandbox(result, policy, self.workspace.root)
 
     async def _stop(self, child: Child) -> None:
@@ -461,6 +467,18 @@ def _group_alive(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _unread_note(unread: tuple[str, ...], root: Path) -> str:
+    """What a call without a click could not see: folders the workspace's scan had not read
+    (it was still under way, or they lie past its limits) were hidden, so they looked empty."""
+    shown = [os.path.relpath(p, root) if Path(p).is_relative_to(root) else p for p in unread]
+    more = f" and {len(shown) - 8} more" if len(shown) > 8 else ""
+    return (
+        f"\n[sandbox: {', '.join(shown[:8])}{more} looked empty to this call: the workspace's "
+        "scan for secrets had not read them (it runs once, in the background, or they lie "
+        "past its limits), so they were hidden; a later call sees them once they are read]"
+    )
 
 
 def limits_note(policy: SandboxPolicy, root: Path) -> str:

@@ -16,6 +16,7 @@ import glob
 import os
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
 from nb_tools.sandbox._hide import (
@@ -36,7 +37,15 @@ from nb_tools.sandbox._probe import sandbox_available
 from nb_tools.sandbox._protection import interpreter_dirs, run_time_dirs
 from nb_tools.sandbox._scan import ScanResult, scan_all
 
-__all__ = ["bwrap_argv"]
+__all__ = ["BwrapCommand", "bwrap_argv", "bwrap_command"]
+
+
+class BwrapCommand(NamedTuple):
+    """bubblewrap's command line, and the folders it hides from a call without a click
+    because the scan has not read them (``unread``: not yet, or past its limits)."""
+
+    argv: list[str]
+    unread: tuple[Path, ...]
 
 
 def _under(path: Path, roots: list[Path]) -> bool:
@@ -79,6 +88,13 @@ def bwrap_argv(
     bwrap: str, policy: SandboxPolicy, argv: list[str], *, cwd: str | os.PathLike[str] | None
 ) -> list[str]:
     """``bwrap ... -- argv`` for ``policy`` (its mode must not be ``off``)."""
+    return bwrap_command(bwrap, policy, argv, cwd=cwd).argv
+
+
+def bwrap_command(
+    bwrap: str, policy: SandboxPolicy, argv: list[str], *, cwd: str | os.PathLike[str] | None
+) -> BwrapCommand:
+    """:func:`bwrap_argv`, with what it hid for being unread."""
     if policy.mode == "off":
         raise ValueError("bwrap_argv: the policy's mode is 'off'; run the command directly")
     workspace = policy.workspace
@@ -151,7 +167,8 @@ def bwrap_argv(
     if policy.network:
         out += ["--share-net"]
     out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
-    return out + list(argv)
+    unread = tuple(p for f in found.values() for p in f.unscanned) if confined else ()
+    return BwrapCommand(out + list(argv), unread)
 
 
 def _protect(root: Path, found: ScanResult) -> list[str]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nb_tools.sandbox._bwrap import bwrap_argv
+from nb_tools.sandbox._bwrap import bwrap_command
 from nb_tools.sandbox._defuse import (
     Protected,
     defuse_new_repos,
@@ -65,6 +65,9 @@ class Launch:
     tops_before: tuple[Protected, ...] = ()
     """The protected paths in each of ``roots`` when the call started
     (:func:`~nb_tools.sandbox._defuse.protected_now`): a new one is removed after the call."""
+    unread: tuple[str, ...] = ()
+    """Folders hidden from a call without a click because the scan has not read them (not
+    yet: the first scan was under way; or past its limits): the call saw them empty."""
 
 
 def remove_planted(launch: Launch) -> list[str]:
@@ -124,7 +127,7 @@ def prepare(
                 "write; it could be a planted program, so it is not run (put the system's "
                 "bubblewrap first on PATH, or set NB_TOOLS_BWRAP)"
             )
-    command = bwrap_argv(found.bwrap, policy, list(argv), cwd=start)
+    command = bwrap_command(found.bwrap, policy, list(argv), cwd=start)
     full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
     guarded: list[str] = []
     roots: list[str] = []
@@ -149,7 +152,8 @@ def prepare(
                         guarded.append(str(p))
     # bwrap itself starts in "/": the sandboxed command changes to `start` (--chdir).
     return Launch(
-        argv=command,
+        argv=command.argv,
+        unread=tuple(map(str, command.unread)),
         env=full,
         cwd="/",
         sandboxed=True,

@@ -14,6 +14,8 @@ names inotify reports; neither shows a secret to a call without a click.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -23,6 +25,8 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import require_sandbox, run
 
+from nb_tools.builtin import BashTool, _bash
+from nb_tools.builtin._workspace import Workspace
 from nb_tools.sandbox import SandboxPolicy, _folder, _scan, prepare
 from nb_tools.sandbox._watch import watcher
 
@@ -63,6 +67,12 @@ def test_a_call_during_the_first_scan_hides_what_is_not_read_yet(
     with _scan._scan_lock:
         cached = _scan._scan_cache[key] = _scan._rescan(key, watcher())
         _scan._drive(cached)
+    monkeypatch.setattr(_bash, "warm_up", lambda root: None)  # the state above stays
+    tool = BashTool(Workspace(root))  # outside a loop: a call without a click
+    result = asyncio.run(tool.call(json.dumps({"command": "ls node_modules; echo done"})))
+    assert "done" in result.content and "pkg" not in result.content.split("[")[0]
+    assert "node_modules looked empty to this call" in result.content, result.content
+    assert result.metadata["unread"] == [str(root / "node_modules")]
     out = _no_click(root, "cat node_modules/pkg/.env; ls src; echo done")
     assert "done" in out and "app.py" in out, out  # the project was read: the call sees it
     assert SECRET not in out, out
@@ -74,6 +84,8 @@ def test_a_call_during_the_first_scan_hides_what_is_not_read_yet(
                 _scan._finish(key, cached)
     out = _no_click(root, "cat node_modules/pkg/.env node_modules/pkg/index.js; echo done")
     assert "module.exports" in out and SECRET not in out, out
+    result = asyncio.run(tool.call(json.dumps({"command": "ls node_modules"})))
+    assert "pkg" in result.content and "looked empty" not in result.content, result.content
 
 
 def _many(root: Path, n: int = 400) -> Path:
