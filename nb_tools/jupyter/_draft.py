@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from nb_tools.tool import Info, Tool, headline_of, preview_changes
-from nb_tools.transcript import PartialArguments, diff_dict
+from nb_tools.transcript import PartialArguments, diff_dict, tool_item
 
 DRAFT_STATUS = "writing"
 """The card's badge while the model writes the call."""
@@ -42,17 +42,7 @@ class Draft:
         self._last_diffs: list[dict[str, Any]] = []
         self.item: dict[str, Any] = {
             **({"headline": self.headline.to_dict()} if self.headline is not None else {}),
-            "kind": "tool",
-            "id": call_id,
-            "name": name,
-            "arguments": "",
-            "status": "pending",
-            "result": None,
-            "parts": [],
-            "duration": None,
-            "diffs": [],
-            "progress": None,
-            "approval": None,
+            **tool_item(call_id, name, ""),
         }
 
     def feed(self, piece: str) -> None:

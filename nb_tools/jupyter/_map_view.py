@@ -33,7 +33,7 @@ from nb_tools.agent import (
     TurnStarted,
 )
 from nb_tools.model import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage
-from nb_tools.transcript import TranscriptRecorder, text_html, transcript_bundle
+from nb_tools.transcript import TranscriptRecorder, text_html, tool_item, transcript_bundle
 
 REFRESH_SECONDS = 0.25
 """At most this often the view is sent to the frontend (a row's start and end is not)."""
@@ -94,19 +94,7 @@ def conversation_transcript(
             elif isinstance(block, ThinkingBlock) and block.thinking:
                 items.append({"kind": "thinking", "text": block.thinking})
             elif isinstance(block, ToolUseBlock):
-                tools[block.id] = {
-                    "kind": "tool",
-                    "id": block.id,
-                    "name": block.name,
-                    "arguments": block.arguments,
-                    "status": "pending",
-                    "result": None,
-                    "parts": [],
-                    "duration": None,
-                    "diffs": [],
-                    "progress": None,
-                    "approval": None,
-                }
+                tools[block.id] = tool_item(block.id, block.name, block.arguments)
                 items.append(tools[block.id])
             elif isinstance(block, ToolResultBlock) and block.result.tool_use_id in tools:
                 item = tools[block.result.tool_use_id]

@@ -12,7 +12,7 @@ from nb_tools.transcript._html import (
 )
 from nb_tools.transcript._markdown import safe_split
 from nb_tools.transcript._partial_args import PartialArguments, completed_arguments
-from nb_tools.transcript._recorder import TranscriptRecorder, diff_dict, usage_line
+from nb_tools.transcript._recorder import TranscriptRecorder, diff_dict, tool_item, usage_line
 from nb_tools.transcript._visible import (
     NOT_SHOWN,
     count_in_arguments,
@@ -44,6 +44,7 @@ __all__ = [
     "shown_arguments",
     "shown_in",
     "text_html",
+    "tool_item",
     "tool_item_html",
     "transcript_bundle",
     "usage_line",

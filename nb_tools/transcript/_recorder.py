@@ -92,6 +92,24 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:half]}\n… [{cut} characters cut] …\n{text[-half:]}"
 
 
+def tool_item(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """A tool call's transcript item before anything happened to it (the contract's
+    ``tool`` item: pending, no result yet)."""
+    return {
+        "kind": "tool",
+        "id": call_id,
+        "name": name,
+        "arguments": arguments,
+        "status": "pending",
+        "result": None,
+        "parts": [],
+        "duration": None,
+        "diffs": [],
+        "progress": None,
+        "approval": None,
+    }
+
+
 class TranscriptRecorder:
     """Collects one run's events into the transcript dict. Call it with each event
     (it is an ``on_event`` callback); :meth:`to_dict` at any time gives the transcript so
@@ -232,19 +250,7 @@ class TranscriptRecorder:
     def _tool_item(self, call_id: str, name: str, arguments: str) -> dict[str, Any]:
         item = self._tools.get(call_id)
         if item is None:
-            item = {
-                "kind": "tool",
-                "id": call_id,
-                "name": name,
-                "arguments": arguments,
-                "status": "pending",
-                "result": None,
-                "parts": [],
-                "duration": None,
-                "diffs": [],
-                "progress": None,
-                "approval": None,
-            }
+            item = tool_item(call_id, name, arguments)
             self._tools[call_id] = item
             self.items.append(item)
         return item

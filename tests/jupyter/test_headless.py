@@ -20,6 +20,20 @@ ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPT = "application/vnd.nbtools.transcript+json"
 
 
+def _headless_env(monkeypatch: pytest.MonkeyPatch, base_url: str) -> None:
+    """The environment of an unattended run (nbclient) against the fake server: no
+    approval policy or notebook session of the machine's, this checkout's nb_tools."""
+    for name in ("NB_TOOLS_APPROVAL", "NB_TOOLS_HEADLESS", "JPY_SESSION_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    monkeypatch.setenv("NB_TOOLS_BLOCK_REAL_MODELS", "1")
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
+    )
+
+
 def test_ask_in_a_headless_run_denies_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -32,15 +46,7 @@ def test_ask_in_a_headless_run_denies_at_once(
             reply("Launching.", call("launch", target="prod")),
             reply("It was denied."),
         )
-        for name in ("NB_TOOLS_APPROVAL", "NB_TOOLS_HEADLESS", "JPY_SESSION_NAME"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-        monkeypatch.setenv("NB_TOOLS_BLOCK_REAL_MODELS", "1")
-        monkeypatch.setenv(
-            "PYTHONPATH",
-            os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
-        )
+        _headless_env(monkeypatch, server.base_url)
         nb = nbformat.v4.new_notebook()
         nb.cells = [
             nbformat.v4.new_code_cell(
@@ -132,15 +138,7 @@ def test_an_awaited_map_in_a_headless_run_never_waits(
         return reply("done")
 
     with FakeMessagesServer(fallback=wants_refund) as server:
-        for name in ("NB_TOOLS_APPROVAL", "NB_TOOLS_HEADLESS", "JPY_SESSION_NAME"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-        monkeypatch.setenv("NB_TOOLS_BLOCK_REAL_MODELS", "1")
-        monkeypatch.setenv(
-            "PYTHONPATH",
-            os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
-        )
+        _headless_env(monkeypatch, server.base_url)
         nb = nbformat.v4.new_notebook()
         nb.cells = [
             nbformat.v4.new_code_cell(
