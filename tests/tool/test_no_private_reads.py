@@ -13,6 +13,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "nb_tools"
 DEPENDENCY_PROTOCOLS = {
     "_repr_mimebundle_",  # IPython's display protocol
     "_view_count",  # ipywidgets' view counter (nb_tools.jupyter._headless says why)
+    "_replace",  # collections.namedtuple / typing.NamedTuple's documented copy method
+    "_asdict",
 }
 """Private-looking names that belong to a dependency's documented protocol."""
 
