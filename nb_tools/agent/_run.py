@@ -541,7 +541,8 @@ class Run:
         async def finished(p: CallPlan, result: ToolResult, duration: float) -> None:
             await self._report(p, result, duration, "error" if result.is_error else "ok")
 
-        with progress_sink(self.on_progress):
+        # No handler: no sink, so the tools skip making progress nobody would receive.
+        with progress_sink(self.on_progress if self.handlers else None):
             await run_approved(self.executor, approved, self.tracker, finished)
         self._answer_pending()
 
