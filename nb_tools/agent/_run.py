@@ -256,10 +256,14 @@ class Run:
     def _changes(self, event: ToolCallFinished) -> list[RunChange]:
         call = event.call
         tool = self.registry.get(call.name)
-        try:
-            read_only = tool is not None and is_read_only_call(tool, call.arguments)
-        except Exception:  # a vote that fails counts as "may have changed something"
-            read_only = False
+        planned = next((p for p in self.pending if p.call.id == call.id and p.tool is tool), None)
+        if planned is not None:  # the vote the call was planned with: asked once per call
+            read_only = planned.read_only
+        else:
+            try:
+                read_only = tool is not None and is_read_only_call(tool, call.arguments)
+            except Exception:  # a vote that fails counts as "may have changed something"
+                read_only = False
         code = replay_code(tool, call.arguments) is not None
         return changes_of(call.id, call.name, event.result.metadata, code=code, read_only=read_only)
 
@@ -537,7 +541,8 @@ class Run:
         async def finished(p: CallPlan, result: ToolResult, duration: float) -> None:
             await self._report(p, result, duration, "error" if result.is_error else "ok")
 
-        with progress_sink(self.on_progress):
+        # No handler: no sink, so the tools skip making progress nobody would receive.
+        with progress_sink(self.on_progress if self.handlers else None):
             await run_approved(self.executor, approved, self.tracker, finished)
         self._answer_pending()
 

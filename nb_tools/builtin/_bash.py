@@ -49,6 +49,7 @@ from nb_tools.sandbox import (
 )
 from nb_tools.tool import Change, Info, Result, Schema, Subject, progress
 from nb_tools.tool._grant import current_grant
+from nb_tools.tool._progress import progress_wanted
 
 __all__ = ["BashTool", "command_is_read_only"]
 
@@ -441,10 +442,12 @@ class _Sink:
 def _flush(sink: _Sink, decoder: codecs.IncrementalDecoder) -> None:
     if not sink.pending:
         return
-    data = b"".join(sink.pending)
+    data = b"".join(sink.pending) if progress_wanted() else b""
     dropped = sink.dropped
     sink.pending.clear()
     sink.pending_bytes = sink.dropped = 0
+    if not data:  # nobody receives progress: no decoding, no redaction
+        return
     text = decoder.decode(data)
     if len(text) > _PROGRESS_CHUNK or dropped:
         skipped = len(text) - min(len(text), _PROGRESS_CHUNK)

@@ -25,6 +25,7 @@ from nb_tools.sandbox._hide import (
     coarse_masks,
     git_configs_with_credentials,
     home_dirs,
+    homes_pinned,
     outside_masks,
     repository_dirs,
     sanitized_git_config,
@@ -97,6 +98,13 @@ def bwrap_command(
     """:func:`bwrap_argv`, with what it hid for being unread."""
     if policy.mode == "off":
         raise ValueError("bwrap_argv: the policy's mode is 'off'; run the command directly")
+    with homes_pinned():
+        return _command(bwrap, policy, argv, cwd=cwd)
+
+
+def _command(
+    bwrap: str, policy: SandboxPolicy, argv: list[str], *, cwd: str | os.PathLike[str] | None
+) -> BwrapCommand:
     workspace = policy.workspace
     roots = [r for r in (workspace, *policy.writable_roots) if r is not None]
     writable = policy.mode == "workspace-write"
@@ -145,19 +153,19 @@ def bwrap_command(
     masked = {str(p) for p in hidden if p.is_dir() and not p.is_symlink()}
     if confined:  # git reads its config; the credentials in it stay out of sight
         for cfg in git_configs_with_credentials(roots, gitdirs, found):
-            if any(str(d) in masked for d in cfg.parents):
+            if _in_masked(cfg, masked):
                 continue  # hidden with its folder
             clean = sanitized_git_config(cfg)
             late_binds += ["--ro-bind", str(clean), str(cfg)] if clean else _hide(cfg)
     for p in dict.fromkeys(hidden):
-        if not any(str(d) in masked for d in p.parents):  # hidden with its folder
+        if not _in_masked(p, masked):  # hidden with its folder
             out += _hide(p)
     out += late_binds
     visible_dead = applied  # masked folders hold nothing any more
     for sock in dict.fromkeys(unix_sockets()):
         if _under(sock, visible_dead) and not _under(sock, roots):
             continue
-        if any(str(d) in masked for d in sock.parents):
+        if _in_masked(sock, masked):
             continue
         if os.path.lexists(sock) and not os.path.islink(sock):
             out += ["--ro-bind", "/dev/null", str(sock)]
@@ -169,6 +177,19 @@ def bwrap_command(
     out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
     unread = tuple(p for f in found.values() for p in f.unscanned) if confined else ()
     return BwrapCommand(out + list(argv), unread)
+
+
+def _in_masked(path: Path, masked: set[str]) -> bool:
+    """Whether a folder that holds ``path`` (absolute, normalised) is in ``masked`` (as
+    strings): what ``any(str(d) in masked for d in path.parents)`` says, without making a
+    path object for each parent."""
+    s = str(path)
+    i = s.rfind("/")
+    while i > 0:
+        if s[:i] in masked:
+            return True
+        i = s.rfind("/", 0, i)
+    return s != "/" and "/" in masked
 
 
 def _protect(root: Path, found: ScanResult) -> list[str]:

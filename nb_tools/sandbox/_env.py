@@ -63,9 +63,11 @@ def sandbox_env(
     names are still dropped. ``git_config``: the repository config whose drivers
     :func:`git_safety_env` neutralises (``<workspace>/.git/config``)."""
     src = os.environ if base is None else base
+    # The names first, each value only for a name that passes: ``os.environ`` decodes
+    # what it is asked for, and most of its values are not.
     env = {
-        k: v
-        for k, v in src.items()
+        k: src[k]
+        for k in src
         if (k in ALLOWED_NAMES or k.startswith(ALLOWED_PREFIXES)) and not secret_env_name(k)
     }
     if extra:

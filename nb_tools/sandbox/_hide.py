@@ -9,12 +9,14 @@ empty read-only stand-in mounted over it) or re-bound read-only.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
 import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 
 from nb_tools.sandbox._protection import TABLE
@@ -128,9 +130,28 @@ def repository_dirs(workspace: Path) -> tuple[list[Path], list[Path]]:
     return [p for p in tops if p.is_dir()], [p for p in gitdirs if p.is_dir() and p != Path("/")]
 
 
+_pinned_homes: ContextVar[tuple[Path, ...] | None] = ContextVar(
+    "nb_tools_pinned_homes", default=None
+)
+
+
+@contextlib.contextmanager
+def homes_pinned() -> Iterator[None]:
+    """Inside the block, :func:`home_dirs` answers what it found on entry: one command line
+    is built from one view of the homes (resolved once, not once per helper that asks)."""
+    token = _pinned_homes.set(tuple(home_dirs()))
+    try:
+        yield
+    finally:
+        _pinned_homes.reset(token)
+
+
 def home_dirs() -> list[Path]:
     """Every home folder to replace by an empty one: ``/root``, ``/home``, ``$HOME`` and the
     user's home from the password database."""
+    pinned = _pinned_homes.get()
+    if pinned is not None:
+        return list(pinned)
     real = tuple(
         os.path.realpath(raw)
         for raw in (os.environ.get("HOME"), _pw_home())

@@ -67,6 +67,12 @@ def capture_progress() -> Callable[[Progress], None] | None:
     return send
 
 
+def progress_wanted() -> bool:
+    """Whether :func:`progress` goes anywhere now (a sink and a call): a tool may skip the
+    work of making progress nobody receives."""
+    return _sink.get() is not None and call_id_var.get() is not None
+
+
 def progress(chunk: str = "", *, fraction: float | None = None) -> None:
     """Stream a chunk of output (and optionally a fraction done) from inside a tool to
     whoever runs the call, e.g. the cell's tool card. A no-op outside a run."""

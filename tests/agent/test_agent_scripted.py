@@ -313,6 +313,29 @@ async def test_failing_event_handlers_do_not_stop_the_run() -> None:
     assert "ToolCallFinished" in seen
 
 
+async def test_progress_is_wanted_only_when_a_handler_listens() -> None:
+    """Without an event handler nobody receives progress: the run installs no sink, so a
+    tool (bash) skips decoding and redacting it; with one, progress is delivered."""
+    from nb_tools.tool._progress import progress_wanted
+
+    wanted: list[bool] = []
+
+    @tool(register=False, read_only=True)
+    def step() -> str:
+        """Reports progress."""
+        wanted.append(progress_wanted())
+        progress("half")
+        return "done"
+
+    seen: list[object] = []
+    for on_event in (None, seen.append):
+        agent = Agent(ScriptedModel([reply("", call("step")), reply("ok")]), tools=[step])
+        result = await agent.run("go", on_event=on_event)
+        assert result.stop_reason == "end_turn"
+    assert wanted == [False, True]
+    assert [e.progress.text for e in seen if isinstance(e, ToolProgress)] == ["half"]
+
+
 async def test_an_async_progress_handler_that_fails_is_named_with_its_event() -> None:
     @tool(register=False, read_only=True)
     def step() -> str:

@@ -50,3 +50,34 @@ def test_home_folders_follow_home_and_its_link(
     os.unlink(link)
     link.symlink_to(two)
     assert two.resolve() in home_dirs() and one.resolve() not in home_dirs()
+
+
+def test_homes_are_pinned_for_one_command_line_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bwrap_command resolves the homes once (``homes_pinned``); the next call looks again."""
+    from nb_tools.sandbox import SandboxPolicy
+    from nb_tools.sandbox._bwrap import bwrap_command
+    from nb_tools.sandbox._hide import homes_pinned
+
+    one, two, ws = tmp_path / "one", tmp_path / "two", tmp_path / "ws"
+    for d in (one, two, ws):
+        d.mkdir()
+    monkeypatch.setenv("HOME", str(one))
+    with homes_pinned():
+        monkeypatch.setenv("HOME", str(two))
+        assert one.resolve() in home_dirs() and two.resolve() not in home_dirs()
+    assert two.resolve() in home_dirs() and one.resolve() not in home_dirs()
+    policy = SandboxPolicy(mode="read-only", workspace=ws).unapproved()
+    bwrap_command("bwrap", policy, ["true"], cwd=ws)
+    monkeypatch.setenv("HOME", str(one))  # no pin outlives the command line
+    assert one.resolve() in home_dirs() and two.resolve() not in home_dirs()
+
+
+def test_the_masked_parent_check_matches_the_parents_walk() -> None:
+    from nb_tools.sandbox._bwrap import _in_masked
+
+    paths = [Path(p) for p in ("/", "/a", "/a/b", "/a/b/c", "/ab/c", "/a/bc", "/x/a/b")]
+    for masked in (set(), {"/"}, {"/a"}, {"/a/b"}, {"/ab"}, {"/a/b/c"}, {"/a", "/x/a"}):
+        for p in paths:
+            assert _in_masked(p, masked) == any(str(d) in masked for d in p.parents), (p, masked)
