@@ -109,14 +109,19 @@ async def test_decide(policy: Any, name: str, always: tuple[str, ...], expected:
     from nb_tools.model import ToolCall
 
     registry = Registry(write_note, read_secret, free, PROTECTED_READ)
-    args = {"write_note": '{"text": "a"}', "read_secret": '{"key": "k"}', "free": '{"x": 1}',
-            "guard": '{"p": ".env"}'}[name]
+    args = {
+        "write_note": '{"text": "a"}',
+        "read_secret": '{"key": "k"}',
+        "free": '{"x": 1}',
+        "guard": '{"p": ".env"}',
+    }[name]
     from nb_tools.permissions import PermissionRules
 
     rules = PermissionRules()
     rules.allow(*always, source="session")
-    verdict = await decide(ToolCall(id="c", name=name, arguments=args), tools=registry,
-                           approval=policy, rules=rules)
+    verdict = await decide(
+        ToolCall(id="c", name=name, arguments=args), tools=registry, approval=policy, rules=rules
+    )
     got = None if verdict is None else (type(verdict).__name__, source_label(verdict.source))
     assert got == expected
     if isinstance(verdict, Ask):
@@ -308,7 +313,8 @@ async def test_always_allow_remembers_the_tool_for_the_session() -> None:
     assert RAN == ["write 1", "write 2", "write 3"]
     assert {r.text for r in agent.rules.rules if r.source == "session"} == {"write_note"}
     assert [(d.call_id, d.by) for d in rec.of(ApprovalDecided)] == [
-        ("a", "user"), ("b", "rule:allow write_note [session]"),
+        ("a", "user"),
+        ("b", "rule:allow write_note [session]"),
         ("c", "rule:allow write_note [session]"),
     ]
 

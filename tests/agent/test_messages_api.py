@@ -344,7 +344,11 @@ async def test_anthropic_defined_tools_are_declared_by_type(server: FakeMessages
             "description": "Add two integers.",
             "input_schema": body(server, 0)["tools"][0]["input_schema"],
         },
-        {"type": "bash_20250124", "name": "bash", "cache_control": {"type": "ephemeral", "ttl": "1h"}},
+        {
+            "type": "bash_20250124",
+            "name": "bash",
+            "cache_control": {"type": "ephemeral", "ttl": "1h"},
+        },
     ]
     old, _ = agent_for(server, add, bash, model="claude-3-5-sonnet-20241022")
     await old.run("hi")

@@ -22,8 +22,9 @@ from nb_tools.testing import Fault, Reply, ScriptedModel, call, reply
 
 
 def request(text: str = "hi") -> ModelRequest:
-    return ModelRequest(system="", messages=(Message(role="user", content=(TextBlock(text=text),)),),
-                        tools=())
+    return ModelRequest(
+        system="", messages=(Message(role="user", content=(TextBlock(text=text),)),), tools=()
+    )
 
 
 async def collect(model: ScriptedModel, req: ModelRequest | None = None) -> list[object]:
@@ -32,8 +33,9 @@ async def collect(model: ScriptedModel, req: ModelRequest | None = None) -> list
 
 async def test_streams_text_then_calls_then_the_response() -> None:
     usage = Usage(input_tokens=3, output_tokens=4)
-    model = ScriptedModel([reply("Hello world", call("f", raw='{"a": 1, "a": 2}', id="c1"),
-                                 usage=usage)])
+    model = ScriptedModel(
+        [reply("Hello world", call("f", raw='{"a": 1, "a": 2}', id="c1"), usage=usage)]
+    )
     events = await collect(model)
 
     texts = [e.text for e in events if isinstance(e, TextDeltaEvent)]
@@ -44,10 +46,13 @@ async def test_streams_text_then_calls_then_the_response() -> None:
     args = [e.partial_json for e in events if isinstance(e, ToolArgumentsDeltaEvent)]
     assert "".join(args) == '{"a": 1, "a": 2}'
     assert events[-1] == ResponseEvent(
-        message=Message(role="assistant", content=(
-            TextBlock(text="Hello world"),
-            ToolUseBlock(id="c1", name="f", arguments='{"a": 1, "a": 2}'),
-        )),
+        message=Message(
+            role="assistant",
+            content=(
+                TextBlock(text="Hello world"),
+                ToolUseBlock(id="c1", name="f", arguments='{"a": 1, "a": 2}'),
+            ),
+        ),
         stop_reason="tool_use",
         usage=usage,
     )
@@ -87,10 +92,14 @@ async def test_an_exhausted_script_says_so() -> None:
 
 
 async def test_an_invalid_conversation_is_rejected_like_the_api_would() -> None:
-    bad = ModelRequest(system="", tools=(), messages=(
-        Message(role="user", content=(TextBlock(text="a"),)),
-        Message(role="user", content=(TextBlock(text="b"),)),
-    ))
+    bad = ModelRequest(
+        system="",
+        tools=(),
+        messages=(
+            Message(role="user", content=(TextBlock(text="a"),)),
+            Message(role="user", content=(TextBlock(text="b"),)),
+        ),
+    )
     with pytest.raises(ModelError, match="roles must alternate") as info:
         await collect(ScriptedModel([reply("x")]), bad)
     assert info.value.status == 400
