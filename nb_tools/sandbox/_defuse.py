@@ -88,13 +88,21 @@ def remove_new_protected(root: Path, before: Protected) -> list[str]:
             continue
         if any(raw.startswith(r.rstrip("/") + "/") for r in removed):
             continue
-        with contextlib.suppress(OSError):
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path)
-            else:
-                os.unlink(path)
+        if remove_path(raw):
             removed.append(raw)
     return removed
+
+
+def remove_path(path: str | os.PathLike[str]) -> bool:
+    """Remove a file, a link (never followed) or a whole folder; whether it went."""
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except OSError:
+        return False
+    return True
 
 
 def defuse_new_repos(before: tuple[str, ...], after: list[Path]) -> list[str]:

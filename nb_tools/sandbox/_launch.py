@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from nb_tools.sandbox._defuse import (
     defuse_new_repos,
     protected_now,
     remove_new_protected,
+    remove_path,
 )
 from nb_tools.sandbox._env import sandbox_env
 from nb_tools.sandbox._policy import SandboxPolicy
@@ -81,13 +81,8 @@ def remove_planted(launch: Launch) -> list[str]:
                 os.unlink(path)
                 removed.append(path)
     for path in launch.guarded_dirs:
-        if os.path.lexists(path):
-            with contextlib.suppress(OSError):
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path)
-                else:
-                    os.unlink(path)
-                removed.append(path)
+        if os.path.lexists(path) and remove_path(path):
+            removed.append(path)
     if launch.policy.mode == "workspace-write":
         for root, before in zip(launch.roots, launch.tops_before, strict=True):
             removed += remove_new_protected(Path(root), before)
