@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-__all__ = ["add_many_files", "add_packages", "small_repo"]
+__all__ = ["add_many_files", "add_packages", "bwrap_alone", "small_repo"]
 
 _JS = "'use strict';\nmodule.exports = function (a, b) { return a + b; };\n"
 _PY = "def f(x):\n    return x + 1\n"
@@ -87,3 +87,12 @@ def add_many_files(root: Path, files: int = 50_000, per_folder: int = 50) -> Non
         if i % per_folder == 0:
             folder.mkdir(parents=True, exist_ok=True)
         (folder / f"f{i:05d}.csv").write_text("1,2\n")
+
+
+def bwrap_alone(bwrap: str, root: Path) -> list[str]:
+    """The minimal sandbox: system read-only, private /tmp, the workspace, no network."""
+    return [
+        bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "--ro-bind", str(root), str(root), "--unshare-all", "--die-with-parent",
+        "--new-session", "--chdir", str(root), "--", "bash", "-c", "ls",
+    ]  # fmt: skip

@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _workspaces import add_packages, small_repo
+from _workspaces import add_packages, bwrap_alone, small_repo
 
 from nb_tools.sandbox import SandboxPolicy, prepare, sandbox_available
 
@@ -49,14 +49,6 @@ def _cpu() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _bwrap_alone(bwrap: str, root: Path) -> list[str]:
-    return [
-        bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-        "--ro-bind", str(root), str(root), "--unshare-all", "--die-with-parent",
-        "--new-session", "--chdir", str(root), "--", "bash", "-c", "ls",
-    ]  # fmt: skip
 
 
 def _no_click(request: Any) -> bool:
@@ -91,7 +83,7 @@ def cases(root: Path, bwrap: str) -> dict[str, Callable[[], object]]:
     run = subprocess.run
     return {
         "bash -c ls": lambda: run(["bash", "-c", "ls"], cwd=root, capture_output=True),
-        "bwrap alone": lambda: run(_bwrap_alone(bwrap, root), capture_output=True),
+        "bwrap alone": lambda: run(bwrap_alone(bwrap, root), capture_output=True),
         "our command line": lambda: run(
             launch.argv, cwd=launch.cwd, env=launch.env, capture_output=True
         ),

@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _workspaces import add_many_files, add_packages, small_repo
+from _workspaces import add_many_files, add_packages, bwrap_alone, small_repo
 
 from nb_tools.sandbox import SandboxPolicy, prepare, sandbox_available
 
@@ -136,15 +136,6 @@ def _no_click(request: Any) -> bool:
     raise SystemExit("bench_sandbox: the ls asked for a click; it must run without one")
 
 
-def _bwrap_alone(bwrap: str, root: Path) -> list[str]:
-    """The minimal sandbox: system read-only, private /tmp, the workspace, no network."""
-    return [
-        bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-        "--ro-bind", str(root), str(root), "--unshare-all", "--die-with-parent",
-        "--new-session", "--chdir", str(root), "--", "bash", "-c", "ls",
-    ]  # fmt: skip
-
-
 def _first_call(root: Path, delay: float = 0.0) -> tuple[float, float]:
     """The first unapproved ``ls`` in a fresh Python process (nb_tools imported, nothing
     scanned or probed yet), ``delay`` seconds after the tools were made (a model's first
@@ -203,7 +194,7 @@ def agent_cases(n: int, bwrap: str) -> float:
             for _ in range(n):
                 plain.append(_plain("ls", root))
                 t, c = time.perf_counter(), _cpu()
-                subprocess.run(_bwrap_alone(bwrap, root), capture_output=True, check=True)
+                subprocess.run(bwrap_alone(bwrap, root), capture_output=True, check=True)
                 alone.append((time.perf_counter() - t, _cpu() - c))
                 c = _cpu()
                 ours.append(_agent_ls_once(tools)[0])
