@@ -4,15 +4,14 @@ each round of the rows' loops is one batch, finished rows drop out, half the pri
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
+from map_rows import rounds_by_row
 
 import nb_tools
 from nb_tools import tool
-from nb_tools.model import ModelRequest
 from nb_tools.model.anthropic import AnthropicProvider
-from nb_tools.testing import ScriptedModel, call, reply
+from nb_tools.testing import ScriptedModel, reply
 from nb_tools.testing.server import FakeMessagesServer
 
 
@@ -20,15 +19,6 @@ from nb_tools.testing.server import FakeMessagesServer
 def lookup(customer: str) -> str:
     """A customer's plan."""
     return {"acme": "enterprise"}.get(customer, "free")
-
-
-def rounds_by_row(request: ModelRequest) -> Any:
-    """Row "c<n>" makes n lookups, then answers."""
-    customer = request.messages[0].text.split()[-1]
-    done = (len(request.messages) - 1) // 2
-    if done < int(customer[1:]):
-        return reply("", call("lookup", customer=customer))
-    return reply(f"{customer}: {done} lookups")
 
 
 _providers: list[AnthropicProvider] = []

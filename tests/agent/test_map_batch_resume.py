@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nb_tools.model import ModelRequest
-from nb_tools.testing import call, reply
+from map_rows import rounds_by_row
+
 from nb_tools.testing.server import FakeMessagesServer
 
 SCRIPT = '''
@@ -39,15 +39,6 @@ print("RESULT " + json.dumps({
     "created": info.batch_ids, "resumed": info.resumed_batch_ids, "restored": info.restored,
 }), flush=True)
 '''
-
-
-def rounds_by_row(request: ModelRequest) -> Any:
-    """Row "c<n>" makes n lookups, then answers."""
-    customer = request.messages[0].text.split()[-1]
-    done = (len(request.messages) - 1) // 2
-    if done < int(customer[1:]):
-        return reply("", call("lookup", customer=customer))
-    return reply(f"{customer}: {done} lookups")
 
 
 def _batch_lines(path: Path) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from kernel_helpers import WIDGET_VIEW, Kernel
+from map_rows import rounds_by_row
 from test_map_magic import SETUP, answer, model_requests, plan_answer
 
 from nb_tools.model import ModelRequest
@@ -107,15 +108,6 @@ def test_awaited_amap_has_the_plan_card_and_an_interrupt_keeps_the_partial_table
     ex = kernel.ok(cell.replace("output=Triage,", "output=Triage, show=False,"))
     assert not ex.displays and not ex.of_type("comm_open")
     assert kernel.ok("print(list(r['status']))").stdout.strip() == "['ok', 'ok', 'ok']"
-
-
-def rounds_by_row(request: ModelRequest) -> Any:
-    """Row "c<n>" makes n lookups, then answers."""
-    customer = request.messages[0].text.split()[-1]
-    done = (len(request.messages) - 1) // 2
-    if done < int(customer[1:]):
-        return reply("", call("lookup", customer=customer))
-    return reply(f"{customer}: {done} lookups")
 
 
 BATCH_SETUP = '''
