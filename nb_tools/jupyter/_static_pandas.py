@@ -229,6 +229,9 @@ def _index_reason(index: Any) -> str | None:
     if not (issubclass(t, pd.Index) and trusted_type(t)):
         return f"an axis is a {type_name(t)}, not pandas' own Index"
     own = _instance_dict(index) or {}
+    names = own.get("_names") if "_levels" in own else (own.get("_name"),)
+    if not plain_data(names):  # pandas formats a name with its str() and getattr()
+        return "an axis name is not a builtin value (formatting it runs its code)"
     if "_levels" in own:  # a MultiIndex: its levels; the codes are integer arrays
         for level in own["_levels"]:
             why = _index_reason(level)

@@ -581,6 +581,8 @@ def safe_values(values: Any) -> bool:
         return all(id(t) in _ELEMENT_TYPES or _trusted_scalar(t) for t in seen.values())
     if not trusted_type(type(dtype)):
         return False
+    if _type_qualname(type(dtype)) == "NumpyEADtype":  # pandas' own wrapper of an ndarray
+        return safe_values(values.to_numpy())
     if _lookup(type(dtype), "categories") is not None:
         cats = dtype.categories
         return cats is None or safe_values(cats)
