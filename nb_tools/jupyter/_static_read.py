@@ -634,6 +634,8 @@ def _trusted_scalar(t: type) -> bool:
 
     if not trusted_type(t):
         return False
+    if issubclass(t, np.void):  # a structured scalar: its fields may hold any object
+        return False
     return issubclass(t, np.generic) or _type_qualname(t) in ("NAType", "NaTType")
 
 
