@@ -33,7 +33,7 @@ from nb_tools.jupyter._static_read import (
     type_name,
 )
 from nb_tools.sandbox import NAME_HIDDEN as HIDDEN
-from nb_tools.sandbox import redact_ends, secret_name
+from nb_tools.sandbox import redact_ends, redact_secret_text, secret_name
 
 __all__ = ["HIDDEN", "array_text", "safe_repr", "secret_name", "secret_record_value"]
 
@@ -100,7 +100,9 @@ def _scalar_repr(value: Any, base: type | None = None) -> str:
             half = MAX_STRING // 2
             head = text.__getitem__(value, slice(None, half))
             value = text.__add__(head, text.__getitem__(value, slice(-half, None)))
-        return _cut(text.__repr__(value))
+        # each string on its own: among a container's other items a secret's shape (a
+        # "Password=...;" connection string) is not seen in the text as a whole
+        return redact_secret_text(_cut(text.__repr__(value)))[0]
     return _cut(t.__repr__(value))
 
 
