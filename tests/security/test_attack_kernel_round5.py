@@ -24,15 +24,20 @@ an ``Enum`` with ``__repr__``; the environment's raw data (``os.environ._data``,
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from nb_tools.testing import FakeMessagesServer, reply
+
 pytest.importorskip("pandas")
-jupyter_client = pytest.importorskip("jupyter_client")
+pytest.importorskip("jupyter_client")
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,50 +48,45 @@ ENV_SECRETS = {
 }
 
 
-class _Kernel:
-    def __init__(self, cwd: Path) -> None:
-        env = dict(os.environ)
-        env.update(ENV_SECRETS)
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(
-            os.pathsep
-        )
-        self.km = jupyter_client.KernelManager(kernel_name="python3")
-        self.km.start_kernel(env=env, cwd=str(cwd))
-        self.kc = self.km.client()
-        self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=60)
-
-    def run(self, code: str) -> str:
-        """Run ``code``; its stdout (an error fails the test)."""
-        msg_id = self.kc.execute(code)
-        out: list[str] = []
-        while True:
-            msg = self.kc.get_iopub_msg(timeout=60)
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            kind = msg["msg_type"]
-            if kind == "stream":
-                out.append(msg["content"]["text"])
-            elif kind == "error":
-                raise AssertionError("\n".join(msg["content"]["traceback"]))
-            elif kind == "status" and msg["content"]["execution_state"] == "idle":
-                return "".join(out)
-
-    def close(self) -> None:
-        self.kc.stop_channels()
-        self.km.shutdown_kernel(now=True)
+def _jupyter_helpers() -> None:
+    helpers = str(ROOT / "tests" / "jupyter")
+    if helpers not in sys.path:
+        sys.path.insert(0, helpers)
 
 
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Kernel]:
+def server() -> Iterator[FakeMessagesServer]:
+    with FakeMessagesServer() as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def kernel(server: FakeMessagesServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One real kernel (nb_tools loaded) whose environment holds ``ENV_SECRETS``; its
+    ``out(code)`` runs a cell and returns its stdout."""
+    _jupyter_helpers()
+    from kernel_helpers import Kernel
+
     cwd = tmp_path_factory.mktemp("kernel5")
-    k = _Kernel(cwd)
-    k.run(
+    saved = {k: os.environ.get(k) for k in ENV_SECRETS}
+    os.environ.update(ENV_SECRETS)
+    try:
+        k = Kernel(server, cwd)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    k.out = lambda code: k.ok(code).stdout
+    k.mark = cwd / "ran.txt"
+    k.out(
         textwrap.dedent(
             f"""
+            %load_ext nb_tools
             import json, os
             from nb_tools.jupyter._kernel_tools import DescribeTool, ListVariablesTool
-            MARK = {str(cwd / "ran.txt")!r}
+            MARK = {str(k.mark)!r}
             def hit(what):
                 with open(MARK, "a") as f:
                     f.write(what + "\\n")
@@ -97,9 +97,10 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Kernel]:
             """
         )
     )
-    k.mark = cwd / "ran.txt"  # type: ignore[attr-defined]
-    yield k
-    k.close()
+    try:
+        yield k
+    finally:
+        k.close()
 
 
 HOOKED = """
@@ -191,14 +192,14 @@ DESCRIBED = [
 ]
 
 
-def test_describe_and_list_variables_run_no_hook_of_the_users(kernel: _Kernel) -> None:
-    kernel.run(HOOKED)
-    mark: Path = kernel.mark  # type: ignore[attr-defined]
+def test_describe_and_list_variables_run_no_hook_of_the_users(kernel: Any) -> None:
+    kernel.out(HOOKED)
+    mark: Path = kernel.mark
     mark.unlink(missing_ok=True)  # what building the objects ran is not the tools'
     ran: dict[str, str] = {}
     texts: dict[str, str] = {}
     for name in DESCRIBED:
-        texts[name] = kernel.run(f"print(tools_text({name!r}))")
+        texts[name] = kernel.out(f"print(tools_text({name!r}))")
         if mark.exists():
             ran[name] = mark.read_text()
             mark.unlink()
@@ -209,7 +210,7 @@ def test_describe_and_list_variables_run_no_hook_of_the_users(kernel: _Kernel) -
     assert "2 values" in texts["object_series.array"] or "object" in texts["object_series.array"]
 
 
-def test_describe_hides_secrets_of_values_in_a_container(kernel: _Kernel) -> None:
+def test_describe_hides_secrets_of_values_in_a_container(kernel: Any) -> None:
     """Each value as it is hidden when described alone, also among a dict's other
     values; the environment's raw data and the input history hide theirs too."""
     secrets = {
@@ -221,7 +222,7 @@ def test_describe_hides_secrets_of_values_in_a_container(kernel: _Kernel) -> Non
         "call": ('login(user="u", passwd="r5-passwd")', "r5-passwd"),
     }
     values = {k: v for k, (v, _) in secrets.items()}
-    kernel.run(
+    kernel.out(
         f"settings = {values!r}\n"
         f"as_list = list(settings.values())\n"
         f"nested = {{'outer': settings}}\n"
@@ -229,7 +230,7 @@ def test_describe_hides_secrets_of_values_in_a_container(kernel: _Kernel) -> Non
         'typed = \'conn = connect(host="h", password="r5-typed-pw")\'\n'
     )
     texts = {
-        name: kernel.run(f"print(tools_text({name!r}))")
+        name: kernel.out(f"print(tools_text({name!r}))")
         for name in (
             "settings",
             "as_list",
@@ -261,8 +262,8 @@ def test_describe_hides_secrets_of_values_in_a_container(kernel: _Kernel) -> Non
         "shapes to redact_shapes and 'pass' as a whole key to secret_name"
     ),
 )
-def test_describe_hides_secrets_of_common_file_and_command_shapes(kernel: _Kernel) -> None:
-    kernel.run(
+def test_describe_hides_secrets_of_common_file_and_command_shapes(kernel: Any) -> None:
+    kernel.out(
         "shapes = {\n"
         "  'netrc': 'machine h login u password r5-netrc-pw',\n"
         "  'xml': '<password>r5-xml-pw</password>',\n"
@@ -272,5 +273,38 @@ def test_describe_hides_secrets_of_common_file_and_command_shapes(kernel: _Kerne
         "}\n"
         "short_key = {'user': 'u', 'pass': 'r5-pass-pw'}\n"
     )
-    text = kernel.run("print(tools_text('shapes')); print(tools_text('short_key'))")
+    text = kernel.out("print(tools_text('shapes')); print(tools_text('short_key'))")
     assert [s for s in text.split() if "r5-" in s] == []
+
+
+def test_fix_this_error_sends_no_secret_and_runs_no_hook(kernel: Any, server: Any) -> None:
+    """``%%agent --fix`` (the Fix with agent button) on a cell that failed: the request
+    to the model carries the cell's source and traceback as an ``@cell`` mention would,
+    secrets hidden (on main both went out as they were), and picking the cell's
+    variables reads no attribute of theirs (on main ``type(value).__name__`` ran a
+    metaclass's property)."""
+    kernel.out(
+        "class NamedMeta(type):\n"
+        "    @property\n"
+        "    def __name__(cls):\n"
+        "        hit('metaclass __name__')\n"
+        "        return 'N'\n"
+        "class Odd(metaclass=NamedMeta):\n"
+        "    pass\n"
+        "odd = Odd()\n"
+    )
+    mark: Path = kernel.mark
+    mark.unlink(missing_ok=True)
+    failed = kernel.run(
+        'db_args = dict(host="db", password="r5-fix-src-pw")\n'
+        "print(odd)\n"
+        'raise ConnectionError("cannot reach https://bob:r5-fix-tb-pw@db.example/x")'
+    )
+    assert failed.errors and failed.errors[0]["ename"] == "ConnectionError"
+    server.push(reply("```python\nprint(odd)\n```"))
+    n = len(server.requests)
+    kernel.ok("%%agent --fix --new --approval deny\nplease")
+    sent = json.dumps(server.requests[n].body["messages"])
+    assert "r5-fix-src-pw" not in sent and "r5-fix-tb-pw" not in sent
+    assert "ConnectionError" in sent and "db_args = dict(" in sent  # the rest still goes
+    assert not mark.exists(), mark.read_text()
