@@ -257,9 +257,8 @@ def test_describe_hides_secrets_of_values_in_a_container(kernel: Any) -> None:
     reason=(
         "nb_tools/sandbox/_secrets.py (redact_shapes) knows no shape for these: a .netrc "
         "line ('password X' after 'machine'/'login'), an XML element <password>X</password>, "
-        "mysql's -pX and sshpass -p X, curl -u user:X, a .pgpass line (host:port:db:user:X), "
-        "and secret_name() does not take the key 'pass' ({'pass': X}); the fix: add these "
-        "shapes to redact_shapes and 'pass' as a whole key to secret_name"
+        "mysql's -pX and sshpass -p X, curl -u user:X, a .pgpass line (host:port:db:user:X); "
+        "the fix: add these shapes to redact_shapes (TOKEN_SHAPES' neighbours there)"
     ),
 )
 def test_describe_hides_secrets_of_common_file_and_command_shapes(kernel: Any) -> None:
@@ -271,9 +270,8 @@ def test_describe_hides_secrets_of_common_file_and_command_shapes(kernel: Any) -
         "  'curl': 'curl -u admin:r5-curl-pw https://h',\n"
         "  'pgpass': 'localhost:5432:db:user:r5-pgpass-pw',\n"
         "}\n"
-        "short_key = {'user': 'u', 'pass': 'r5-pass-pw'}\n"
     )
-    text = kernel.out("print(tools_text('shapes')); print(tools_text('short_key'))")
+    text = kernel.out("print(tools_text('shapes'))")
     assert [s for s in text.split() if "r5-" in s] == []
 
 
