@@ -229,6 +229,9 @@ def _index_reason(index: Any) -> str | None:
     if not (issubclass(t, pd.Index) and trusted_type(t)):
         return f"an axis is a {type_name(t)}, not pandas' own Index"
     own = _instance_dict(index) or {}
+    freq = own.get("_freq")  # a DatetimeIndex's: pandas formats it (its ``freqstr``)
+    if freq is not None and not trusted_type(type(freq)):
+        return f"its frequency is a {type_name(type(freq))}, not one of pandas' own"
     names = own.get("_names") if "_levels" in own else (own.get("_name"),)
     if not plain_data(names):  # pandas formats a name with its str() and getattr()
         return "an axis name is not a builtin value (formatting it runs its code)"

@@ -8,6 +8,8 @@ Got through on main, fixed here:
   pandas formats it with ``str()`` and asks it for ``__next__``/``_typ``;
 - ``pd.array`` of objects (a ``NumpyExtensionArray``, also ``s.array`` of an object
   Series), bare or inside a dict or list: its repr ran the elements' ``__repr__``;
+- a ``DatetimeIndex`` whose ``freq`` is the user's ``DateOffset`` subclass (alone or as
+  a Series' index): its repr read the offset's ``freqstr`` property;
 - a ``numpy.void`` (a structured scalar with an object field) in an object column:
   pandas formatted it, running the field's ``__repr__``;
 - a connection string (``...;Password=...;``), a URL with ``api_key=`` in its query, a
@@ -133,6 +135,10 @@ class Loud(enum.Enum):
     A = 1
     def __repr__(self): hit("enum repr"); return "L"
 
+class Every(pd.DateOffset):
+    @property
+    def freqstr(self): hit("freqstr"); return "E"
+
 class UD(dict):
     def __repr__(self): hit("dict repr"); return "UD"
 
@@ -150,6 +156,8 @@ ea_in_list = [objects_ea]
 void = np.array([(h,)], dtype=[("f", "O")])[0]
 void_series = pd.Series([void, void], dtype=object)
 void_frame = pd.DataFrame({"c": void_series})
+freq_index = pd.date_range("2020-01-01", periods=3, freq=Every(days=1))
+freq_series = pd.Series([1, 2, 3], index=freq_index)
 proxy = weakref.proxy(h)
 ref = weakref.ref(h)
 factory_dict = collections.defaultdict(Factory)
@@ -176,6 +184,8 @@ DESCRIBED = [
     "ea_in_list",
     "void_series",
     "void_frame",
+    "freq_index",
+    "freq_series",
     "proxy",
     "ref",
     "factory_dict",
