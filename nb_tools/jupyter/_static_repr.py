@@ -258,7 +258,13 @@ def _trusted_repr(value: Any, level: int) -> str | None:
     the generic view (a GroupBy, a Styler, ... shown by their fields)."""
     import numpy as np
 
-    from nb_tools.jupyter._static_pandas import plain_dtype, shape_of, trusted_tz, unreadable
+    from nb_tools.jupyter._static_pandas import (
+        field_names,
+        plain_dtype,
+        shape_of,
+        trusted_tz,
+        unreadable,
+    )
 
     t = type(value)
     if issubclass(t, np.ndarray):
@@ -271,6 +277,10 @@ def _trusted_repr(value: Any, level: int) -> str | None:
         return _cut(repr(value)) if plain_dtype(value) else f"<numpy.dtype {_DTYPE_NOT_READ}>"
     if issubclass(t, np.generic) and not issubclass(t, np.void):
         return _cut(repr(value))
+    if issubclass(t, np.void) and plain_dtype(value.dtype):  # a structured array's record
+        fields = field_names(value.dtype)
+        if any(secret_name(f) for f in fields):
+            return f"<structured value: fields {', '.join(fields)}; {HIDDEN}>"
     if pkg == "pandas" and qual in _PANDAS_SCALARS:
         tz = getattr(value, "tzinfo", None)
         if trusted_tz(tz):

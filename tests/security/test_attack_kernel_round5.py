@@ -12,6 +12,9 @@ Got through on main, fixed here:
   a Series' index): its repr read the offset's ``freqstr`` property;
 - a ``numpy.void`` (a structured scalar with an object field) in an object column:
   pandas formatted it, running the field's ``__repr__``;
+- a record of a structured array with a ``password`` field (``rec[0]``, ``rec[0][1]``,
+  or the record kept in a variable or a list): NumPy's repr showed the field's value,
+  though ``rec`` itself hides it;
 - a connection string (``...;Password=...;``), a URL with ``api_key=`` in its query, a
   libpq DSN, JSON with ``client_secret``: hidden when described alone, shown when they
   were values of a dict among others (the text-wide pass did not see them).
@@ -237,6 +240,10 @@ def test_describe_hides_secrets_of_values_in_a_container(kernel: Any) -> None:
         f"as_list = list(settings.values())\n"
         f"nested = {{'outer': settings}}\n"
         "import posix\n"
+        "import numpy as np\n"
+        "rec = np.array([('u', 'r5-rec-pw')], dtype=[('user', 'U5'), ('password', 'U12')])\n"
+        "row = rec[0]\n"
+        "rows = [rec[0]]\n"
         'typed = \'conn = connect(host="h", password="r5-typed-pw")\'\n'
     )
     texts = {
@@ -251,6 +258,11 @@ def test_describe_hides_secrets_of_values_in_a_container(kernel: Any) -> None:
             'posix.environ[b"DATABASE_URL"]',
             "In",
             "_ih",
+            "rec[0]",
+            "rec[0][1]",
+            "rec.T[0]",
+            "row",
+            "rows",
         )
     }
     shown = {
@@ -258,6 +270,9 @@ def test_describe_hides_secrets_of_values_in_a_container(kernel: Any) -> None:
         for name, text in texts.items()
     }
     shown["history"] = [s for s in ("r5-typed-pw",) if s in texts["In"] + texts["_ih"]]
+    shown["records"] = [
+        n for n in ("rec[0]", "rec[0][1]", "row", "rows") if "r5-rec-pw" in texts[n]
+    ]
     assert {k: v for k, v in shown.items() if v} == {}
     assert "r5-dbpw-991" not in "".join(texts.values())
 
