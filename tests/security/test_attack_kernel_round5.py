@@ -17,10 +17,13 @@ Got through on main, fixed here:
   though ``rec`` itself hides it;
 - a connection string (``...;Password=...;``), a URL with ``api_key=`` in its query, a
   libpq DSN, JSON with ``client_secret``: hidden when described alone, shown when they
-  were values of a dict among others (the text-wide pass did not see them).
+  were values of a dict among others (the text-wide pass did not see them);
+- **Fix with agent** (``%%agent --fix``): the failed cell's source and traceback went to
+  the model unredacted (an ``@cell`` mention of the same cell hides its secrets), and
+  choosing the cell's variables read ``type(value).__name__`` (a metaclass property).
 
 Tried and held on main (kept as checks): a ``weakref.proxy``/``ref`` to a hooked
-object, a ``defaultdict`` whose factory's metaclass has hooks, ``slice``/``staticmethod``
+object, a ``defaultdict`` whose factory's metaclass has hooks, a ``slice``
 of one, a ``mappingproxy`` of a dict subclass, a ``datetime`` and a ``Timestamp`` with a
 user ``tzinfo``, an exception holding one, a masked object array, ``ChainMap``/``deque``,
 an ``Enum`` with ``__repr__``; the environment's raw data (``os.environ._data``,
