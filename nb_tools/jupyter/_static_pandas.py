@@ -157,8 +157,9 @@ def _numpy_dtype(dtype: Any) -> bool:
 
 def plain_dtype(dtype: Any, depth: int = 0) -> bool:
     """A NumPy dtype whose ``str``/``repr`` formats nothing of the user's: every field
-    name and title of a structured dtype (nested too) a ``str``, and its ``metadata``
-    builtins only (a title may be any object: NumPy's repr calls its ``__repr__``)."""
+    name and title of a structured dtype (nested too) a ``str``, its ``metadata``
+    builtins only (a title may be any object: NumPy's repr calls its ``__repr__``), and a
+    ``StringDType``'s ``na_object`` builtin data or NumPy's or pandas' own (``pd.NA``)."""
     np = sys.modules["numpy"]
     if depth > 32 or not (issubclass(type(dtype), np.dtype) and trusted_type(type(dtype))):
         return False
@@ -167,6 +168,9 @@ def plain_dtype(dtype: Any, depth: int = 0) -> bool:
         type(meta) is types.MappingProxyType
         and all(plain_data(k) and plain_data(v) for k, v in meta.items())
     ):
+        return False
+    na = getattr(dtype, "na_object", None)  # NumPy's StringDType: its repr shows it
+    if na is not None and not (plain_data(na) or trusted_type(type(na))):
         return False
     sub = dtype.subdtype
     if sub is not None:

@@ -10,6 +10,8 @@ Got through on main, fixed here:
   Series), bare or inside a dict or list: its repr ran the elements' ``__repr__``;
 - a ``DatetimeIndex`` whose ``freq`` is the user's ``DateOffset`` subclass (alone or as
   a Series' index): its repr read the offset's ``freqstr`` property;
+- a NumPy 2 ``StringDType`` array whose ``na_object`` is the user's object: its
+  dtype's repr (in both tools' text) ran the object's ``__repr__``;
 - a ``numpy.void`` (a structured scalar with an object field) in an object column:
   pandas formatted it, running the field's ``__repr__``;
 - a record of a structured array with a ``password`` field (``rec[0]``, ``rec[0][1]``,
@@ -164,6 +166,7 @@ void_series = pd.Series([void, void], dtype=object)
 void_frame = pd.DataFrame({"c": void_series})
 freq_index = pd.date_range("2020-01-01", periods=3, freq=Every(days=1))
 freq_series = pd.Series([1, 2, 3], index=freq_index)
+string_na = np.array(["a", "b"], dtype=np.dtypes.StringDType(na_object=h))
 proxy = weakref.proxy(h)
 ref = weakref.ref(h)
 factory_dict = collections.defaultdict(Factory)
@@ -192,6 +195,8 @@ DESCRIBED = [
     "void_frame",
     "freq_index",
     "freq_series",
+    "string_na",
+    "string_na.dtype",
     "proxy",
     "ref",
     "factory_dict",
