@@ -221,6 +221,10 @@ def _dtype_reason(dtype: Any) -> str | None:
         return "it holds a pyarrow column (ArrowDtype), which describe does not read"
     if name == "DatetimeTZDtype" and not trusted_tz(dtype.tz):
         return f"its time zone is a {type_name(type(dtype.tz))}, not the standard library's"
+    if name == "SparseDtype":  # its repr shows the fill value
+        fill = dtype.fill_value
+        if not (plain_data(fill) or trusted_type(type(fill))):
+            return f"its fill value is a {type_name(type(fill))}, not NumPy's or a builtin"
     if name == "CategoricalDtype" and dtype.categories is not None:
         return _index_reason(dtype.categories)
     sub = getattr(dtype, "subtype", None) if name in ("IntervalDtype", "SparseDtype") else None

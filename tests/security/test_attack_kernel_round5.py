@@ -12,6 +12,8 @@ Got through on main, fixed here:
   a Series' index): its repr read the offset's ``freqstr`` property;
 - a NumPy 2 ``StringDType`` array whose ``na_object`` is the user's object: its
   dtype's repr (in both tools' text) ran the object's ``__repr__``;
+- a sparse array (or Series) whose ``fill_value`` is the user's ``np.float64``
+  subclass: the dtype's repr ran its ``__repr__``;
 - a ``numpy.void`` (a structured scalar with an object field) in an object column:
   pandas formatted it, running the field's ``__repr__``;
 - a record of a structured array with a ``password`` field (``rec[0]``, ``rec[0][1]``,
@@ -166,6 +168,12 @@ void_series = pd.Series([void, void], dtype=object)
 void_frame = pd.DataFrame({"c": void_series})
 freq_index = pd.date_range("2020-01-01", periods=3, freq=Every(days=1))
 freq_series = pd.Series([1, 2, 3], index=freq_index)
+class Half(np.float64):
+    def __repr__(self): hit("float64 subclass repr"); return "F"
+    def __str__(self): hit("float64 subclass str"); return "F"
+
+sparse = pd.arrays.SparseArray([1.0, 2.0], dtype=pd.SparseDtype(np.float64, Half(0.5)))
+sparse_series = pd.Series(sparse)
 string_na = np.array(["a", "b"], dtype=np.dtypes.StringDType(na_object=h))
 proxy = weakref.proxy(h)
 ref = weakref.ref(h)
@@ -196,6 +204,8 @@ DESCRIBED = [
     "freq_index",
     "freq_series",
     "string_na",
+    "sparse",
+    "sparse_series",
     "string_na.dtype",
     "proxy",
     "ref",
