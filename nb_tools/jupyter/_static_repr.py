@@ -33,7 +33,7 @@ from nb_tools.jupyter._static_read import (
     type_name,
 )
 from nb_tools.sandbox import NAME_HIDDEN as HIDDEN
-from nb_tools.sandbox import redact_ends, redact_secret_text, secret_name
+from nb_tools.sandbox import redact_ends, redact_private_keys, redact_shapes, secret_name
 
 __all__ = ["HIDDEN", "array_text", "safe_repr", "secret_name", "secret_record_value"]
 
@@ -101,8 +101,9 @@ def _scalar_repr(value: Any, base: type | None = None) -> str:
             head = text.__getitem__(value, slice(None, half))
             value = text.__add__(head, text.__getitem__(value, slice(-half, None)))
         # each string on its own: among a container's other items a secret's shape (a
-        # "Password=...;" connection string) is not seen in the text as a whole
-        return redact_secret_text(_cut(text.__repr__(value)))[0]
+        # "Password=...;" connection string) is not seen in the text as a whole (the
+        # environment's values are found by value in the whole text, as they are)
+        return redact_shapes(redact_private_keys(_cut(text.__repr__(value)))[0])[0]
     return _cut(t.__repr__(value))
 
 
