@@ -1,17 +1,25 @@
 """The paths ``describe`` takes (``name``, ``name.attr``, ``name["key"]``, ``name[0]`` and
 chains of them): parsed, never evaluated, each step read through ``_static_read``; a step
 whose name looks like a secret, or a step into the values of a pandas container that
-holds secret-labelled values, is refused."""
+holds secret-labelled values (or of a NumPy structured array or record with a field named
+like a secret), is refused."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from nb_tools.jupyter._static_frames import holds_secrets, record_value_label, secret_levels
-from nb_tools.jupyter._static_pandas import pandas_kind, unreadable
-from nb_tools.jupyter._static_read import StaticReadError, _lookup, read_attr, read_item
+from nb_tools.jupyter._static_pandas import field_names, pandas_kind, plain_dtype, unreadable
+from nb_tools.jupyter._static_read import (
+    StaticReadError,
+    _lookup,
+    read_attr,
+    read_item,
+    trusted_type,
+)
 from nb_tools.jupyter._static_repr import secret_record_value
 from nb_tools.sandbox import secret_name
 
@@ -107,6 +115,19 @@ _AXIS_STEPS = frozenset({"shape", "dtype", "dtypes", "ndim", "size", "empty", "n
 """What ``describe`` reads of an axis named like a secret: its structure, not its labels."""
 
 
+def _secret_fields(value: Any) -> list[str]:
+    """The secret-looking field names (nested too) of a NumPy structured array or of one
+    of its records (``numpy.void``), NumPy's own types only."""
+    np = sys.modules.get("numpy")
+    t = type(value)
+    if np is None or not issubclass(t, (np.ndarray, np.void)) or not trusted_type(t):
+        return []
+    dtype = value.dtype
+    if not plain_dtype(dtype) or not dtype.names:
+        return []
+    return [f for f in field_names(dtype) if secret_name(f)]
+
+
 def secret_path(path: str) -> str:
     """Why ``describe`` does not show ``path``: its name looks like a secret."""
     return (
@@ -123,6 +144,16 @@ def _check_step(value: Any, done: str, key: Any) -> None:
     field = _field_name(value, key)
     if field is not None and secret_name(field):  # creds[1] of a namedtuple's token
         raise PathError(secret_path(f"{done}[{key!r}] (the field {field})"))
+    secret_fields = _secret_fields(value)
+    if secret_fields:
+        names = value.dtype.names or ()
+        if key in _AXIS_STEPS or (type(key) is str and key in names and not secret_name(key)):
+            return
+        raise PathError(
+            f"describe: {done} has fields named like secrets ({', '.join(secret_fields)}); "
+            "describe reads its other fields by name and its structure, but nothing by "
+            "position (the python tool can, once the user approves)"
+        )
     kind = pandas_kind(value)
     if kind == "Index" and not unreadable(value) and secret_levels(value):
         if key in _AXIS_STEPS:

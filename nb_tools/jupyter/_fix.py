@@ -21,6 +21,7 @@ import json
 import os
 import re
 import traceback
+import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -147,7 +148,8 @@ def used_names(source: str, namespace: Mapping[str, Any]) -> list[str]:
     for node in sorted(loads, key=lambda n: (n.lineno, n.col_offset)):
         if node.id in namespace:
             value = namespace[node.id]
-            if not (callable(value) or type(value).__name__ == "module"):
+            # by the type's identity: reading ``__name__`` of a class can run its metaclass
+            if not (callable(value) or issubclass(type(value), types.ModuleType)):
                 seen.setdefault(node.id, None)
     return list(seen)[:MAX_NAMES]
 
@@ -162,13 +164,17 @@ def fix_prompt(
 ) -> str:
     """The request ``%%agent --fix`` sends (see the module doc)."""
     from nb_tools.jupyter._kernel_tools import DescribeTool
+    from nb_tools.sandbox import redact_secret_text
 
     cell_id = failure.cell_id or _id_by_source(cells, failure.source)
     where = f"cell {cell_id}" if cell_id else "the cell below (its id is unknown)"
+    # hidden as in an @cell mention: a key typed in the cell, a URL's password in the error
+    source = redact_secret_text(failure.source.rstrip())[0]
+    tb = redact_secret_text(failure.traceback.rstrip())[0]
     parts = [
         f"Fix the error in {where} of this notebook. Its source:",
-        f"```python\n{failure.source.rstrip()}\n```",
-        f"It failed with:\n```\n{failure.traceback.rstrip()}\n```",
+        f"```python\n{source}\n```",
+        f"It failed with:\n```\n{tb}\n```",
     ]
     names = used_names(failure.source, shell.user_ns)
     for name in names:

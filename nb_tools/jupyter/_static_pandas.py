@@ -157,8 +157,9 @@ def _numpy_dtype(dtype: Any) -> bool:
 
 def plain_dtype(dtype: Any, depth: int = 0) -> bool:
     """A NumPy dtype whose ``str``/``repr`` formats nothing of the user's: every field
-    name and title of a structured dtype (nested too) a ``str``, and its ``metadata``
-    builtins only (a title may be any object: NumPy's repr calls its ``__repr__``)."""
+    name and title of a structured dtype (nested too) a ``str``, its ``metadata``
+    builtins only (a title may be any object: NumPy's repr calls its ``__repr__``), and a
+    ``StringDType``'s ``na_object`` builtin data or NumPy's or pandas' own (``pd.NA``)."""
     np = sys.modules["numpy"]
     if depth > 32 or not (issubclass(type(dtype), np.dtype) and trusted_type(type(dtype))):
         return False
@@ -167,6 +168,9 @@ def plain_dtype(dtype: Any, depth: int = 0) -> bool:
         type(meta) is types.MappingProxyType
         and all(plain_data(k) and plain_data(v) for k, v in meta.items())
     ):
+        return False
+    na = getattr(dtype, "na_object", None)  # NumPy's StringDType: its repr shows it
+    if na is not None and not (plain_data(na) or trusted_type(type(na))):
         return False
     sub = dtype.subdtype
     if sub is not None:
@@ -217,6 +221,10 @@ def _dtype_reason(dtype: Any) -> str | None:
         return "it holds a pyarrow column (ArrowDtype), which describe does not read"
     if name == "DatetimeTZDtype" and not trusted_tz(dtype.tz):
         return f"its time zone is a {type_name(type(dtype.tz))}, not the standard library's"
+    if name == "SparseDtype":  # its repr shows the fill value
+        fill = dtype.fill_value
+        if not (plain_data(fill) or trusted_type(type(fill))):
+            return f"its fill value is a {type_name(type(fill))}, not NumPy's or a builtin"
     if name == "CategoricalDtype" and dtype.categories is not None:
         return _index_reason(dtype.categories)
     sub = getattr(dtype, "subtype", None) if name in ("IntervalDtype", "SparseDtype") else None
@@ -229,6 +237,12 @@ def _index_reason(index: Any) -> str | None:
     if not (issubclass(t, pd.Index) and trusted_type(t)):
         return f"an axis is a {type_name(t)}, not pandas' own Index"
     own = _instance_dict(index) or {}
+    freq = own.get("_freq")  # a DatetimeIndex's: pandas formats it (its ``freqstr``)
+    if freq is not None and not trusted_type(type(freq)):
+        return f"its frequency is a {type_name(type(freq))}, not one of pandas' own"
+    names = own.get("_names") if "_levels" in own else (own.get("_name"),)
+    if not plain_data(names):  # pandas formats a name with its str() and getattr()
+        return "an axis name is not a builtin value (formatting it runs its code)"
     if "_levels" in own:  # a MultiIndex: its levels; the codes are integer arrays
         for level in own["_levels"]:
             why = _index_reason(level)

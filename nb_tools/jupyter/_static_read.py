@@ -581,6 +581,8 @@ def safe_values(values: Any) -> bool:
         return all(id(t) in _ELEMENT_TYPES or _trusted_scalar(t) for t in seen.values())
     if not trusted_type(type(dtype)):
         return False
+    if _type_qualname(type(dtype)) == "NumpyEADtype":  # pandas' own wrapper of an ndarray
+        return safe_values(values.to_numpy())
     if _lookup(type(dtype), "categories") is not None:
         cats = dtype.categories
         return cats is None or safe_values(cats)
@@ -631,6 +633,8 @@ def _trusted_scalar(t: type) -> bool:
     import numpy as np
 
     if not trusted_type(t):
+        return False
+    if issubclass(t, np.void):  # a structured scalar: its fields may hold any object
         return False
     return issubclass(t, np.generic) or _type_qualname(t) in ("NAType", "NaTType")
 

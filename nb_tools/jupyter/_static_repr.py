@@ -33,7 +33,7 @@ from nb_tools.jupyter._static_read import (
     type_name,
 )
 from nb_tools.sandbox import NAME_HIDDEN as HIDDEN
-from nb_tools.sandbox import redact_ends, secret_name
+from nb_tools.sandbox import redact_ends, redact_private_keys, redact_shapes, secret_name
 
 __all__ = ["HIDDEN", "array_text", "safe_repr", "secret_name", "secret_record_value"]
 
@@ -100,7 +100,10 @@ def _scalar_repr(value: Any, base: type | None = None) -> str:
             half = MAX_STRING // 2
             head = text.__getitem__(value, slice(None, half))
             value = text.__add__(head, text.__getitem__(value, slice(-half, None)))
-        return _cut(text.__repr__(value))
+        # each string on its own: among a container's other items a secret's shape (a
+        # "Password=...;" connection string) is not seen in the text as a whole (the
+        # environment's values are found by value in the whole text, as they are)
+        return redact_shapes(redact_private_keys(_cut(text.__repr__(value)))[0])[0]
     return _cut(t.__repr__(value))
 
 
@@ -256,7 +259,13 @@ def _trusted_repr(value: Any, level: int) -> str | None:
     the generic view (a GroupBy, a Styler, ... shown by their fields)."""
     import numpy as np
 
-    from nb_tools.jupyter._static_pandas import plain_dtype, shape_of, trusted_tz, unreadable
+    from nb_tools.jupyter._static_pandas import (
+        field_names,
+        plain_dtype,
+        shape_of,
+        trusted_tz,
+        unreadable,
+    )
 
     t = type(value)
     if issubclass(t, np.ndarray):
@@ -269,6 +278,10 @@ def _trusted_repr(value: Any, level: int) -> str | None:
         return _cut(repr(value)) if plain_dtype(value) else f"<numpy.dtype {_DTYPE_NOT_READ}>"
     if issubclass(t, np.generic) and not issubclass(t, np.void):
         return _cut(repr(value))
+    if issubclass(t, np.void) and plain_dtype(value.dtype):  # a structured array's record
+        fields = field_names(value.dtype)
+        if any(secret_name(f) for f in fields):
+            return f"<structured value: fields {', '.join(fields)}; {HIDDEN}>"
     if pkg == "pandas" and qual in _PANDAS_SCALARS:
         tz = getattr(value, "tzinfo", None)
         if trusted_tz(tz):
