@@ -48,6 +48,9 @@ class Protected:
 
     paths: frozenset[tuple[str, int]]
     homes: tuple[Path, ...]
+    repos: frozenset[tuple[str, int]] = frozenset()
+    """Each work tree's repository with its ``.git``'s inode number: one renamed away and
+    made again under the same name (``mv sub old && git init sub``) is a new one."""
 
 
 def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protected:
@@ -70,7 +73,11 @@ def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protecte
     for p in paths:
         with contextlib.suppress(OSError):
             out.add((str(p), os.lstat(p).st_ino))
-    return Protected(paths=frozenset(out), homes=homes)
+    repos: set[tuple[str, int]] = set()
+    for repo in found.repos:
+        with contextlib.suppress(OSError):
+            repos.add((str(repo), os.lstat(repo / ".git").st_ino))
+    return Protected(paths=frozenset(out), homes=homes, repos=frozenset(repos))
 
 
 def remove_new_protected(root: Path, before: Protected) -> list[str]:
@@ -90,6 +97,10 @@ def remove_new_protected(root: Path, before: Protected) -> list[str]:
             continue
         if remove_path(raw):
             removed.append(raw)
+    known = {raw for raw, _ in before.repos}
+    for raw, _ in sorted(now.repos - before.repos):
+        if raw in known:  # the same name, another repository: made by the call
+            removed += _defuse_repo(Path(raw), set())
     return removed
 
 
@@ -112,22 +123,24 @@ def defuse_new_repos(before: tuple[str, ...], after: list[Path]) -> list[str]:
     known = set(before)
     trusted = {os.path.realpath(os.path.join(r, ".git")) for r in before}
     for repo in after:
-        if str(repo) in known:
-            continue
-        dot = repo / ".git"
-        if dot.is_symlink():
-            continue
-        if dot.is_file():  # `gitdir: ../.git/modules/x`: defuse the folder it names
-            try:
-                line = dot.read_text(errors="replace").strip()
-            except OSError:
-                continue
-            if not line.startswith("gitdir:"):
-                continue
-            dot = Path(os.path.realpath(repo / line[7:].strip()))
-        if dot.is_dir():
-            changed += _defuse(dot, trusted)
+        if str(repo) not in known:
+            changed += _defuse_repo(repo, trusted)
     return changed
+
+
+def _defuse_repo(repo: Path, trusted: set[str]) -> list[str]:
+    dot = repo / ".git"
+    if dot.is_symlink():
+        return []
+    if dot.is_file():  # `gitdir: ../.git/modules/x`: defuse the folder it names
+        try:
+            line = dot.read_text(errors="replace").strip()
+        except OSError:
+            return []
+        if not line.startswith("gitdir:"):
+            return []
+        dot = Path(os.path.realpath(repo / line[7:].strip()))
+    return _defuse(dot, trusted) if dot.is_dir() else []
 
 
 def _defuse(dot: Path, trusted: set[str]) -> list[str]:

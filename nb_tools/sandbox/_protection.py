@@ -195,6 +195,12 @@ TABLE: tuple[Entry, ...] = (
     _e("ipykernel.*", "runs-later", "any depth",
        "`python -m ipykernel` runs a module of this name in the working folder",
        "ipykernel.py"),
+    # matplotlib reads ./matplotlibrc in the kernel's working folder (then MPLCONFIGDIR's and
+    # ~/.config/matplotlib's): `backend: module://helper` imports helper.py at the next plot.
+    _e("matplotlibrc", "runs-later", "any depth",
+       "matplotlib reads it from the kernel's working folder at the next plot: "
+       "`backend: module://name` imports a module of that name in the kernel",
+       "analysis/matplotlibrc"),
     # -- git hook managers: installed hooks run what these files name at the next commit --
     _e(".pre-commit-config.yaml", "runs-later", "any depth",
        "pre-commit's installed git hook runs the commands it names (a local hook's entry)"),
@@ -249,6 +255,9 @@ TABLE: tuple[Entry, ...] = (
     _e(".config/pip", "credentials", "home folder",
        "pip's index settings (an index URL may carry a password)", ".config/pip/pip.ini",
        build=True),
+    _e("pip.ini", "credentials", "any depth",
+       "pip's settings on Windows (%APPDATA%\\pip\\pip.ini): an index URL may carry a password",
+       "AppData/Roaming/pip/pip.ini", build=True),
     _e(".pypirc", "credentials", "home folder", "PyPI upload tokens", build=True),
     _e(".npmrc", "credentials", "home folder", "npm tokens", build=True),
     _e(".continuum", "credentials", "home folder", "anaconda-client tokens",
@@ -266,6 +275,11 @@ TABLE: tuple[Entry, ...] = (
     _e(".netrc", "credentials", "any depth", "passwords for ftp, curl, git over http"),
     _e(".git-credentials", "credentials", "any depth", "git's stored passwords and tokens"),
     _e(".pgpass", "credentials", "any depth", "PostgreSQL passwords"),
+    _e("postgresql/pgpass.conf", "credentials", "any depth",
+       "PostgreSQL passwords (Windows: %APPDATA%\\postgresql\\pgpass.conf)",
+       "AppData/Roaming/postgresql/pgpass.conf"),
+    _e("_netrc", "credentials", "any depth",
+       "the Windows name of .netrc: passwords for curl and git over http"),
     _e(".streamlit/secrets.toml", "credentials", "any depth", "Streamlit's app secrets"),
     _e("*.tfstate*", "credentials", "any depth",
        "Terraform state holds every resource's secrets in clear", "infra/terraform.tfstate"),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from approvals_helpers import Approver, args, call, drive, workspace_tools
-from sandbox_helpers import NOT_APPROVED, UnixListener, require_sandbox, run
+from sandbox_helpers import UnixListener, require_sandbox, run
 
 from nb_tools.builtin import ReadState, TextEditorTool, Workspace
 from nb_tools.builtin._bash import BashTool
@@ -91,7 +91,9 @@ async def test_home_copy_two_levels_down_dot_entries_read_without_click(ws: Path
     for path in (".", "backup/alice/.newcli"):
         content, _ = await noclick(ws, "grep", pattern="r5-hunter2", path=path)
         assert SECRET not in content and ".newcli" not in content, f"grep {path}"
-    r = await run(ws, "cat backup/alice/.newcli/session mnt/old/home/bob/.newcli/session", approved=False)
+    r = await run(
+        ws, "cat backup/alice/.newcli/session mnt/old/home/bob/.newcli/session", approved=False
+    )
     assert SECRET not in r.content
 
 
@@ -181,7 +183,9 @@ async def test_grep_and_glob_through_a_link_to_an_outside_folder(ws: Path, tmp_p
     (out / "creds.txt").write_text(f"{SECRET}\n")
     (ws / "lnk").symlink_to(out)
     for path in (".", "lnk", "lnk/."):
-        content, _ = await noclick(ws, "grep", pattern="r5-hunter2", path=path, output_mode="content")
+        content, _ = await noclick(
+            ws, "grep", pattern="r5-hunter2", path=path, output_mode="content"
+        )
         assert SECRET not in content, path
     for pattern in ("../outside/*", str(out) + "/*", "lnk/*", "**/creds.txt"):
         content, _ = await noclick(ws, "glob", pattern=pattern)
@@ -205,7 +209,9 @@ async def test_grep_private_key_past_the_look_ahead_one_line_per_call(ws: Path) 
     body = base64.b64encode(os.urandom(48 * 12)).decode()
     lines = [body[i : i + 64] for i in range(0, len(body), 64)]
     pad = ("x" * 99 + "\n") * 90_000  # 9 MB
-    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----\n"
+    key = (
+        "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----\n"
+    )
     (ws / "app.log").write_text(pad + key)
     got = []
     for i in range(3):
@@ -247,7 +253,9 @@ async def test_inherited_descriptor_of_the_kernel_not_readable(ws: Path, tmp_pat
     os.set_inheritable(fd, True)
     try:
         r = await run(
-            ws, f"cat /proc/self/fd/{fd} /proc/1/fd/{fd} /proc/2/fd/{fd} 2>&1; ls -l /proc/*/fd/", approved=False
+            ws,
+            f"cat /proc/self/fd/{fd} /proc/1/fd/{fd} /proc/2/fd/{fd} 2>&1; ls -l /proc/*/fd/",
+            approved=False,
         )
     finally:
         os.close(fd)
@@ -276,10 +284,7 @@ async def test_abstract_unix_socket_of_the_kernel_unreachable(ws: Path) -> None:
     name = f"\0nbt-r5-{os.getpid()}"
     listener = UnixListener(name)
     try:
-        code = (
-            "import socket;s=socket.socket(socket.AF_UNIX);"
-            f"s.connect({name!r});s.send(b'x')"
-        )
+        code = f"import socket;s=socket.socket(socket.AF_UNIX);s.connect({name!r});s.send(b'x')"
         await run(ws, f"python3 -c {json.dumps(code)}", approved=False)
         await run(ws, f"python3 -c {json.dumps(code)}", approved=True)
         assert listener.received() == 0
@@ -316,10 +321,11 @@ async def test_auto_hooks_path_set_in_an_included_config(ws: Path) -> None:
     assert host_git(ws, "config", "core.hooksPath").stdout.strip() == ".githooks"
     marker = ws.parent / "hook-ran"
     hook = f"#!/bin/sh\ntouch {marker}\n"
-    content, asked = await auto(ws, "write_file", file_path=".githooks/pre-commit", content=hook)
+    _, asked = await auto(ws, "write_file", file_path=".githooks/pre-commit", content=hook)
     assert asked or not (ws / ".githooks" / "pre-commit").exists()
     await bash_auto(
-        ws, f"mkdir -p .githooks && printf '{hook}' > .githooks/pre-commit && chmod +x .githooks/pre-commit"
+        ws,
+        f"mkdir -p .githooks && printf '{hook}' > .githooks/pre-commit && chmod +x .githooks/pre-commit",
     )
     (ws / "a.txt").write_text("a\n")
     host_git(ws, "add", "a.txt")
@@ -341,9 +347,11 @@ async def test_auto_hooks_path_of_a_submodule(ws: Path) -> None:
     (sub / ".husky").mkdir()
     marker = ws.parent / "husky-ran"
     hook = f"#!/bin/sh\ntouch {marker}\n"
-    content, asked = await auto(ws, "write_file", file_path="lib/.husky/pre-commit", content=hook)
+    _, asked = await auto(ws, "write_file", file_path="lib/.husky/pre-commit", content=hook)
     assert asked or not (sub / ".husky" / "pre-commit").exists()
-    await bash_auto(ws, f"printf '{hook}' > lib/.husky/pre-commit && chmod +x lib/.husky/pre-commit")
+    await bash_auto(
+        ws, f"printf '{hook}' > lib/.husky/pre-commit && chmod +x lib/.husky/pre-commit"
+    )
     (sub / "a.txt").write_text("a\n")
     host_git(sub, "add", "a.txt")
     host_git(sub, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "a")
@@ -358,7 +366,7 @@ async def test_auto_include_target_that_does_not_exist_yet(ws: Path) -> None:
     host_git(ws, "config", "include.path", "../team.gitconfig")
     marker = ws.parent / "include-ran"
     cfg = f"[core]\n\tfsmonitor = touch {marker}; false\n"
-    content, asked = await auto(ws, "write_file", file_path="team.gitconfig", content=cfg)
+    _, asked = await auto(ws, "write_file", file_path="team.gitconfig", content=cfg)
     assert asked or not (ws / "team.gitconfig").exists()
     await bash_auto(ws, f"printf '{cfg}' > team.gitconfig")
     host_git(ws, "status")
@@ -372,7 +380,7 @@ async def test_auto_matplotlibrc_makes_the_kernel_import_a_module(ws: Path) -> N
     require_sandbox()
     marker = ws.parent / "mpl-ran"
     rc = "backend: module://r5helper\n"
-    content, asked = await auto(ws, "write_file", file_path="matplotlibrc", content=rc)
+    _, asked = await auto(ws, "write_file", file_path="matplotlibrc", content=rc)
     assert asked or not (ws / "matplotlibrc").exists()
     await bash_auto(
         ws,
@@ -412,7 +420,9 @@ async def test_auto_pycache_of_a_user_module_runs_other_code(ws: Path) -> None:
     (ws / "plant.py").write_text(script)
     await bash_auto(ws, "python3 plant.py")
     assert (ws / "__pycache__").is_dir()
-    subprocess.run([sys.executable, "-c", "import helpers"], cwd=ws, capture_output=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", "import helpers"], cwd=ws, capture_output=True, timeout=60
+    )
     assert not marker.exists()
 
 
@@ -424,7 +434,7 @@ async def test_auto_kernel_launcher_behind_many_new_files(ws: Path) -> None:
     await bash_auto(
         ws,
         "mkdir -p aa zz && cd aa && seq 60000 | xargs touch && cd .. && echo '{}' > zz/a.ipynb && "
-        "printf 'open(\"pwned\", \"w\")\\n' > zz/ipykernel_launcher.py",
+        'printf \'open("pwned", "w")\\n\' > zz/ipykernel_launcher.py',
     )
     assert (ws / "zz" / "a.ipynb").exists()
     assert not (ws / "zz" / "ipykernel_launcher.py").exists()
@@ -452,7 +462,7 @@ async def test_auto_link_to_git_hooks_then_write_file(ws: Path) -> None:
     git_init(ws)
     await bash_auto(ws, "ln -s .git/hooks h && ln -s .git/hooks/post-checkout pc")
     for path in ("h/pre-commit", "pc"):
-        content, asked = await auto(ws, "write_file", file_path=path, content="#!/bin/sh\nid\n")
+        _, asked = await auto(ws, "write_file", file_path=path, content="#!/bin/sh\nid\n")
         assert asked
     assert not (ws / ".git" / "hooks" / "pre-commit").exists()
     assert not (ws / ".git" / "hooks" / "post-checkout").exists()
@@ -462,12 +472,16 @@ async def test_auto_apply_patch_move_into_protected_paths(ws: Path) -> None:
     """A patch's ``*** Move to:`` spelled with ``..``, a trailing dot and a full-width
     name, into the rules file and a kernel start-up module."""
     (ws / "a.py").write_text("x = 1\n")
-    for target in ("docs/../.nb_tools/settings.json", "ipykernel_launcher.py.", "ｓｉｔｅcustomize.py"):
+    for target in (
+        "docs/../.nb_tools/settings.json",
+        "ipykernel_launcher.py.",
+        "ｓｉｔｅcustomize.py",
+    ):
         patch = (
             "*** Begin Patch\n*** Update File: a.py\n"
             f"*** Move to: {target}\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
         )
-        content, asked = await auto(ws, "apply_patch", input=patch)
+        _, asked = await auto(ws, "apply_patch", input=patch)
         assert asked, target
     assert (ws / "a.py").read_text() == "x = 1\n"
 
@@ -523,7 +537,9 @@ async def test_noclick_rg_reads_no_config_the_agent_could_write(ws: Path) -> Non
     (ws / ".ripgreprc").write_text("--smart-case\n")
     os.environ["RIPGREP_CONFIG_PATH"] = str(ws / ".ripgreprc")
     try:
-        await bash_auto(ws, f"printf -- '--pre=sh\\n' > .ripgreprc; printf 'touch {marker}\\n' > a.txt")
+        await bash_auto(
+            ws, f"printf -- '--pre=sh\\n' > .ripgreprc; printf 'touch {marker}\\n' > a.txt"
+        )
         await noclick(ws, "grep", pattern="hello", path=".")
         await noclick(ws, "glob", pattern="*.txt")
     finally:
