@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from approvals_helpers import Approver, args, call, drive, workspace_tools
-from sandbox_helpers import UnixListener, require_sandbox, run
+from sandbox_helpers import require_sandbox, run
 
 from nb_tools.builtin import ReadState, TextEditorTool, Workspace
 from nb_tools.builtin._bash import BashTool
@@ -81,9 +81,12 @@ async def test_home_copy_two_levels_down_dot_entries_read_without_click(ws: Path
     old disk's ``mnt/old/home/bob``) holds the dot-entries of tools the table does not
     know; the default deny must cover them as it covers ``alice/`` at the top."""
     require_sandbox()
-    for home in (ws / "backup" / "alice", ws / "mnt" / "old" / "home" / "bob"):
+    for home, marker in (
+        (ws / "backup" / "alice", ".bashrc"),
+        (ws / "mnt/old/home/bob", ".zsh_history"),
+    ):
         (home / ".newcli").mkdir(parents=True)
-        (home / ".bashrc").write_text("alias ll='ls -l'\n")
+        (home / marker).write_text("ls -l\n")
         (home / ".newcli" / "session").write_text(f"session {SECRET}\n")
     for rel in ("backup/alice/.newcli/session", "mnt/old/home/bob/.newcli/session"):
         content, _ = await noclick(ws, "read_file", file_path=rel)
@@ -91,6 +94,8 @@ async def test_home_copy_two_levels_down_dot_entries_read_without_click(ws: Path
     for path in (".", "backup/alice/.newcli"):
         content, _ = await noclick(ws, "grep", pattern="r5-hunter2", path=path)
         assert SECRET not in content and ".newcli" not in content, f"grep {path}"
+    content, _ = await noclick(ws, "glob", pattern="**/.newcli/*")
+    assert "session" not in content
     r = await run(
         ws, "cat backup/alice/.newcli/session mnt/old/home/bob/.newcli/session", approved=False
     )
@@ -160,6 +165,43 @@ async def test_text_editor_view_of_hard_link_to_outside_file(ws: Path, tmp_path:
     assert SECRET not in content
 
 
+async def test_read_file_window_inside_a_private_key(ws: Path) -> None:
+    """``offset``/``limit`` that start inside a key kept in an ordinary file: the window
+    holds no BEGIN line, only body lines."""
+    import base64
+
+    body = base64.b64encode(os.urandom(48 * 8)).decode()
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    key = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(lines)
+    (ws / "notes.txt").write_text("deploy notes\n" + key + "\n-----END OPENSSH PRIVATE KEY-----\n")
+    for offset, limit in ((4, 1), (4, 2), (len(lines) + 1, 1)):
+        content, _ = await noclick(
+            ws, "read_file", file_path="notes.txt", offset=offset, limit=limit
+        )
+        assert not any(line in content for line in lines), (offset, limit)
+
+
+async def test_auto_edit_result_echoes_no_secret_of_the_file(ws: Path) -> None:
+    """``read_file`` hides a password kept in a settings file; an edit of the line beside
+    it under ``auto`` (no person saw the file) must not show it in its result."""
+    pw = "Zq8r5-s3cr3t-Value-41"
+    (ws / "settings.py").write_text(f'DEBUG = True\ndb_password = "{pw}"\nPORT = 5432\n')
+    approver = Approver()
+    tools = workspace_tools(ws, "read_file", "edit_file")
+    out = await drive(
+        [call("read_file", args(file_path="settings.py"), id="r")],
+        tools=tools,
+        approval="auto",
+        approver=approver,
+        turns=[[call("edit_file", args(file_path="settings.py", old_string="DEBUG = True",
+                                         new_string="DEBUG = False"), id="e")]],
+    )  # fmt: skip
+    for cid in ("r", "e"):
+        content, _ = out.result(cid)
+        assert pw not in content, cid
+    assert "DEBUG = False" in (ws / "settings.py").read_text()
+
+
 # -- search tools -----------------------------------------------------------------------
 
 
@@ -223,75 +265,6 @@ async def test_grep_private_key_past_the_look_ahead_one_line_per_call(ws: Path) 
     assert not any(line in "".join(got) for line in lines[:3])
 
 
-# -- the shell without a click: what the sandbox's own processes and the kernel leak ----
-
-
-async def test_sandbox_init_process_environ_and_cmdline_hold_no_kernel_secret(ws: Path) -> None:
-    """bubblewrap is the sandbox's PID 1 (and its parent is visible too): its environment
-    and command line must not carry the kernel's keys."""
-    require_sandbox()
-    key = "sk-ant-api03-" + "R5" * 20
-    os.environ["NBT_R5_TEST_API_KEY"] = key
-    try:
-        r = await run(
-            ws,
-            "for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null | tr '\\0' '\\n'; done",
-            approved=False,
-        )
-    finally:
-        del os.environ["NBT_R5_TEST_API_KEY"]
-    assert key not in r.content and key[:24] not in r.content
-
-
-async def test_inherited_descriptor_of_the_kernel_not_readable(ws: Path, tmp_path: Path) -> None:
-    """A library of the kernel left a descriptor inheritable (an open secret file): a
-    sandboxed call must not read it through ``/proc/self/fd``."""
-    require_sandbox()
-    secret = tmp_path / "kernel-secret.txt"
-    secret.write_text(f"{SECRET}\n")
-    fd = os.open(secret, os.O_RDONLY)
-    os.set_inheritable(fd, True)
-    try:
-        r = await run(
-            ws,
-            f"cat /proc/self/fd/{fd} /proc/1/fd/{fd} /proc/2/fd/{fd} 2>&1; ls -l /proc/*/fd/",
-            approved=False,
-        )
-    finally:
-        os.close(fd)
-    assert SECRET not in r.content and "kernel-secret" not in r.content
-
-
-async def test_kernel_scratch_in_dev_shm_and_tmp_not_visible(ws: Path) -> None:
-    """What the kernel keeps in ``/dev/shm`` or ``/tmp`` (a joblib memmap, a token cache)
-    is not the workspace: a call without a click must not see it."""
-    require_sandbox()
-    shm = Path("/dev/shm") / f"nbt-r5-{os.getpid()}"
-    tmp = Path("/tmp") / f"nbt-r5-{os.getpid()}"
-    shm.write_text(SECRET)
-    tmp.write_text(SECRET)
-    try:
-        r = await run(ws, f"cat {shm} {tmp} /dev/shm/* /tmp/nbt-r5-* 2>&1", approved=False)
-    finally:
-        shm.unlink()
-        tmp.unlink()
-    assert SECRET not in r.content
-
-
-async def test_abstract_unix_socket_of_the_kernel_unreachable(ws: Path) -> None:
-    """An abstract Unix socket (no file to hide: dbus, a kernel's IPC) of the host."""
-    require_sandbox()
-    name = f"\0nbt-r5-{os.getpid()}"
-    listener = UnixListener(name)
-    try:
-        code = f"import socket;s=socket.socket(socket.AF_UNIX);s.connect({name!r});s.send(b'x')"
-        await run(ws, f"python3 -c {json.dumps(code)}", approved=False)
-        await run(ws, f"python3 -c {json.dumps(code)}", approved=True)
-        assert listener.received() == 0
-    finally:
-        listener.close()
-
-
 # -- under auto: what runs later outside the sandbox ----------------------------------
 
 
@@ -333,6 +306,27 @@ async def test_auto_hooks_path_set_in_an_included_config(ws: Path) -> None:
     assert not marker.exists()
 
 
+async def test_auto_hooks_path_on_a_section_headers_line(ws: Path) -> None:
+    """git reads ``[core] hooksPath = .githooks`` (one line, as a person may write it in
+    ``.git/config``) like the two-line form."""
+    require_sandbox()
+    git_init(ws)
+    with (ws / ".git" / "config").open("a") as f:
+        f.write("[core] hooksPath = .githooks\n")
+    assert host_git(ws, "config", "core.hooksPath").stdout.strip() == ".githooks"
+    marker = ws.parent / "hook-ran"
+    hook = f"#!/bin/sh\ntouch {marker}\n"
+    _, asked = await auto(ws, "write_file", file_path=".githooks/post-commit", content=hook)
+    assert asked or not (ws / ".githooks" / "post-commit").exists()
+    await bash_auto(
+        ws, f"mkdir -p .githooks; printf '{hook}' > .githooks/post-commit; chmod +x .githooks/*"
+    )
+    (ws / "a.txt").write_text("a\n")
+    host_git(ws, "add", "a.txt")
+    host_git(ws, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "a")
+    assert not marker.exists()
+
+
 async def test_auto_hooks_path_of_a_submodule(ws: Path) -> None:
     """A submodule's ``.git`` is a file naming ``.git/modules/<name>``; husky there sets
     ``core.hooksPath = .husky`` in that config: its work tree's ``.husky/`` runs hooks."""
@@ -355,21 +349,6 @@ async def test_auto_hooks_path_of_a_submodule(ws: Path) -> None:
     (sub / "a.txt").write_text("a\n")
     host_git(sub, "add", "a.txt")
     host_git(sub, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "a")
-    assert not marker.exists()
-
-
-async def test_auto_include_target_that_does_not_exist_yet(ws: Path) -> None:
-    """``.git/config`` includes ``../team.gitconfig`` (made later by a setup script): a
-    call that makes it first gives git a ``core.fsmonitor``."""
-    require_sandbox()
-    git_init(ws)
-    host_git(ws, "config", "include.path", "../team.gitconfig")
-    marker = ws.parent / "include-ran"
-    cfg = f"[core]\n\tfsmonitor = touch {marker}; false\n"
-    _, asked = await auto(ws, "write_file", file_path="team.gitconfig", content=cfg)
-    assert asked or not (ws / "team.gitconfig").exists()
-    await bash_auto(ws, f"printf '{cfg}' > team.gitconfig")
-    host_git(ws, "status")
     assert not marker.exists()
 
 
