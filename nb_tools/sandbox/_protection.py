@@ -11,7 +11,9 @@ read-only in ``workspace-write`` and removes a new one a call created; the docs'
 generated from it (``scripts/protection_table.py``).
 
 Names are compared after the folding a permissive file system could apply, so that a
-spelling the OS treats as the same file cannot slip by (a false positive costs one click):
+spelling the OS treats as the same file cannot slip by (a false positive costs one click),
+and a copy of a file is matched as that file: Jupyter's checkpoint
+(``.ipynb_checkpoints/.netrc-checkpoint``) and a backup (``.netrc.bak``, ``kaggle.json~``):
 case (``.GIT`` is ``.git`` on macOS and Windows), Unicode NFKC (full-width ``．ｇｉｔ``),
 ignorable format characters (U+200C, U+FEFF, which HFS+ drops), trailing dots and spaces
 (Windows drops them: ``.git.``), an NTFS stream suffix (``.git::$INDEX_ALLOCATION``).
@@ -396,7 +398,21 @@ def fold_name(name: str) -> str:
     if ":" in text:  # NTFS alternate data stream: the part before names the file
         text = text.split(":", 1)[0]
     stripped = text.rstrip(" .")
-    return stripped if stripped else text
+    text = stripped if stripped else text
+    backup = _BACKUP.fullmatch(text)  # a backup copy (`.netrc.bak`, `kaggle.json~`)
+    if backup is not None:
+        text = backup[1]
+    copy = _CHECKPOINT.fullmatch(text)  # Jupyter's checkpoint copy holds the same bytes
+    return copy[1] + (copy[2] or "") if copy is not None else text
+
+
+CHECKPOINTS = ".ipynb_checkpoints"
+"""The folder where Jupyter keeps a copy of each file saved from it, as
+``NAME-checkpoint.EXT``: the copy is matched as ``NAME.EXT`` in the folder above."""
+_CHECKPOINT = re.compile(r"(.+)-checkpoint(\.[^.]*)?")
+_BACKUP = re.compile(r"(.+?)(?:\.(?:bak|orig|old|save|backup)|~)+")
+"""The suffixes of a backup copy (editors' ``~``, ``cp x x.bak``): the copy is matched
+as the file it copies."""
 
 
 def _glob_re(glob: str) -> str:
@@ -442,6 +458,8 @@ class Matcher:
         return ends
 
     def _tail(self, folded: Sequence[str]) -> Entry | None:
+        if CHECKPOINTS in folded:  # a checkpoint copy stands for the file beside its folder
+            folded = [f for f in folded if f != CHECKPOINTS]
         best: int | None = None
         for n, rx in self._by_len:
             if n > len(folded):

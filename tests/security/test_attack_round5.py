@@ -131,6 +131,33 @@ async def test_windows_home_copy_credential_files_read_without_click(ws: Path) -
     assert SECRET not in r.content
 
 
+async def test_checkpoint_and_backup_copies_of_credential_files(ws: Path) -> None:
+    """Saving a file from JupyterLab keeps a copy as ``.ipynb_checkpoints/NAME-checkpoint.EXT``,
+    and editors and people keep backups (``.netrc.bak``, ``kaggle.json~``): the copy of
+    ``.netrc``, ``kaggle.json``, ``rclone.conf`` or ``.streamlit/secrets.toml`` holds the
+    same password under a name the table did not know."""
+    require_sandbox()
+    copies = [
+        ".ipynb_checkpoints/.netrc-checkpoint",
+        ".ipynb_checkpoints/kaggle-checkpoint.json",
+        "conf/.ipynb_checkpoints/rclone-checkpoint.conf",
+        ".streamlit/.ipynb_checkpoints/secrets-checkpoint.toml",
+        ".netrc.bak",
+        "kaggle.json~",
+        "conf/rclone.conf.orig",
+    ]
+    for rel in copies:
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(f"pass {SECRET}\n")
+    for rel in copies:
+        content, _ = await noclick(ws, "read_file", file_path=rel)
+        assert SECRET not in content, f"read_file {rel}"
+    content, _ = await noclick(ws, "grep", pattern="r5-hunter2", path=".", output_mode="content")
+    assert SECRET not in content
+    r = await run(ws, "cat " + " ".join(copies) + " 2>&1", approved=False)
+    assert SECRET not in r.content
+
+
 # -- the twins of read_file: every reader asks where read_file asks -------------------
 
 
