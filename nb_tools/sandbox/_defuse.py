@@ -31,11 +31,14 @@ from nb_tools.sandbox._scan import scan_all
 
 __all__ = ["Protected", "defuse_new_repos", "protected_now", "remove_new_protected"]
 
-# A key that names a program, alone or after a section header on its line, or an include.
+# A key that names a program, alone or after a section header on its line, or an include:
+# `remote.<name>.uploadpack`/`receivepack` run at a fetch or push of a local remote,
+# `protocol.<name>.allow` lets an `ext::` URL run its command, `mergetool.<x>.cmd`.
 _RUNS = re.compile(
     r"(?:^|\])\s*(fsmonitor|external|textconv|command|clean|smudge|process|pager|hookspath|"
     r"program|askpass|sshcommand|editor|gitproxy|helper|driver|difffilter|"
-    r"alternaterefscommand|worktree)\s*(?:=|[;#]|$)|\[\s*(include|alias)",
+    r"alternaterefscommand|worktree|uploadpack|receivepack|allow|cmd)\s*(?:=|[;#]|$)|"
+    r"\[\s*(include|alias)",
     re.IGNORECASE | re.MULTILINE,
 )
 DISABLED = "config.nb_tools-disabled"

@@ -311,6 +311,27 @@ async def test_auto_embedded_repo_swapped_for_a_new_one_with_fsmonitor(ws: Path)
     assert not marker.exists()
 
 
+async def test_auto_new_repository_runs_a_program_at_the_next_fetch(ws: Path) -> None:
+    """A repository the call makes is defused after it (hooks, fsmonitor, pagers...); but
+    ``remote.<name>.uploadpack`` runs at the next ``git fetch`` of a local remote, and an
+    ``ext::`` URL (``protocol.ext.allow``) at any fetch."""
+    require_sandbox()
+    git_init(ws / "lib")
+    host_git(ws / "lib", "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q",
+             "--allow-empty", "-m", "x")  # fmt: skip
+    up, ext = ws.parent / "uploadpack-ran", ws.parent / "ext-ran"
+    await bash_auto(
+        ws,
+        "git init -q a && git -C a remote add origin ../lib && "
+        f"git -C a config remote.origin.uploadpack 'touch {up}; git-upload-pack' && "
+        "git init -q b && git -C b config protocol.ext.allow always && "
+        f"git -C b remote add origin 'ext::sh -c touch% {ext}'",
+    )
+    host_git(ws / "a", "fetch", "-q", "origin")
+    host_git(ws / "b", "fetch", "-q", "origin")
+    assert not up.exists() and not ext.exists()
+
+
 async def test_auto_hooks_path_set_in_an_included_config(ws: Path) -> None:
     """A project commits ``.gitconfig`` (``hooksPath = .githooks``) and its setup runs
     ``git config include.path ../.gitconfig``: git runs the hooks in ``.githooks/``."""
