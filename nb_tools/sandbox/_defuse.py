@@ -101,9 +101,10 @@ def remove_new_protected(root: Path, before: Protected) -> list[str]:
         if remove_path(raw):
             removed.append(raw)
     known = {raw for raw, _ in before.repos}
+    kept = {str(_gitdir(Path(raw))) for raw, _ in before.repos & now.repos}
     for raw, _ in sorted(now.repos - before.repos):
         if raw in known:  # the same name, another repository: made by the call
-            removed += _defuse_repo(Path(raw), set())
+            removed += _defuse_repo(Path(raw), kept, root)
     return removed
 
 
@@ -119,19 +120,21 @@ def remove_path(path: str | os.PathLike[str]) -> bool:
     return True
 
 
-def defuse_new_repos(before: tuple[str, ...], after: list[Path]) -> list[str]:
-    """For each repository in ``after`` that is not in ``before``: take the execute bits off
-    its hooks and rename a config that runs programs. Returns what was changed."""
+def defuse_new_repos(before: tuple[str, ...], after: list[Path], *, root: Path) -> list[str]:
+    """For each repository in ``after`` (in the writable ``root``) that is not in
+    ``before``: take the execute bits off its hooks and rename a config that runs
+    programs. Returns what was changed."""
     changed: list[str] = []
     known = set(before)
     trusted = {os.path.realpath(os.path.join(r, ".git")) for r in before}
+    trusted |= {str(_gitdir(Path(r))) for r in before}
     for repo in after:
         if str(repo) not in known:
-            changed += _defuse_repo(repo, trusted)
+            changed += _defuse_repo(repo, trusted, root)
     return changed
 
 
-def _defuse_repo(repo: Path, trusted: set[str]) -> list[str]:
+def _defuse_repo(repo: Path, trusted: set[str], root: Path) -> list[str]:
     dot = repo / ".git"
     if dot.is_symlink():
         return []
@@ -143,7 +146,23 @@ def _defuse_repo(repo: Path, trusted: set[str]) -> list[str]:
         if not line.startswith("gitdir:"):
             return []
         dot = Path(os.path.realpath(repo / line[7:].strip()))
+        if not dot.is_relative_to(root) or str(dot) in trusted:
+            # Another repository's git folder (outside the root, or one that was there,
+            # its hooks and config read-only to the call): not the call's to switch off.
+            return []
     return _defuse(dot, trusted) if dot.is_dir() else []
+
+
+def _gitdir(repo: Path) -> Path:
+    """The realpath of the git folder of the repository at ``repo`` (the folder a ``.git``
+    file names, not followed further)."""
+    dot = repo / ".git"
+    with contextlib.suppress(OSError, UnicodeError):
+        if dot.is_file():
+            line = dot.read_text(errors="replace")[:4096].strip()
+            if line.startswith("gitdir:"):
+                return Path(os.path.realpath(repo / line[7:].strip()))
+    return Path(os.path.realpath(dot))
 
 
 def _defuse(dot: Path, trusted: set[str]) -> list[str]:

@@ -332,6 +332,33 @@ async def test_auto_new_repository_runs_a_program_at_the_next_fetch(ws: Path) ->
     assert not up.exists() and not ext.exists()
 
 
+async def test_auto_git_file_makes_the_defuser_break_another_repository(
+    ws: Path, tmp_path: Path
+) -> None:
+    """After a writable call, nb_tools itself (outside the sandbox) switches off a new
+    repository's hooks and config. A new ``.git`` file naming another repository's git
+    folder (the user's project outside the workspace, or the workspace's own ``.git``,
+    read-only to the call) must not make it rename that config or strip those hooks."""
+    require_sandbox()
+    configs = []
+    for repo in (tmp_path / "other", ws):
+        git_init(repo)
+        host_git(repo, "config", "alias.co", "checkout")
+        host_git(repo, "remote", "add", "origin", "https://example.com/x.git")
+        hook = repo / ".git" / "hooks" / "pre-commit"
+        hook.write_text("#!/bin/sh\nexit 0\n")
+        hook.chmod(0o755)
+        configs.append((repo / ".git" / "config", hook))
+    await bash_auto(
+        ws,
+        f"mkdir a b && echo 'gitdir: {tmp_path / 'other' / '.git'}' > a/.git && "
+        "echo 'gitdir: ../.git' > b/.git",
+    )
+    for cfg, hook in configs:
+        assert cfg.is_file() and "alias" in cfg.read_text(), cfg
+        assert os.access(hook, os.X_OK), hook
+
+
 async def test_auto_hooks_path_set_in_an_included_config(ws: Path) -> None:
     """A project commits ``.gitconfig`` (``hooksPath = .githooks``) and its setup runs
     ``git config include.path ../.gitconfig``: git runs the hooks in ``.githooks/``."""
