@@ -242,7 +242,7 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
     for folder in run_time_dirs(root):
         # On the kernel's PATH, or Jupyter's and IPython's: what is there runs later outside
         # the sandbox (a missing one the call makes is removed after it: `remove_planted`).
-        if folder.is_dir():
+        if folder.exists():  # a start-up file the environment names too
             out += ["--ro-bind", str(folder), str(folder)]
     for p in dict.fromkeys(keep):
         if _under(p, [root]) and os.path.lexists(p):

@@ -595,16 +595,47 @@ def program_dirs(root: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(out))
 
 
+START_ENV = (
+    "PYTHONSTARTUP", "BASH_ENV", "ENV", "ZDOTDIR", "INPUTRC", "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM", "RIPGREP_CONFIG_PATH", "PIP_CONFIG_FILE", "CONDARC",
+)  # fmt: skip
+"""Variables of the kernel's environment that name a file (or folder) a program reads at
+start-up: IPython runs ``PYTHONSTARTUP`` in every new kernel, bash sources ``BASH_ENV``
+before every script (``%%bash``, ``subprocess``), git reads ``GIT_CONFIG_GLOBAL``..."""
+
+START_REASON = (
+    "a file the kernel's environment names for a program to read at start-up "
+    "(PYTHONSTARTUP runs in every new kernel, BASH_ENV before every bash script, "
+    "GIT_CONFIG_GLOBAL is git's config): what it holds runs later outside the sandbox"
+)
+"""Why a path of :func:`start_files` is protected (a row of the docs' table too)."""
+
+
+def start_files(root: Path) -> tuple[Path, ...]:
+    """The paths the :data:`START_ENV` variables of this process's environment name
+    inside ``root`` (absolute, as realpaths, existing or not), but ``root`` itself."""
+    out: list[Path] = []
+    for name in START_ENV:
+        raw = os.environ.get(name, "")
+        if raw and os.path.isabs(raw):
+            p = Path(os.path.realpath(raw))
+            if p != root and p.is_relative_to(root):
+                out.append(p)
+    return tuple(dict.fromkeys(out))
+
+
 def run_time_dirs(root: Path) -> dict[Path, str]:
-    """The folders inside ``root`` (not ``root`` itself) protected because of what this
-    process's environment says, with the reason: the folders on ``PATH``
-    (:func:`program_dirs`) and Jupyter's and IPython's (:func:`jupyter_dirs`). The
-    sandbox binds those that exist read-only and removes one a call makes; ``write_file``
-    asks for a path in one."""
+    """The folders (and files) inside ``root`` (not ``root`` itself) protected because of
+    what this process's environment says, with the reason: the folders on ``PATH``
+    (:func:`program_dirs`), Jupyter's and IPython's (:func:`jupyter_dirs`) and the
+    start-up files it names (:func:`start_files`). The sandbox binds those that exist
+    read-only and removes one a call makes; ``write_file`` asks for a path in one."""
     out = dict.fromkeys(program_dirs(root), PATH_REASON)
     for d in jupyter_dirs():
         if d != root and d.is_relative_to(root):
             out.setdefault(d, JUPYTER_REASON)
+    for f in start_files(root):
+        out.setdefault(f, START_REASON)
     return out
 
 

@@ -427,6 +427,27 @@ async def test_auto_hooks_path_of_a_submodule(ws: Path) -> None:
     assert not marker.exists()
 
 
+async def test_auto_start_up_files_the_kernels_environment_names(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel's environment names files in the workspace that programs read at
+    start-up: ``PYTHONSTARTUP`` (IPython runs it in every new kernel), ``BASH_ENV`` (bash
+    sources it before every script the kernel starts: ``%%bash``, ``subprocess``)."""
+    require_sandbox()
+    (ws / "startup.py").write_text("import math\n")
+    monkeypatch.setenv("PYTHONSTARTUP", str(ws / "startup.py"))
+    monkeypatch.setenv("BASH_ENV", str(ws / "env.sh"))
+    marker = ws.parent / "bash-env-ran"
+    _, asked = await auto(ws, "write_file", file_path="env.sh", content=f"touch {marker}\n")
+    assert asked or not (ws / "env.sh").exists()
+    await bash_auto(
+        ws, f"echo 'open({str(marker)!r}, \"w\")' >> startup.py; echo 'touch {marker}' > env.sh"
+    )
+    assert (ws / "startup.py").read_text() == "import math\n"
+    subprocess.run(["bash", "-c", "true"], timeout=30, check=False)  # the kernel's next script
+    assert not marker.exists()
+
+
 async def test_auto_matplotlibrc_makes_the_kernel_import_a_module(ws: Path) -> None:
     """matplotlib reads ``./matplotlibrc`` in the kernel's working folder: ``backend:
     module://helper`` imports ``helper.py`` (an ordinary file the agent may write) the
