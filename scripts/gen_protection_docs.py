@@ -26,6 +26,8 @@ from nb_tools.sandbox._protection import (  # noqa: E402
     KINDS,
     PATH_REASON,
     PREFIX_REASON,
+    START_ENV,
+    START_REASON,
     WHERE,
 )
 from nb_tools.sandbox._secrets import (  # noqa: E402
@@ -69,6 +71,11 @@ def protection_table() -> str:
         "| Jupyter's config and data folders and `IPYTHONDIR` (read at run time) | runs-later | "
         "in the workspace, but the workspace itself (writes only) | read-only; a new one "
         f"removed | {JUPYTER_REASON} |"
+    )
+    names = ", ".join(f"`{n}`" for n in START_ENV)
+    rows.append(
+        f"| the files {names} name (read at run time) | runs-later | in the workspace, but "
+        f"the workspace itself (writes only) | read-only; a new one removed | {START_REASON} |"
     )
     return "\n".join(rows)
 

@@ -107,6 +107,8 @@ class _FileTool:
         raw = str(parsed[self.path_key])
         if self.workspace.is_protected(raw, write=self.writes):
             return True
+        if self.reads_files and not self.writes and self._hard_linked(raw):
+            return True
         if not self._binds(parsed):
             return False
         try:
@@ -115,6 +117,15 @@ class _FileTool:
             return False  # the call will refuse the path itself
         bound = self.bindings.bind(self._key(parsed), (now,))
         return any(t.raw == raw and (t.path != now.path or t.protected) for t in bound)
+
+    def _hard_linked(self, raw: str) -> bool:
+        """A file with more than one hard link (outside package managers' folders): its
+        other name may be a secret outside the workspace, so a tool that shows a file's
+        contents asks before reading it."""
+        try:
+            return hard_linked(self.workspace.resolve(raw))
+        except ValueError:
+            return False
 
     def _binds(self, parsed: dict[str, Any]) -> bool:
         return self.writes
@@ -158,6 +169,12 @@ def refuse_unapproved_read(workspace: Workspace, path: Path, tool: str) -> None:
     grant = current_grant()
     if grant is None or (grant.approved and grant.kind == "person"):
         return
+    if not grant.approved and hard_linked(path):
+        raise ToolError(
+            f"{tool}: {workspace.display(path)} has more than one hard link (another name of "
+            "it may be a file outside the workspace), so reading it needs the user's "
+            "approval; it was not approved, so nothing was read"
+        )
     reason = workspace.protected_reason(path, write=False)
     if reason is not None:
         raise ToolError(
@@ -199,29 +216,12 @@ class ReadFileTool(_FileTool):
             concurrent=True,
         )
 
-    def is_protected_call(self, args: Args) -> bool:
-        """Also a file with more than one hard link (outside package managers' folders):
-        its other name may be a secret outside the workspace, so reading it asks."""
-        if super().is_protected_call(args):
-            return True
-        try:
-            return hard_linked(self.workspace.resolve(str(self._parse(args)["file_path"])))
-        except ValueError:
-            return False
-
     def _run(self, args: Args) -> Result:
         parsed = self._parse(args)
         raw = parsed["file_path"]
         path = self.workspace.resolve(raw, tool=self.name)
         shown = self.workspace.display(path)
         refuse_unapproved_read(self.workspace, path, self.name)
-        grant = current_grant()
-        if grant is not None and not grant.approved and hard_linked(path):
-            raise ToolError(
-                f"{self.name}: {shown} has more than one hard link (another name of it may be "
-                "a file outside the workspace), so reading it needs the user's approval; it "
-                "was not approved, so nothing was read"
-            )
         try:
             tf = load_text(
                 path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)

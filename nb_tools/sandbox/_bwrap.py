@@ -18,7 +18,13 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
+from nb_tools.sandbox._fsrules import (
+    config_includes,
+    home_dot_entries,
+    homes_among,
+    homes_in,
+    hooks_path,
+)
 from nb_tools.sandbox._hide import (
     GIT_PROTECTED,
     HOME_SECRETS,
@@ -147,7 +153,9 @@ def _command(
     hidden = _fine_secrets(roots, policy, found) + _home_secrets_in(tools) + late
     if confined:  # no click: more credentials, a home's dot-entries, what the scan did not read
         extra = [p for f in found.values() for p in (*f.protected, *f.unscanned, *(f.linked or ()))]
-        extra += [p for r in roots for h in homes_in(r) for p in home_dot_entries(h)]
+        homes = [h for r in roots for h in homes_in(r)]
+        homes += [h for f in found.values() for h in homes_among((*f.writes, *f.secrets))]
+        extra += [p for h in dict.fromkeys(homes) for p in home_dot_entries(h)]
         hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
     late_binds: list[str] = []
     masked = {str(p) for p in hidden if p.is_dir() and not p.is_symlink()}
@@ -207,6 +215,8 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
             continue
         if dot.is_file():  # a linked worktree's pointer: rewritten, it sends the user's
             out += ["--ro-bind", str(dot), str(dot)]  # next git to a planted config
+            # A submodule's own config (in the gitdir it names) may set core.hooksPath.
+            keep += [*_hooks_path(root, repo), *config_includes(repo)]
             continue
         out += ["--bind", str(dot), str(dot)]
         if dot.is_dir():
@@ -232,7 +242,7 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
     for folder in run_time_dirs(root):
         # On the kernel's PATH, or Jupyter's and IPython's: what is there runs later outside
         # the sandbox (a missing one the call makes is removed after it: `remove_planted`).
-        if folder.is_dir():
+        if folder.exists():  # a start-up file the environment names too
             out += ["--ro-bind", str(folder), str(folder)]
     for p in dict.fromkeys(keep):
         if _under(p, [root]) and os.path.lexists(p):

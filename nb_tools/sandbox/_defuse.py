@@ -31,11 +31,14 @@ from nb_tools.sandbox._scan import scan_all
 
 __all__ = ["Protected", "defuse_new_repos", "protected_now", "remove_new_protected"]
 
-# A key that names a program, alone or after a section header on its line, or an include.
+# A key that names a program, alone or after a section header on its line, or an include:
+# `remote.<name>.uploadpack`/`receivepack` run at a fetch or push of a local remote,
+# `protocol.<name>.allow` lets an `ext::` URL run its command, `mergetool.<x>.cmd`.
 _RUNS = re.compile(
     r"(?:^|\])\s*(fsmonitor|external|textconv|command|clean|smudge|process|pager|hookspath|"
     r"program|askpass|sshcommand|editor|gitproxy|helper|driver|difffilter|"
-    r"alternaterefscommand|worktree)\s*(?:=|[;#]|$)|\[\s*(include|alias)",
+    r"alternaterefscommand|worktree|uploadpack|receivepack|allow|cmd)\s*(?:=|[;#]|$)|"
+    r"\[\s*(include|alias)",
     re.IGNORECASE | re.MULTILINE,
 )
 DISABLED = "config.nb_tools-disabled"
@@ -48,6 +51,9 @@ class Protected:
 
     paths: frozenset[tuple[str, int]]
     homes: tuple[Path, ...]
+    repos: frozenset[tuple[str, int]] = frozenset()
+    """Each work tree's repository with its ``.git``'s inode number: one renamed away and
+    made again under the same name (``mv sub old && git init sub``) is a new one."""
 
 
 def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protected:
@@ -70,7 +76,11 @@ def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protecte
     for p in paths:
         with contextlib.suppress(OSError):
             out.add((str(p), os.lstat(p).st_ino))
-    return Protected(paths=frozenset(out), homes=homes)
+    repos: set[tuple[str, int]] = set()
+    for repo in found.repos:
+        with contextlib.suppress(OSError):
+            repos.add((str(repo), os.lstat(repo / ".git").st_ino))
+    return Protected(paths=frozenset(out), homes=homes, repos=frozenset(repos))
 
 
 def remove_new_protected(root: Path, before: Protected) -> list[str]:
@@ -90,6 +100,11 @@ def remove_new_protected(root: Path, before: Protected) -> list[str]:
             continue
         if remove_path(raw):
             removed.append(raw)
+    known = {raw for raw, _ in before.repos}
+    kept = {str(_gitdir(Path(raw))) for raw, _ in before.repos & now.repos}
+    for raw, _ in sorted(now.repos - before.repos):
+        if raw in known:  # the same name, another repository: made by the call
+            removed += _defuse_repo(Path(raw), kept, root)
     return removed
 
 
@@ -105,29 +120,49 @@ def remove_path(path: str | os.PathLike[str]) -> bool:
     return True
 
 
-def defuse_new_repos(before: tuple[str, ...], after: list[Path]) -> list[str]:
-    """For each repository in ``after`` that is not in ``before``: take the execute bits off
-    its hooks and rename a config that runs programs. Returns what was changed."""
+def defuse_new_repos(before: tuple[str, ...], after: list[Path], *, root: Path) -> list[str]:
+    """For each repository in ``after`` (in the writable ``root``) that is not in
+    ``before``: take the execute bits off its hooks and rename a config that runs
+    programs. Returns what was changed."""
     changed: list[str] = []
     known = set(before)
     trusted = {os.path.realpath(os.path.join(r, ".git")) for r in before}
+    trusted |= {str(_gitdir(Path(r))) for r in before}
     for repo in after:
-        if str(repo) in known:
-            continue
-        dot = repo / ".git"
-        if dot.is_symlink():
-            continue
-        if dot.is_file():  # `gitdir: ../.git/modules/x`: defuse the folder it names
-            try:
-                line = dot.read_text(errors="replace").strip()
-            except OSError:
-                continue
-            if not line.startswith("gitdir:"):
-                continue
-            dot = Path(os.path.realpath(repo / line[7:].strip()))
-        if dot.is_dir():
-            changed += _defuse(dot, trusted)
+        if str(repo) not in known:
+            changed += _defuse_repo(repo, trusted, root)
     return changed
+
+
+def _defuse_repo(repo: Path, trusted: set[str], root: Path) -> list[str]:
+    dot = repo / ".git"
+    if dot.is_symlink():
+        return []
+    if dot.is_file():  # `gitdir: ../.git/modules/x`: defuse the folder it names
+        try:
+            line = dot.read_text(errors="replace").strip()
+        except OSError:
+            return []
+        if not line.startswith("gitdir:"):
+            return []
+        dot = Path(os.path.realpath(repo / line[7:].strip()))
+        if not dot.is_relative_to(root) or str(dot) in trusted:
+            # Another repository's git folder (outside the root, or one that was there,
+            # its hooks and config read-only to the call): not the call's to switch off.
+            return []
+    return _defuse(dot, trusted) if dot.is_dir() else []
+
+
+def _gitdir(repo: Path) -> Path:
+    """The realpath of the git folder of the repository at ``repo`` (the folder a ``.git``
+    file names, not followed further)."""
+    dot = repo / ".git"
+    with contextlib.suppress(OSError, UnicodeError):
+        if dot.is_file():
+            line = dot.read_text(errors="replace")[:4096].strip()
+            if line.startswith("gitdir:"):
+                return Path(os.path.realpath(repo / line[7:].strip()))
+    return Path(os.path.realpath(dot))
 
 
 def _defuse(dot: Path, trusted: set[str]) -> list[str]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from nb_tools.sandbox._hide import home_dirs
@@ -27,6 +29,7 @@ __all__ = [
     "config_includes",
     "home_dot_entries",
     "home_dot_reason",
+    "homes_among",
     "homes_in",
     "hooks_path",
     "is_bare_repo",
@@ -85,6 +88,14 @@ def homes_in(root: Path) -> tuple[Path, ...]:
     return out
 
 
+def homes_among(found: Iterable[Path]) -> tuple[Path, ...]:
+    """The folders, at any depth, that hold one of :data:`HOME_MARKERS` among ``found``
+    (the paths a scan of the workspace classified: the shell start-up files and histories
+    are the table's), so a copy of a home deeper than :func:`homes_in` looks
+    (``backup/alice``) has its dot-entries hidden too."""
+    return tuple(dict.fromkeys(p.parent for p in found if p.name in HOME_MARKERS))
+
+
 def _children(folder: Path) -> list[Path]:
     out: list[Path] = []
     try:
@@ -101,18 +112,33 @@ def _children(folder: Path) -> list[Path]:
 
 
 def home_dot_reason(path: Path, homes: tuple[Path, ...]) -> str | None:
-    """Why ``path`` (absolute) is denied as a dot-entry of one of ``homes``, or ``None``."""
+    """Why ``path`` (absolute) is denied as a dot-entry of one of ``homes``, or of a folder
+    up its path with the look of a home (:data:`HOME_MARKERS`) at any depth: a copy of a
+    home deeper than :func:`homes_in` looks (``backup/alice``, ``mnt/old/home/bob``).
+    ``None`` when it is neither."""
     for home in homes:
         if path == home or not path.is_relative_to(home):
             continue
         first = path.relative_to(home).parts[0]
-        if first.startswith(".") and fold_name(first) not in _ALLOW_FOLDED:
-            return (
-                f"the home folder {home} is in the workspace, and its dot-entries (settings, "
-                f"caches, credentials) are protected but for a short allow-list "
-                f"({', '.join(HOME_ALLOW)})"
-            )
+        if _denied_dot(first):
+            return _home_reason(home)
+    parts = path.parts
+    for i in range(1, len(parts)):
+        if _denied_dot(parts[i]) and _looks_like_home(Path(*parts[:i]), []):
+            return _home_reason(Path(*parts[:i]))
     return None
+
+
+def _denied_dot(name: str) -> bool:
+    return name.startswith(".") and name not in (".", "..") and fold_name(name) not in _ALLOW_FOLDED
+
+
+def _home_reason(home: Path) -> str:
+    return (
+        f"the home folder {home} is in the workspace, and its dot-entries (settings, "
+        f"caches, credentials) are protected but for a short allow-list "
+        f"({', '.join(HOME_ALLOW)})"
+    )
 
 
 def home_dot_entries(home: Path, *, programs: bool = False) -> list[Path]:
@@ -168,40 +194,105 @@ def program_dirs() -> list[Path]:
     return list(dict.fromkeys(Path(os.path.realpath(p)) for p in raw))
 
 
-_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
-_config_cache: dict[str, tuple[int, Path | None]] = {}
+_SECTION = re.compile(r"^\s*\[\s*([A-Za-z][\w.-]*)[^\]]*\]?")
+_KEY = re.compile(r"^\s*([A-Za-z][\w-]*)\s*=\s*(.*?)\s*$")
 
 
-def hooks_path(repo: Path) -> Path | None:
-    """The ``core.hooksPath`` folder the repository at ``repo`` (a work tree holding
-    ``.git``, or a bare repository) sets in its own config, made absolute; ``None``."""
-    cfg = repo / ".git" / "config"
-    if not cfg.is_file():
-        cfg = repo / "config"
-    try:
-        mtime = os.stat(cfg).st_mtime_ns
-    except OSError:
-        return None
+def git_dir(repo: Path) -> Path:
+    """The git folder of the repository at ``repo``: ``repo/.git``, the folder a ``.git``
+    file names (``gitdir: ../.git/modules/lib``: a submodule, a linked work tree; its
+    ``commondir`` for the shared config), or ``repo`` itself (a bare repository)."""
+    dot = repo / ".git"
+    if dot.is_dir():
+        return dot
+    if dot.is_file():
+        try:
+            line = dot.read_text(errors="replace")[:4096].strip()
+        except OSError:
+            return dot
+        if line.startswith("gitdir:"):
+            gitdir = Path(os.path.normpath(repo / line[7:].strip()))
+            try:
+                common = (gitdir / "commondir").read_text(errors="replace").strip()
+            except OSError:
+                return gitdir
+            return Path(os.path.normpath(gitdir / common))
+        return dot
+    return repo
+
+
+@dataclass(frozen=True)
+class _Config:
+    """What git reads from a repository's config and the files it includes: the
+    ``core.hooksPath`` value (last wins, as git reads) and the included files."""
+
+    hooks: str | None
+    includes: tuple[Path, ...]
+
+
+_config_cache: dict[str, tuple[tuple[tuple[Path, int | None], ...], _Config]] = {}
+
+
+def _config(repo: Path, depth: int = 5) -> _Config:
+    cfg = git_dir(repo) / "config"
     cached = _config_cache.get(str(cfg))
-    if cached is not None and cached[0] == mtime:
+    if cached is not None and all(_mtime(f) == m for f, m in cached[0]):
         return cached[1]
-    try:
-        text = cfg.read_text(errors="replace")[:1_000_000]
-    except OSError:
-        return None
-    found: Path | None = None
-    for m in _HOOKS_PATH.finditer(text):
-        value = m.group(1).split(";")[0].split("#")[0].strip().strip('"')
-        if value:
-            found = Path(os.path.normpath(repo / os.path.expanduser(value)))
+    read: list[tuple[Path, int | None]] = []
+    includes: list[Path] = []
+    hooks = _parse(cfg, depth, read, includes, None)
+    found = _Config(hooks=hooks, includes=tuple(includes))
     if len(_config_cache) > 256:
         _config_cache.clear()
-    _config_cache[str(cfg)] = (mtime, found)
+    _config_cache[str(cfg)] = (tuple(read), found)
     return found
 
 
-_SECTION = re.compile(r"^\s*\[\s*([A-Za-z][\w.-]*)", re.MULTILINE)
-_INCLUDE_PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
+def _parse(
+    f: Path,
+    depth: int,
+    read: list[tuple[Path, int | None]],
+    includes: list[Path],
+    hooks: str | None,
+) -> str | None:
+    """Read ``f`` as git does, in order, an include where it stands (``depth`` levels
+    down): a ``[section] key = value`` on the header's line too. Returns the
+    ``core.hooksPath`` in force after it; ``includes`` gets every included file."""
+    read.append((f, _mtime(f)))
+    try:
+        text = f.read_text(errors="replace")[:1_000_000]
+    except OSError:
+        return hooks
+    section = ""
+    for line in text.splitlines():
+        head = _SECTION.match(line)
+        if head is not None:
+            section = head.group(1).lower()
+            line = line[head.end() :]
+        m = _KEY.match(line)
+        if m is None:
+            continue
+        key = m.group(1).lower()
+        value = m.group(2).split(";")[0].split("#")[0].strip().strip('"')
+        if section == "core" and key == "hookspath":
+            hooks = value or None
+        elif section.startswith("include") and key == "path" and value:
+            target = Path(os.path.normpath(f.parent / os.path.expanduser(value)))
+            if target not in includes:
+                includes.append(target)
+                if depth > 1:
+                    hooks = _parse(target, depth - 1, read, includes, hooks)
+    return hooks
+
+
+def hooks_path(repo: Path) -> Path | None:
+    """The ``core.hooksPath`` folder of the repository at ``repo`` (a work tree holding a
+    ``.git`` folder or file, or a bare repository), as its config and the files that
+    config includes set it, made absolute; ``None``."""
+    value = _config(repo).hooks
+    if not value:
+        return None
+    return Path(os.path.normpath(repo / os.path.expanduser(value)))
 
 
 def config_includes(repo: Path, *, depth: int = 5) -> list[Path]:
@@ -209,21 +300,7 @@ def config_includes(repo: Path, *, depth: int = 5) -> list[Path]:
     or a bare repository) includes (``[include]`` and ``[includeIf ...]`` ``path``),
     made absolute as git does (relative to the including file's folder, ``~`` expanded),
     and what those include in turn, ``depth`` levels down."""
-    cfg = repo / ".git" / "config"
-    if not cfg.is_file():
-        cfg = repo / "config"
-    cached = _includes_cache.get(str(cfg))
-    if cached is not None and all(_mtime(f) == m for f, m in cached[0]):
-        return list(cached[1])
-    read: list[tuple[Path, int | None]] = []
-    out = _includes(cfg, depth, read)
-    if len(_includes_cache) > 256:
-        _includes_cache.clear()
-    _includes_cache[str(cfg)] = (tuple(read), tuple(out))
-    return out
-
-
-_includes_cache: dict[str, tuple[tuple[tuple[Path, int | None], ...], tuple[Path, ...]]] = {}
+    return list(_config(repo, depth).includes)
 
 
 def _mtime(f: Path) -> int | None:
@@ -231,40 +308,6 @@ def _mtime(f: Path) -> int | None:
         return os.stat(f).st_mtime_ns
     except OSError:
         return None
-
-
-def _includes(cfg: Path, depth: int, read: list[tuple[Path, int | None]]) -> list[Path]:
-    """What ``cfg`` includes, ``depth`` levels down; ``read`` gets each file looked at
-    with its modification time (the cache holds while none changes)."""
-    out: list[Path] = []
-    todo = [(cfg, 0)]
-    while todo:
-        f, level = todo.pop()
-        read.append((f, _mtime(f)))
-        try:
-            text = f.read_text(errors="replace")[:1_000_000]
-        except OSError:
-            continue
-        section = ""
-        for line in text.splitlines():
-            head = _SECTION.match(line)
-            if head is not None:
-                section = head.group(1).lower()
-                line = line[line.index("]") + 1 :] if "]" in line else ""
-            if not section.startswith("include"):
-                continue
-            m = _INCLUDE_PATH.match(line)
-            if m is None:
-                continue
-            value = m.group(1).split(";")[0].split("#")[0].strip().strip('"')
-            if not value:
-                continue
-            target = Path(os.path.normpath(f.parent / os.path.expanduser(value)))
-            if target not in out:
-                out.append(target)
-                if level + 1 < depth:
-                    todo.append((target, level + 1))
-    return out
 
 
 def is_bare_repo(folder: Path) -> bool:
@@ -284,7 +327,7 @@ def path_rule_reason(root: Path, path: Path) -> str | None:
     for folder in (path.parent, *path.parent.parents):
         if not folder.is_relative_to(root):
             break
-        if os.path.isdir(folder / ".git"):
+        if os.path.lexists(folder / ".git"):
             hooks = hooks_path(folder)
             if hooks is not None and (path == hooks or path.is_relative_to(hooks)):
                 return f"git runs the hooks in {hooks} (the repository's core.hooksPath)"

@@ -87,7 +87,7 @@ def remove_planted(launch: Launch) -> list[str]:
         for root, before in zip(launch.roots, launch.tops_before, strict=True):
             removed += remove_new_protected(Path(root), before)
         for root in launch.roots:
-            removed += defuse_new_repos(launch.repos_before, scan(Path(root))[1])
+            removed += defuse_new_repos(launch.repos_before, scan(Path(root))[1], root=Path(root))
     return removed
 
 

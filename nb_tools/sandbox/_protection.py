@@ -11,7 +11,9 @@ read-only in ``workspace-write`` and removes a new one a call created; the docs'
 generated from it (``scripts/protection_table.py``).
 
 Names are compared after the folding a permissive file system could apply, so that a
-spelling the OS treats as the same file cannot slip by (a false positive costs one click):
+spelling the OS treats as the same file cannot slip by (a false positive costs one click),
+and a copy of a file is matched as that file: Jupyter's checkpoint
+(``.ipynb_checkpoints/.netrc-checkpoint``) and a backup (``.netrc.bak``, ``kaggle.json~``):
 case (``.GIT`` is ``.git`` on macOS and Windows), Unicode NFKC (full-width ``．ｇｉｔ``),
 ignorable format characters (U+200C, U+FEFF, which HFS+ drops), trailing dots and spaces
 (Windows drops them: ``.git.``), an NTFS stream suffix (``.git::$INDEX_ALLOCATION``).
@@ -195,6 +197,12 @@ TABLE: tuple[Entry, ...] = (
     _e("ipykernel.*", "runs-later", "any depth",
        "`python -m ipykernel` runs a module of this name in the working folder",
        "ipykernel.py"),
+    # matplotlib reads ./matplotlibrc in the kernel's working folder (then MPLCONFIGDIR's and
+    # ~/.config/matplotlib's): `backend: module://helper` imports helper.py at the next plot.
+    _e("matplotlibrc", "runs-later", "any depth",
+       "matplotlib reads it from the kernel's working folder at the next plot: "
+       "`backend: module://name` imports a module of that name in the kernel",
+       "analysis/matplotlibrc"),
     # -- git hook managers: installed hooks run what these files name at the next commit --
     _e(".pre-commit-config.yaml", "runs-later", "any depth",
        "pre-commit's installed git hook runs the commands it names (a local hook's entry)"),
@@ -249,6 +257,9 @@ TABLE: tuple[Entry, ...] = (
     _e(".config/pip", "credentials", "home folder",
        "pip's index settings (an index URL may carry a password)", ".config/pip/pip.ini",
        build=True),
+    _e("pip.ini", "credentials", "any depth",
+       "pip's settings on Windows (%APPDATA%\\pip\\pip.ini): an index URL may carry a password",
+       "AppData/Roaming/pip/pip.ini", build=True),
     _e(".pypirc", "credentials", "home folder", "PyPI upload tokens", build=True),
     _e(".npmrc", "credentials", "home folder", "npm tokens", build=True),
     _e(".continuum", "credentials", "home folder", "anaconda-client tokens",
@@ -266,6 +277,11 @@ TABLE: tuple[Entry, ...] = (
     _e(".netrc", "credentials", "any depth", "passwords for ftp, curl, git over http"),
     _e(".git-credentials", "credentials", "any depth", "git's stored passwords and tokens"),
     _e(".pgpass", "credentials", "any depth", "PostgreSQL passwords"),
+    _e("postgresql/pgpass.conf", "credentials", "any depth",
+       "PostgreSQL passwords (Windows: %APPDATA%\\postgresql\\pgpass.conf)",
+       "AppData/Roaming/postgresql/pgpass.conf"),
+    _e("_netrc", "credentials", "any depth",
+       "the Windows name of .netrc: passwords for curl and git over http"),
     _e(".streamlit/secrets.toml", "credentials", "any depth", "Streamlit's app secrets"),
     _e("*.tfstate*", "credentials", "any depth",
        "Terraform state holds every resource's secrets in clear", "infra/terraform.tfstate"),
@@ -382,7 +398,21 @@ def fold_name(name: str) -> str:
     if ":" in text:  # NTFS alternate data stream: the part before names the file
         text = text.split(":", 1)[0]
     stripped = text.rstrip(" .")
-    return stripped if stripped else text
+    text = stripped if stripped else text
+    backup = _BACKUP.fullmatch(text)  # a backup copy (`.netrc.bak`, `kaggle.json~`)
+    if backup is not None:
+        text = backup[1]
+    copy = _CHECKPOINT.fullmatch(text)  # Jupyter's checkpoint copy holds the same bytes
+    return copy[1] + (copy[2] or "") if copy is not None else text
+
+
+CHECKPOINTS = ".ipynb_checkpoints"
+"""The folder where Jupyter keeps a copy of each file saved from it, as
+``NAME-checkpoint.EXT``: the copy is matched as ``NAME.EXT`` in the folder above."""
+_CHECKPOINT = re.compile(r"(.+)-checkpoint(\.[^.]*)?")
+_BACKUP = re.compile(r"(.+?)(?:\.(?:bak|orig|old|save|backup)|~)+")
+"""The suffixes of a backup copy (editors' ``~``, ``cp x x.bak``): the copy is matched
+as the file it copies."""
 
 
 def _glob_re(glob: str) -> str:
@@ -428,6 +458,8 @@ class Matcher:
         return ends
 
     def _tail(self, folded: Sequence[str]) -> Entry | None:
+        if CHECKPOINTS in folded:  # a checkpoint copy stands for the file beside its folder
+            folded = [f for f in folded if f != CHECKPOINTS]
         best: int | None = None
         for n, rx in self._by_len:
             if n > len(folded):
@@ -563,16 +595,47 @@ def program_dirs(root: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(out))
 
 
+START_ENV = (
+    "PYTHONSTARTUP", "BASH_ENV", "ENV", "ZDOTDIR", "INPUTRC", "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM", "RIPGREP_CONFIG_PATH", "PIP_CONFIG_FILE", "CONDARC",
+)  # fmt: skip
+"""Variables of the kernel's environment that name a file (or folder) a program reads at
+start-up: IPython runs ``PYTHONSTARTUP`` in every new kernel, bash sources ``BASH_ENV``
+before every script (``%%bash``, ``subprocess``), git reads ``GIT_CONFIG_GLOBAL``..."""
+
+START_REASON = (
+    "a file the kernel's environment names for a program to read at start-up "
+    "(PYTHONSTARTUP runs in every new kernel, BASH_ENV before every bash script, "
+    "GIT_CONFIG_GLOBAL is git's config): what it holds runs later outside the sandbox"
+)
+"""Why a path of :func:`start_files` is protected (a row of the docs' table too)."""
+
+
+def start_files(root: Path) -> tuple[Path, ...]:
+    """The paths the :data:`START_ENV` variables of this process's environment name
+    inside ``root`` (absolute, as realpaths, existing or not), but ``root`` itself."""
+    out: list[Path] = []
+    for name in START_ENV:
+        raw = os.environ.get(name, "")
+        if raw and os.path.isabs(raw):
+            p = Path(os.path.realpath(raw))
+            if p != root and p.is_relative_to(root):
+                out.append(p)
+    return tuple(dict.fromkeys(out))
+
+
 def run_time_dirs(root: Path) -> dict[Path, str]:
-    """The folders inside ``root`` (not ``root`` itself) protected because of what this
-    process's environment says, with the reason: the folders on ``PATH``
-    (:func:`program_dirs`) and Jupyter's and IPython's (:func:`jupyter_dirs`). The
-    sandbox binds those that exist read-only and removes one a call makes; ``write_file``
-    asks for a path in one."""
+    """The folders (and files) inside ``root`` (not ``root`` itself) protected because of
+    what this process's environment says, with the reason: the folders on ``PATH``
+    (:func:`program_dirs`), Jupyter's and IPython's (:func:`jupyter_dirs`) and the
+    start-up files it names (:func:`start_files`). The sandbox binds those that exist
+    read-only and removes one a call makes; ``write_file`` asks for a path in one."""
     out = dict.fromkeys(program_dirs(root), PATH_REASON)
     for d in jupyter_dirs():
         if d != root and d.is_relative_to(root):
             out.setdefault(d, JUPYTER_REASON)
+    for f in start_files(root):
+        out.setdefault(f, START_REASON)
     return out
 
 
