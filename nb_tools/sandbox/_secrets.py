@@ -34,11 +34,18 @@ A person's click on a call shows them its text: ``approved=True`` hides private 
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass
 
+from nb_tools.sandbox._secret_formats import (
+    SCREENS,
+    redact_line_formats,
+    redact_text_formats,
+)
 from nb_tools.sandbox._secret_keys import (
     KEY_HIDDEN,
     PEM_SHOWN,
@@ -48,6 +55,7 @@ from nb_tools.sandbox._secret_keys import (
 )
 
 __all__ = [
+    "ENCODINGS",
     "ENV_PREFIXES",
     "KEY_HIDDEN",
     "NAME_HIDDEN",
@@ -293,10 +301,12 @@ _ASSIGNED = re.compile(
     r"(?P<name>"
     + _NAME
     + r"|\"[^\"\n]{1,100}\"\]?|'[^'\n]{1,100}'\]?)"  # a quoted key: JSON, env["KEY"] =
-    r"(?P<sep>[ \t]*(?:=|(?<=[\"']):)[ \t]*)"
+    r"(?P<sep>[ \t]*=[ \t]*|(?<=[\"'])[ \t]*:[ \t]*)"  # `"key" : "v"`, any spacing
     r"(?!<hidden)(?P<value>"
+    # JSON escaped inside a string (a log line, JSON in JSON): \"value\", \\\"value\\\"
+    r"(?P<esc>\\+)\"[^\"\\\n]*(?:(?P=esc)\"|" + _CUT + r"|(?=\n)|$)"
     # a quoted value up to its quote, or up to a cut or the line's end when it was cut
-    r"\"(?:[^\"\\\n]|\\.)*?(?:\"|" + _CUT + r"|(?=\n)|$)"
+    r"|\"(?:[^\"\\\n]|\\.)*?(?:\"|" + _CUT + r"|(?=\n)|$)"
     r"|'(?:[^'\\\n]|\\.)*?(?:'|" + _CUT + r"|(?=\n)|$)"
     r"|[^\s&;,'\"}\]\\(]+)"
 )
@@ -328,7 +338,7 @@ _TOKEN_TRIGGERS = (
     "glpat-", "xox", "hf_", "aiza", "npm_", "pypi-", "eyj", "/api/webhooks/", "hooks.slack",
 )  # fmt: skip
 """What a line (lowered) holds when it may hold one of ``TOKEN_SHAPES``."""
-_TRIGGERS = ("://", "bearer", "basic", *_TOKEN_TRIGGERS, *_SCREEN)
+_TRIGGERS = ("://", "bearer", "basic", *_TOKEN_TRIGGERS, *_SCREEN, *SCREENS)
 """What a line (lowered) must hold to be searched for shapes: a scheme, a token's prefix,
 a secret word; the other lines are skipped at C speed."""
 
@@ -337,18 +347,120 @@ def _triggered(lowered: str) -> bool:
     return any(word in lowered for word in _TRIGGERS)
 
 
-def _literal(value: str, after: str) -> bool:
+_ABOUT = frozenset(
+    [
+        "name",
+        "names",
+        "id",
+        "ids",
+        "type",
+        "kind",
+        "path",
+        "file",
+        "filename",
+        "dir",
+        "url",
+        "uri",
+        "endpoint",
+        "field",
+        "header",
+        "env",
+        "var",
+        "length",
+        "len",
+        "count",
+        "min",
+        "max",
+        "policy",
+        "prompt",
+        "label",
+        "format",
+        "regex",
+        "pattern",
+        "hint",
+        "help",
+        "prefix",
+        "suffix",
+        "style",
+        "version",
+        "expiry",
+        "expires",
+        "ttl",
+        "timeout",
+        "scope",
+        "scopes",
+        "mode",
+        "provider",
+        "source",
+        "location",
+        "arn",
+        "store",
+        "manager",
+        "reset",
+        "required",
+        "enabled",
+        "stdin",
+        "hash_algorithm",
+    ]
+)
+"""A name whose last word is one of these is about a secret, not one (``secret_name``,
+``token_type``, ``password_file``, ``--password-stdin``): its text value is shown."""
+_TYPES = frozenset(
+    [
+        "str",
+        "bytes",
+        "int",
+        "float",
+        "bool",
+        "dict",
+        "list",
+        "tuple",
+        "set",
+        "object",
+        "any",
+        "none",
+        "optional",
+        "string",
+        "number",
+        "boolean",
+        "integer",
+        "text",
+    ]
+)
+"""A one-word value of ``name: value`` that is a type (``api_key: str``), not a secret."""
+_PLACEHOLDER = re.compile(r"(?i)(.)\1*|<[^<>]*>|your[ _\-][\w \-]*|\.\.\.|…")
+"""A quoted value that stands for a secret to fill in (``"xxx"``, ``"***"``,
+``"<your key>"``, ``"your-api-key"``); ``"changeme"`` may be the password in use: hidden."""
+
+
+def _text_name(name: str) -> bool:
+    """A name in a text whose value is a secret: a :func:`secret_name` whose last word
+    does not make it a name about a secret (``_ABOUT``)."""
+    if not secret_name(name):
+        return False
+    words = _words(name)
+    return not (len(words) > 1 and words[-1] in _ABOUT)
+
+
+def _literal(value: str, after: str, *, data: bool = False) -> bool:
     """Whether an assigned ``value`` (followed by ``after``) is a secret literal and not
-    code, a reference or a placeholder."""
-    if value[:1] in "\"'":
-        inner = value.strip("\"'")
-        return bool(inner) and not inner.startswith(("<hidden", "${", "{{"))
+    code, a reference or a placeholder. ``data``: the line is data, not code (a YAML
+    ``name: value``, a shell or ``.env`` ``NAME=value``), where a bare word is a value."""
+    if value[:1] in "\"'\\":
+        inner = value.strip("\"'\\")
+        return (
+            bool(inner)
+            and not inner.startswith(("<hidden", "${", "{{"))
+            and not _PLACEHOLDER.fullmatch(inner)
+        )
     if len(value) < _SHORTEST or value in _KEYWORDS or value.startswith(("$", "%", "{", "<")):
         return False  # a flag or a number (TOKEN = 1), a reference, a placeholder
     if "[" in value or after[:1] in ("(", "["):
         return False  # a call, a subscript
     if after[:1] in ("'", '"') and value.lower() in _STRING_PREFIXES:
         return False  # password = f"{...}"
+    if data and value.isalpha() and value.lower() not in _TYPES and not value[0].isupper():
+        return True  # password: changeme, DB_PASSWORD=correcthorse (no code there)
     return not (_CODE.fullmatch(value) and ("." in value or len(value) < 24))
 
 
@@ -362,7 +474,7 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
     def mark(value: str) -> str:
         nonlocal found
         found += 1
-        name = known.get(value.strip("\"'"))
+        name = known.get(value.strip("\"'\\"))
         return f"<hidden: the value of ${name}>" if name else SECRET_HIDDEN
 
     def url(m: re.Match[str]) -> str:
@@ -384,12 +496,19 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
             return m[0]  # public, or real lines (hidden line for line), or no body
         return f"-----BEGIN {m['label']}----- {mark('')}"
 
-    def assigned(m: re.Match[str]) -> str:
-        if not secret_name(m["name"].strip("\"']")):
+    def assigned(m: re.Match[str], *, colon: bool = False) -> str:
+        name = m["name"].strip("\"'\\]")
+        if not _text_name(name):
+            if "\\" in m["value"] and not colon:  # a JSON text escaped in this string
+                return m[0][: m.start("value") - m.start()] + _ASSIGNED.sub(assigned, m["value"])
             return m[0]
-        if not _literal(m["value"], m.string[m.end() : m.end() + 1]):
+        data = colon or (m["sep"] == "=" and name.isupper() and name == m["name"])
+        if not _literal(m["value"], m.string[m.end() : m.end() + 1], data=data):
             return m[0]
         return f"{m['name']}{m['sep']}{mark(m['value'])}"
+
+    def flag_value(value: str) -> bool:
+        return _literal(value, "", data=True)
 
     def line(text: str) -> str:
         lowered = text.lower()
@@ -399,7 +518,10 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
             if "=" in text or ":" in text:
                 text = _ASSIGNED.sub(assigned, text)
             if ":" in text:
-                text = _COLON.sub(assigned, text)
+                text = _COLON.sub(lambda m: assigned(m, colon=True), text)
+            text = redact_line_formats(text, lowered, mark, _text_name, flag_value)
+        elif any(word in lowered for word in SCREENS):
+            text = redact_line_formats(text, lowered, mark, _text_name, flag_value)
         if any(word in lowered for word in _TOKEN_TRIGGERS):
             text = _TOKENS.sub(lambda m: mark(m[0]), text)
         if "bearer" in lowered or "basic" in lowered:
@@ -408,6 +530,7 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
 
     if "-----BEGIN " in text:
         text = _PEM.sub(pem, text)
+    text = redact_text_formats(text, text.lower(), mark)
     lowered = text.lower()
     if len(lowered) != len(text):  # a letter whose lower case is longer: no offsets
         lines = text.split("\n")
@@ -542,7 +665,44 @@ def hide_environment_values(
     for name, value in secret_values() if found is None else found:
         text, n = _hide(text, name, value)
         total += n
+        for how, encoded in _encodings(value):
+            if encoded in text:
+                total += text.count(encoded)
+                text = text.replace(encoded, f"<hidden: the value of ${name}, {how}>")
     return text, total
+
+
+ENCODINGS = ("base64", "base64url", "hex", "URL-encoded", "reversed")
+"""The copies of a kernel's secret value that are hidden whole, as cheap to look for as
+the value itself (a ``str.find`` each); other encodings (gzip, rot13, a few characters
+at a time) are not."""
+
+
+@functools.lru_cache(maxsize=256)
+def _encodings(value: str) -> tuple[tuple[str, str], ...]:
+    """``(how, text)`` for each of ``ENCODINGS`` of ``value``: base64 at each of the three
+    alignments it can have inside a longer encoded text (the characters its bytes alone
+    decide), hex in both cases, URL-encoding, the value reversed."""
+    data = value.encode()
+    found: dict[str, str] = {}
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + data).decode()
+        start = 4 if k else 0
+        end = len(enc) if (len(data) + k) % 3 == 0 else len(enc) - 4
+        core = enc[start:end]
+        if len(core) >= MIN_LENGTH:
+            found.setdefault(core, "base64")
+            found.setdefault(core.translate(_URLSAFE), "base64url")
+    found.setdefault(data.hex(), "hex")
+    found.setdefault(data.hex().upper(), "hex")
+    for quoted in (urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)):
+        found.setdefault(quoted, "URL-encoded")
+    found.setdefault(value[::-1], "reversed")
+    found.pop(value, None)  # hidden as itself
+    return tuple((how, text) for text, how in found.items())
+
+
+_URLSAFE = str.maketrans("+/", "-_")
 
 
 # -- the one function the channels call -------------------------------------------------
