@@ -149,24 +149,6 @@ class _FileTool:
         raise NotImplementedError
 
 
-def refuse_unapproved_read(workspace: Workspace, path: Path, tool: str) -> None:
-    """Refuse to read ``path`` (resolved as the call runs) when it is protected and no
-    person said yes to the call. The decision judged the path as it was then; a link
-    swapped in since (``a.txt`` now leads to ``.env``) would otherwise be read without
-    the click the protection table asks for. ``None`` (a direct call, outside the tool
-    loop) is the caller's own read."""
-    grant = current_grant()
-    if grant is None or (grant.approved and grant.kind == "person"):
-        return
-    reason = workspace.protected_reason(path, write=False)
-    if reason is not None:
-        raise ToolError(
-            f"{tool}: {workspace.display(path)} is protected ({reason}); the call was "
-            "decided without a click on a path that resolves there now (a link swapped in "
-            "since), so nothing was read. Reading it needs the user's approval"
-        )
-
-
 class ReadFileTool(_FileTool):
     """``read_file``: numbered lines of a text file, a window of it for big files."""
 
@@ -214,7 +196,6 @@ class ReadFileTool(_FileTool):
         raw = parsed["file_path"]
         path = self.workspace.resolve(raw, tool=self.name)
         shown = self.workspace.display(path)
-        refuse_unapproved_read(self.workspace, path, self.name)
         grant = current_grant()
         if grant is not None and not grant.approved and hard_linked(path):
             raise ToolError(
@@ -343,7 +324,11 @@ class _Writer(_FileTool):
 
     def _existing(self, path: Path, shown: str) -> TextFile | None:
         return load_checked(
-            self.state, path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
+            self.state,
+            path,
+            tool=self.name,
+            shown=shown,
+            opener=self.workspace.opener(self.name, write=True),
         )
 
 

@@ -11,10 +11,20 @@ replacement); ``is_name(name)`` says whether a flag's or an element's name is se
 
 from __future__ import annotations
 
+import base64
+import functools
 import re
+import urllib.parse
 from collections.abc import Callable
 
-__all__ = ["COMMANDS", "SCREENS", "redact_line_formats", "redact_text_formats"]
+__all__ = [
+    "COMMANDS",
+    "ENCODINGS",
+    "SCREENS",
+    "encodings",
+    "redact_line_formats",
+    "redact_text_formats",
+]
 
 Mark = Callable[[str], str]
 
@@ -122,3 +132,37 @@ def redact_text_formats(text: str, lowered: str, mark: Mark) -> str:
 
         text = _K8S_DATA.sub(data, text)
     return text
+
+
+ENCODINGS = ("base64", "base64url", "hex", "URL-encoded", "reversed")
+"""The copies of a kernel's secret value that are hidden whole, as cheap to look for as
+the value itself (a ``str.find`` each); other encodings (gzip, rot13, a few characters
+at a time) are not."""
+
+
+@functools.lru_cache(maxsize=256)
+def encodings(value: str, shortest: int) -> tuple[tuple[str, str], ...]:
+    """``(how, text)`` for each of ``ENCODINGS`` of ``value``: base64 at each of the three
+    alignments it can have inside a longer encoded text (the characters its bytes alone
+    decide, ``shortest`` characters or more), hex in both cases, URL-encoding, the value
+    reversed."""
+    data = value.encode()
+    found: dict[str, str] = {}
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + data).decode()
+        start = 4 if k else 0
+        end = len(enc) if (len(data) + k) % 3 == 0 else len(enc) - 4
+        core = enc[start:end]
+        if len(core) >= shortest:
+            found.setdefault(core, "base64")
+            found.setdefault(core.translate(_URLSAFE), "base64url")
+    found.setdefault(data.hex(), "hex")
+    found.setdefault(data.hex().upper(), "hex")
+    for quoted in (urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)):
+        found.setdefault(quoted, "URL-encoded")
+    found.setdefault(value[::-1], "reversed")
+    found.pop(value, None)  # hidden as itself
+    return tuple((how, text) for text, how in found.items())
+
+
+_URLSAFE = str.maketrans("+/", "-_")

@@ -34,15 +34,15 @@ A person's click on a call shows them its text: ``approved=True`` hides private 
 
 from __future__ import annotations
 
-import base64
 import functools
 import os
 import re
-import urllib.parse
 from dataclasses import dataclass
 
 from nb_tools.sandbox._secret_formats import (
+    ENCODINGS,
     SCREENS,
+    encodings,
     redact_line_formats,
     redact_text_formats,
 )
@@ -347,86 +347,20 @@ def _triggered(lowered: str) -> bool:
     return any(word in lowered for word in _TRIGGERS)
 
 
-_ABOUT = frozenset(
-    [
-        "name",
-        "names",
-        "id",
-        "ids",
-        "type",
-        "kind",
-        "path",
-        "file",
-        "filename",
-        "dir",
-        "url",
-        "uri",
-        "endpoint",
-        "field",
-        "header",
-        "env",
-        "var",
-        "length",
-        "len",
-        "count",
-        "min",
-        "max",
-        "policy",
-        "prompt",
-        "label",
-        "format",
-        "regex",
-        "pattern",
-        "hint",
-        "help",
-        "prefix",
-        "suffix",
-        "style",
-        "version",
-        "expiry",
-        "expires",
-        "ttl",
-        "timeout",
-        "scope",
-        "scopes",
-        "mode",
-        "provider",
-        "source",
-        "location",
-        "arn",
-        "store",
-        "manager",
-        "reset",
-        "required",
-        "enabled",
-        "stdin",
-        "hash_algorithm",
-    ]
-)
+_ABOUT = frozenset([
+    "name", "names", "id", "ids", "type", "kind", "path", "file", "filename", "dir", "url",
+    "uri", "endpoint", "field", "header", "env", "var", "length", "len", "count", "min", "max",
+    "policy", "prompt", "label", "format", "regex", "pattern", "hint", "help", "prefix",
+    "suffix", "style", "version", "expiry", "expires", "ttl", "timeout", "scope", "scopes",
+    "mode", "provider", "source", "location", "arn", "store", "manager", "reset", "required",
+    "enabled", "stdin",
+])  # fmt: skip
 """A name whose last word is one of these is about a secret, not one (``secret_name``,
 ``token_type``, ``password_file``, ``--password-stdin``): its text value is shown."""
-_TYPES = frozenset(
-    [
-        "str",
-        "bytes",
-        "int",
-        "float",
-        "bool",
-        "dict",
-        "list",
-        "tuple",
-        "set",
-        "object",
-        "any",
-        "none",
-        "optional",
-        "string",
-        "number",
-        "boolean",
-        "integer",
-        "text",
-    ]
-)
+_TYPES = frozenset([
+    "str", "bytes", "int", "float", "bool", "dict", "list", "tuple", "set", "object", "any",
+    "none", "optional", "string", "number", "boolean", "integer", "text",
+])  # fmt: skip
 """A one-word value of ``name: value`` that is a type (``api_key: str``), not a secret."""
 _PLACEHOLDER = re.compile(r"(?i)(.)\1*|<[^<>]*>|your[ _\-][\w \-]*|\.\.\.|…")
 """A quoted value that stands for a secret to fill in (``"xxx"``, ``"***"``,
@@ -665,44 +599,11 @@ def hide_environment_values(
     for name, value in secret_values() if found is None else found:
         text, n = _hide(text, name, value)
         total += n
-        for how, encoded in _encodings(value):
+        for how, encoded in encodings(value, MIN_LENGTH):
             if encoded in text:
                 total += text.count(encoded)
                 text = text.replace(encoded, f"<hidden: the value of ${name}, {how}>")
     return text, total
-
-
-ENCODINGS = ("base64", "base64url", "hex", "URL-encoded", "reversed")
-"""The copies of a kernel's secret value that are hidden whole, as cheap to look for as
-the value itself (a ``str.find`` each); other encodings (gzip, rot13, a few characters
-at a time) are not."""
-
-
-@functools.lru_cache(maxsize=256)
-def _encodings(value: str) -> tuple[tuple[str, str], ...]:
-    """``(how, text)`` for each of ``ENCODINGS`` of ``value``: base64 at each of the three
-    alignments it can have inside a longer encoded text (the characters its bytes alone
-    decide), hex in both cases, URL-encoding, the value reversed."""
-    data = value.encode()
-    found: dict[str, str] = {}
-    for k in range(3):
-        enc = base64.b64encode(b"\0" * k + data).decode()
-        start = 4 if k else 0
-        end = len(enc) if (len(data) + k) % 3 == 0 else len(enc) - 4
-        core = enc[start:end]
-        if len(core) >= MIN_LENGTH:
-            found.setdefault(core, "base64")
-            found.setdefault(core.translate(_URLSAFE), "base64url")
-    found.setdefault(data.hex(), "hex")
-    found.setdefault(data.hex().upper(), "hex")
-    for quoted in (urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)):
-        found.setdefault(quoted, "URL-encoded")
-    found.setdefault(value[::-1], "reversed")
-    found.pop(value, None)  # hidden as itself
-    return tuple((how, text) for text, how in found.items())
-
-
-_URLSAFE = str.maketrans("+/", "-_")
 
 
 # -- the one function the channels call -------------------------------------------------

@@ -1,0 +1,202 @@
+"""Secrets by their text, as effects: a secret written in one of the formats below never
+reaches the model's answer of a call no person clicked (``read_file`` here: every channel
+calls the same ``redact_secret_text``); code that only names a secret stays readable; a
+protected file is no oracle for ``grep`` or ``bash`` in any output mode; every built-in
+tool that reads a file refuses a protected one through the one opener."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import APPROVED, NOT_APPROVED, require_sandbox, run
+
+from nb_tools.builtin import builtin_tools
+from nb_tools.builtin._files import ReadFileTool
+from nb_tools.builtin._readstate import ReadState
+from nb_tools.builtin._text_editor import TextEditorTool
+from nb_tools.builtin._workspace import Workspace
+from nb_tools.sandbox import redact_secret_text
+from nb_tools.tool._grant import granted
+
+S = "hunter2-Zq8-value"  # the secret of every case (no known token shape)
+WORDS = "correcthorsebatterystaple"
+LEAKS = {
+    "escaped JSON in a log line": 'log: {\\"password\\": \\"' + S + '\\"}',
+    "JSON in JSON in JSON": json.dumps({"o": json.dumps({"t": json.dumps({"api_key": S})})}),
+    "JSON, spaced colon": '"api_key" :  "' + S + '"',
+    "YAML, two words": "db password: " + S,
+    "YAML, nested": "aws:\n  secret_access_key: " + S,
+    "YAML, capitalised": "Password: " + S,
+    "dashed key": "client-secret: " + S,
+    "dotted key": "oauth.client.secret=" + S,
+    "TOML section": '[db]\npassword = "' + S + '"',
+    ".netrc, one line": "machine example.com login bob password " + S,
+    ".netrc, lines": "machine example.com\n  login bob\n  password " + S,
+    ".pgpass": "db.example.com:5432:prod:bob:" + S,
+    "docker config auth": '{"auths": {"r.io": {"auth": "'
+    + base64.b64encode(f"bob:{S}".encode()).decode()
+    + '"}}}',
+    "k8s Secret data": "apiVersion: v1\nkind: Secret\ndata:\n  tls.crt: "
+    + base64.b64encode(S.encode()).decode()
+    + "\n",
+    "connection string": f"Server=db;Database=x;User Id=bob;Password={S};",
+    "JDBC": f"jdbc:postgresql://db:5432/x?user=bob&password={S}",
+    "PGPASSWORD": f"PGPASSWORD={S} psql -h db",
+    "curl -u": f"curl -u bob:{S} https://x",
+    "curl --user": f"curl --user 'bob:{S}' https://x",
+    "flag =": f"mysql --password={S} -h db",
+    "flag, space": f"app --api-key {S}",
+    "mysql -p": f"mysql -u root -p{S}",
+    "sshpass -p": f"sshpass -p {S} ssh x",
+    "redis-cli -a": f"redis-cli -a {S}",
+    "XML element": f"<password>{S}</password>",
+    "Basic header": "Authorization: Basic " + base64.b64encode(f"bob:{S}".encode()).decode(),
+    "letters only, YAML": f"password: {WORDS}",
+    "letters only, .env": f"DB_PASSWORD={WORDS}",
+    "letters only, short, .env": "DB_PASSWORD=letmein",
+    "quoted with spaces": 'password = "correct horse battery"',
+}
+HIDDEN = (S, WORDS, "letmein", "correct horse", base64.b64encode(S.encode()).decode()[:12])
+
+
+def _read(ws: Path, name: str, *, approved: bool = False) -> str:
+    tool = ReadFileTool(Workspace(ws), ReadState())
+    with granted(APPROVED if approved else NOT_APPROVED):
+        return asyncio.run(tool.call(json.dumps({"file_path": name}))).content
+
+
+@pytest.mark.parametrize("case", LEAKS)
+def test_a_secret_in_these_formats_never_reaches_a_no_click_read(case: str, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text(LEAKS[case] + "\n")
+    out = _read(tmp_path, "notes.txt")
+    assert not [h for h in HIDDEN if h in out], out
+    assert "<hidden" in out
+    shown = _read(tmp_path, "notes.txt", approved=True)  # a click shows it: the test can see
+    assert "<hidden" not in shown and LEAKS[case].splitlines()[-1] in shown
+
+
+CODE = [
+    "password = getpass()",
+    'token = request.headers["x"]',
+    'secret_name = "prod"',
+    'token_type = "bearer"',
+    "def password_reset(user: User, password: str) -> None:",
+    "    password: str",
+    "    api_key: Optional[str] = None",
+    'api_key = "xxx"',
+    'API_KEY = "<your key>"',
+    'token = "your-api-token"',
+    "docker login --password-stdin -u bob",
+    "    password: The password to use.",
+    "secret = os.environ.get('SECRET')",
+    "--password-file /run/secrets/db",
+    "git clone https://github.com/psf/requests.git",
+    "python -u script.py -p 8080",
+]
+
+
+def test_code_that_names_a_secret_stays_readable() -> None:
+    for line in CODE:
+        assert redact_secret_text(line + "\n") == (line + "\n", 0), line
+
+
+def test_changeme_is_hidden_it_may_be_the_password_in_use() -> None:
+    assert "changeme" not in redact_secret_text('password = "changeme"')[0]
+
+
+def test_copies_of_the_kernels_secret_values_are_hidden(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    value = "Zz9-secret+value/with?odd&chars"
+    monkeypatch.setenv("NB_TEST_API_KEY", value)
+    data = value.encode()
+    copies = {
+        "base64": base64.b64encode(data).decode(),
+        "base64, shifted, with a newline": base64.b64encode(b"x" + data + b"\n").decode(),
+        "base64 of user:value": base64.b64encode(b"user:" + data).decode(),
+        "base64url": base64.urlsafe_b64encode(data).decode(),
+        "hex": data.hex(),
+        "HEX": data.hex().upper(),
+        "URL-encoded": urllib.parse.quote(value, safe=""),
+        "form-encoded": "k=" + urllib.parse.quote_plus(value),
+        "reversed": value[::-1],
+    }
+    for how, copy in copies.items():
+        out, n = redact_secret_text(f"out: {copy}\n")
+        assert n >= 1 and "$NB_TEST_API_KEY" in out, (how, out)
+        middle = copy[len(copy) // 2 - 4 : len(copy) // 2 + 4]
+        assert middle not in out, (how, out)
+
+
+# -- a protected file is no oracle, and every file-reading tool refuses it -----------------
+
+MARK = "zqvalue-7c1f-unique"  # no known shape: only the protection keeps it out
+NOTEBOOK = {
+    "cells": [{"cell_type": "code", "id": "a", "source": f"x = '{MARK}'", "metadata": {},
+               "outputs": [], "execution_count": None}],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+}  # fmt: skip
+EXTRA = {  # what each reading tool needs besides its path argument
+    "read_file": {},
+    "notebook_read": {},
+    "grep": {"pattern": "zqvalue", "output_mode": "content"},
+    "str_replace_based_edit_tool": {"command": "view"},
+}
+
+
+async def _call(tool: object, args: dict[str, object], *, approved: bool) -> str:
+    with granted(APPROVED if approved else NOT_APPROVED):
+        return (await tool.call(json.dumps(args))).content  # type: ignore[attr-defined]
+
+
+async def test_every_builtin_tool_that_reads_files_refuses_a_protected_one(
+    tmp_path: Path,
+) -> None:
+    """Walks the registered built-in tools: each that reads files (its subject says so)
+    gets a protected file's path (``.env.ipynb``: a ``.env*`` file, a notebook too) in a
+    call no person clicked, and shows nothing of it; a click shows it (the control)."""
+    (tmp_path / ".env.ipynb").write_text(json.dumps(NOTEBOOK))
+    ws, state = Workspace(tmp_path), ReadState()
+    tools = [*builtin_tools(tmp_path), TextEditorTool(ws, state)]
+    readers = [t for t in tools if t.info().subject and t.info().subject.reads_files]
+    assert {t.info().name for t in readers} == set(EXTRA)  # a new reader: add it here
+    for t in readers:
+        name = t.info().name
+        args = {t.info().subject.arg: ".env.ipynb", **EXTRA[name]}
+        out = await _call(t, args, approved=False)
+        assert MARK not in out, (name, out)
+        assert MARK in await _call(t, args, approved=True), name
+
+
+@pytest.mark.parametrize("mode", ["content", "files_with_matches", "count"])
+async def test_grep_on_a_protected_file_is_no_oracle_in_any_mode(mode: str, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(f"PASSWORD={MARK}\n")
+    (tmp_path / "plain.txt").write_text("nothing\n")
+    grep = next(t for t in builtin_tools(tmp_path, include=["grep"]))
+    hit, miss = f"PASSWORD={MARK[:8]}", "PASSWORD=nomatch"
+    for path in (".env", "."):
+        outs = [
+            await _call(grep, {"pattern": p, "path": path, "output_mode": mode}, approved=False)
+            for p in (hit, miss)
+        ]
+        assert outs[0].replace(hit, "P") == outs[1].replace(miss, "P"), (path, outs)
+        assert ".env" not in outs[0] or path == ".env"
+
+
+async def test_bash_grep_count_test_and_wc_on_a_protected_file_say_nothing(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    (tmp_path / ".env").write_text(f"PASSWORD={MARK}\n")
+    probes = (
+        "grep -c 'PASSWORD=zq' .env; grep -l zq .env; test -s .env && echo HAS || echo NONE; "
+        "wc -c < .env; ls -la"
+    )
+    r = await run(tmp_path, probes, approved=False)
+    assert "HAS" in (await run(tmp_path, probes, approved=True, sandbox="off")).content
+    assert MARK not in r.content and "HAS" not in r.content and "NONE" in r.content
