@@ -367,6 +367,17 @@ _PLACEHOLDER = re.compile(r"(?i)(.)\1*|<[^<>]*>|your[ _\-][\w \-]*|\.\.\.|…")
 ``"<your key>"``, ``"your-api-key"``); ``"changeme"`` may be the password in use: hidden."""
 
 
+def _tokenish(value: str) -> bool:
+    """Whether the word after ``Bearer``/``Basic`` is a credential, not prose
+    (``Basic authentication``, ``jwt-bearer exchange``): a digit, a capital after its
+    first letter, or a character of base64 or a token (``+/=._~-``)."""
+    return (
+        any(c.isdigit() for c in value)
+        or any(c.isupper() for c in value[1:])
+        or any(c in "+/=._~-" for c in value)
+    )
+
+
 def _text_name(name: str) -> bool:
     """A name in a text whose value is a secret: a :func:`secret_name` whose last word
     does not make it a name about a secret (``_ABOUT``)."""
@@ -436,7 +447,10 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
             if "\\" in m["value"] and not colon:  # a JSON text escaped in this string
                 return m[0][: m.start("value") - m.start()] + _ASSIGNED.sub(assigned, m["value"])
             return m[0]
-        data = colon or (m["sep"] == "=" and name.isupper() and name == m["name"])
+        before = m.string[m.string.rfind("\n", 0, m.start()) + 1 : m.start()].strip()
+        data = (colon and before in ("", "-")) or (
+            m["sep"] == "=" and name.isupper() and name == m["name"]
+        )
         if not _literal(m["value"], m.string[m.end() : m.end() + 1], data=data):
             return m[0]
         return f"{m['name']}{m['sep']}{mark(m['value'])}"
@@ -459,7 +473,7 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
         if any(word in lowered for word in _TOKEN_TRIGGERS):
             text = _TOKENS.sub(lambda m: mark(m[0]), text)
         if "bearer" in lowered or "basic" in lowered:
-            text = _BEARER.sub(lambda m: m[1] + mark(m[2]), text)
+            text = _BEARER.sub(lambda m: m[1] + mark(m[2]) if _tokenish(m[2]) else m[0], text)
         return text
 
     if "-----BEGIN " in text:

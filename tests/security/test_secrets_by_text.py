@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import urllib.parse
 from pathlib import Path
 
@@ -200,3 +201,37 @@ async def test_bash_grep_count_test_and_wc_on_a_protected_file_say_nothing(
     r = await run(tmp_path, probes, approved=False)
     assert "HAS" in (await run(tmp_path, probes, approved=True, sandbox="off")).content
     assert MARK not in r.content and "HAS" not in r.content and "NONE" in r.content
+
+
+# -- false positives: a real package's source stays readable -------------------------------
+
+REVIEWED = {  # lines of requests and httpx that are hidden today, reviewed: keep it short
+    "auth: _t.AuthType,",  # requests/models.py
+    "and uses HTTP Basic authentication.",  # "Basic" + a word with a dot
+    "return BasicAuth(username=username, password=password)",  # `password)`: a cut literal
+    'cookies_repr = ", ".join(',
+    # httpx/_urls.py documents a URL with a password: hidden, as it should be
+    'url = httpx.URL("HTTPS://jo%40email.com:a%20secret@müller.de:1234/pa%20th?search=ab#anchorlink")',
+    "https://jo%40email.com:a%20secret@müller.de:1234/pa%20th?search=ab#anchorlink",
+    'username="jo@gmail.com", password="a secret"',
+    'assert url == "https://jo%40email.com:a%20secret@www.example.com"',
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("package", ["requests", "httpx"])
+def test_a_real_packages_source_is_left_alone_but_a_reviewed_few_lines(
+    package: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    for name in [k for k in os.environ if k != "PATH"]:
+        monkeypatch.delenv(name)  # only the text's own shapes: no env value to find
+    root = Path(importlib.import_module(package).__file__ or "").parent
+    changed = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(errors="replace")
+        out, _n = redact_secret_text(text)
+        changed += [
+            a.strip() for a, b in zip(text.split("\n"), out.split("\n"), strict=True) if a != b
+        ]
+    assert set(changed) <= REVIEWED, sorted(set(changed) - REVIEWED)
