@@ -57,14 +57,21 @@ _NETRC = re.compile(
     r"(?:\bmachine[ \t\n]+\S+|\bdefault\b)(?:[ \t\n]+(?:login|account|port)[ \t\n]+\S+)*"
     r"[ \t\n]+(?:password|passwd)[ \t\n]+(?P<value>(?!<hidden)\S+)"
 )
+_NETRC_SCREENS = tuple(
+    re.compile(word + r"[ \t\n]+(?:\S+[ \t\n]+)?(?:login|account|port|password|passwd)[ \t\n]")
+    for word in ("machine", "default")
+)
+"""Where a ``.netrc`` entry starts: each search starts with its literal word (fast)."""
 _PGPASS = re.compile(
     r"^(?:[A-Za-z0-9.\-\[\]*]+|/\S*):(?:\d{2,5}|\*):[^:\s]+:[^:\s]+:(?P<value>[^\s]+)$",
     re.MULTILINE,
 )
 """``host:port:database:user:password``, a line of ``.pgpass``."""
-_PGPASS_SCREEN = re.compile(r"(?m)^[^:\s]+:(?:\d{2,5}|\*):[^:\s]+:[^:\s]+:\S")
+_PGPASS_SCREEN = re.compile(r":(?:\d{2,5}|\*):[^:\s]+:[^:\s]+:\S")
+"""A ``.pgpass`` line's port and what follows: a search that starts at a colon (fast)."""
 _XML = re.compile(r"<(?P<name>[A-Za-z_][\w.\-]{0,60})>(?P<value>[^<>\n]{1,500})</(?P=name)>")
-_K8S_KIND = re.compile(r"(?m)^kind:[ \t]*Secret[ \t]*$")
+_K8S_KIND = re.compile(r"kind:[ \t]*Secret[ \t]*$", re.MULTILINE)
+"""A manifest's ``kind: Secret`` line: a search that starts with its literal (fast)."""
 _K8S_DATA = re.compile(
     r"(?m)^(?P<indent>[ \t]*)(?:data|stringData):[ \t]*\n"
     r"(?P<body>(?:(?P=indent)[ \t]+\S[^\n]*\n?)+)"
@@ -120,11 +127,13 @@ def redact_text_formats(text: str, lowered: str, mark: Mark) -> str:
     """The whole ``text`` (``lowered`` its lower case) with the passwords of a
     ``.netrc``, of ``.pgpass`` lines and of a Kubernetes Secret's ``data:`` handed to
     ``mark``."""
-    if ("machine" in lowered or "default" in lowered) and "pass" in lowered:
+    if "pass" in lowered and any(rx.search(text) for rx in _NETRC_SCREENS):
         text = _sub(_NETRC, text, mark)
     if _PGPASS_SCREEN.search(text):
         text = _sub(_PGPASS, text, mark)
-    if "kind:" in text and _K8S_KIND.search(text):
+    if "kind:" in text and any(
+        m.start() == 0 or text[m.start() - 1] == "\n" for m in _K8S_KIND.finditer(text)
+    ):
 
         def data(m: re.Match[str]) -> str:
             body = _K8S_ENTRY.sub(lambda e: e["pre"] + mark(e["value"]), m["body"])

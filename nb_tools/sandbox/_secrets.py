@@ -478,8 +478,10 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
 
     if "-----BEGIN " in text:
         text = _PEM.sub(pem, text)
-    text = redact_text_formats(text, text.lower(), mark)
     lowered = text.lower()
+    formatted = redact_text_formats(text, lowered, mark)
+    if formatted is not text:
+        text, lowered = formatted, formatted.lower()
     if len(lowered) != len(text):  # a letter whose lower case is longer: no offsets
         lines = text.split("\n")
         return "\n".join(line(x) if _triggered(x.lower()) else x for x in lines), found
