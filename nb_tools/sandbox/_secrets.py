@@ -64,6 +64,7 @@ __all__ = [
     "SECRET_HIDDEN",
     "SECRET_WORDS",
     "TOKEN_SHAPES",
+    "SecretStream",
     "TokenShape",
     "hide_environment_values",
     "holds_private_key",
@@ -647,3 +648,34 @@ def redact_ends(text: str, keep: int, margin: int = 4000) -> str:
     head = redact_shapes(redact_private_keys(text[: keep + margin])[0])[0][:keep]
     tail = redact_shapes(redact_private_keys(text[-(keep + margin) :])[0])[0][-keep:]
     return head + tail
+
+
+class SecretStream:
+    """Redaction of a text that arrives in chunks (a streaming call's progress): a line
+    is searched only once it is whole, so a secret cut at a chunk's edge is seen whole.
+    :meth:`feed` returns what can be shown now (the whole lines so far, redacted) and
+    keeps the unfinished last line, up to ``hold`` characters (a longer one is shown,
+    redacted as it is); ``cut=True`` says the chunk starts after a gap (its first line
+    lost its beginning, and with it maybe a secret's name): that line is not shown.
+    :meth:`finish` returns the rest."""
+
+    def __init__(self, *, approved: bool = False, hold: int = 4000) -> None:
+        self.approved = approved
+        self.hold = hold
+        self._held = ""
+
+    def feed(self, text: str, *, cut: bool = False) -> str:
+        if cut:
+            self._held = ""
+            end = text.find("\n")
+            text = "… [a line cut by the gap not shown]\n" + text[end + 1 :] if end >= 0 else ""
+        text = self._held + text
+        end = max(text.rfind("\n"), text.rfind("\r")) + 1
+        if len(text) - end > self.hold:
+            end = len(text)
+        self._held = text[end:]
+        return redact_secret_text(text[:end], approved=self.approved)[0] if end else ""
+
+    def finish(self) -> str:
+        text, self._held = self._held, ""
+        return redact_secret_text(text, approved=self.approved)[0] if text else ""
