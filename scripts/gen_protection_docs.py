@@ -28,7 +28,9 @@ from nb_tools.sandbox._protection import (  # noqa: E402
     PREFIX_REASON,
     WHERE,
 )
+from nb_tools.sandbox._secret_formats import COMMANDS, ENCODINGS  # noqa: E402
 from nb_tools.sandbox._secrets import (  # noqa: E402
+    _ABOUT,
     _ENV_WORDS,
     _KEY_KINDS,
     ENV_PREFIXES,
@@ -85,6 +87,9 @@ def secret_shapes() -> str:
     shown = ", ".join(f"`{k}`" for k in PEM_SHOWN)
     kinds = ", ".join(f"`{k}`" for k in sorted(_KEY_KINDS))
     env_words = ", ".join(f"`{w}`" for w in sorted(_ENV_WORDS))
+    about = ", ".join(f"`{w}`" for w in sorted(_ABOUT))
+    commands = "; ".join(what for what, _screen, _rx in COMMANDS)
+    encodings = ", ".join(ENCODINGS)
     rows = [
         f"- a secret name holds a word {words} (also written without separators: "
         "`dbpassword`, `authtoken`), `pass` as its last word after another (`DB_PASS`), "
@@ -92,6 +97,10 @@ def secret_shapes() -> str:
         f"- an environment variable's name is also secret with a word {env_words}, a last "
         f"word ending in `key` (`STRIPE_KEY`, `MYKEY`), or a prefix {prefixes}",
         f"- PEM blocks shown (label holds one of these and not `PRIVATE`): {shown}",
+        f"- a name whose last word is one of {about} is about a secret, not one "
+        "(`secret_name`, `token_type`, `--password-stdin`): its value is shown",
+        f"- command lines: {commands}",
+        f"- copies of the kernel's secret values hidden whole: {encodings}",
         "",
         "| token | shape |",
         "|---|---|",
