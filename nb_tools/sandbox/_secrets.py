@@ -302,7 +302,8 @@ _ASSIGNED = re.compile(
     r"(?P<name>"
     + _NAME
     + r"|\"[^\"\n]{1,100}\"\]?|'[^'\n]{1,100}'\]?)"  # a quoted key: JSON, env["KEY"] =
-    r"(?P<sep>[ \t]*=[ \t]*|(?<=[\"'])[ \t]*:[ \t]*)"  # `"key" : "v"`, any spacing
+    # `=`, `=>` (Ruby, PHP), `:=` (Go), `"key" : "v"` with any spacing
+    r"(?P<sep>[ \t]*(?:=>?|:=)[ \t]*|(?<=[\"'])[ \t]*:[ \t]*)"
     r"(?!<hidden)(?P<value>"
     # JSON escaped inside a string (a log line, JSON in JSON): \"value\", \\\"value\\\"
     r"(?P<esc>\\+)\"[^\"\\\n]*(?:(?P=esc)\"|" + _CUT + r"|(?=\n)|$)"
@@ -320,6 +321,11 @@ _COLON = re.compile(
 """``name: value`` as the line's one word or quoted text (a YAML line, an HTTP header,
 ``X-Api-Key: ...``); a type annotation (``api_key: str = ""``) is code."""
 _BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)(?!<hidden)([A-Za-z0-9._~+/=\-]{8,})")
+_AUTHORIZATION = re.compile(
+    r"(?i)(\bauthorization\b[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z][\w\-]*[ \t]+)"
+    r"(?!<hidden)([^\s'\"]{8,})"
+)
+"""``Authorization: <scheme> <credential>`` for any scheme (``token``, ``Digest``, ``AWS4-...``)."""
 _CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]\w*)*")
 """An unquoted value that is code, not a secret: an identifier without digits, or a
 dotted name (``password = getpass``, ``token = self.token``, ``api_key: str``)."""
@@ -363,7 +369,7 @@ _TYPES = frozenset([
     "none", "optional", "string", "number", "boolean", "integer", "text",
 ])  # fmt: skip
 """A one-word value of ``name: value`` that is a type (``api_key: str``), not a secret."""
-_PLACEHOLDER = re.compile(r"(?i)(.)\1*|<[^<>]*>|your[ _\-][\w \-]*|\.\.\.|…")
+_PLACEHOLDER = re.compile(r"(?i)(.)\1{2,}|<[^<>]*>|your[ _\-][\w \-]*|…")
 """A quoted value that stands for a secret to fill in (``"xxx"``, ``"***"``,
 ``"<your key>"``, ``"your-api-key"``); ``"changeme"`` may be the password in use: hidden."""
 
@@ -473,6 +479,10 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
             text = redact_line_formats(text, lowered, mark, _text_name, flag_value)
         if any(word in lowered for word in _TOKEN_TRIGGERS):
             text = _TOKENS.sub(lambda m: mark(m[0]), text)
+        if "authorization" in lowered:
+            text = _AUTHORIZATION.sub(
+                lambda m: m[1] + mark(m[2]) if _tokenish(m[2]) else m[0], text
+            )
         if "bearer" in lowered or "basic" in lowered:
             text = _BEARER.sub(lambda m: m[1] + mark(m[2]) if _tokenish(m[2]) else m[0], text)
         return text

@@ -61,8 +61,12 @@ LEAKS = {
     "letters only, .env": f"DB_PASSWORD={WORDS}",
     "letters only, short, .env": "DB_PASSWORD=letmein",
     "quoted with spaces": 'password = "correct horse battery"',
+    "one character, JSON": '"password":"p"',
+    "Ruby, PHP =>": f'password => "{S}"',
+    "Go :=": f'password := "{S}"',
+    "Authorization, any scheme": f"Authorization: token {S}",
 }
-HIDDEN = (S, WORDS, "letmein", "correct horse", base64.b64encode(S.encode()).decode()[:12])
+HIDDEN = (S, WORDS, "letmein", "correct horse", base64.b64encode(S.encode()).decode()[:12], '"p"')
 
 
 def _read(ws: Path, name: str, *, approved: bool = False) -> str:
@@ -98,6 +102,9 @@ CODE = [
     "--password-file /run/secrets/db",
     "git clone https://github.com/psf/requests.git",
     "python -u script.py -p 8080",
+    'if password == "abc":',
+    'api_key = "..."',
+    "the Authorization header of the request",
 ]
 
 
