@@ -326,7 +326,7 @@ _AUTHORIZATION = re.compile(
     r"(?!<hidden)([^\s'\"]{8,})"
 )
 """``Authorization: <scheme> <credential>`` for any scheme (``token``, ``Digest``, ``AWS4-...``)."""
-_CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]\w*)*")
+_CODE = re.compile(r"[A-Za-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 """An unquoted value that is code, not a secret: an identifier without digits, or a
 dotted name (``password = getpass``, ``token = self.token``, ``api_key: str``)."""
 _SHORTEST = 6
@@ -360,7 +360,8 @@ _ABOUT = frozenset([
     "policy", "prompt", "label", "format", "regex", "pattern", "hint", "help", "prefix",
     "suffix", "style", "version", "expiry", "expires", "ttl", "timeout", "scope", "scopes",
     "mode", "provider", "source", "location", "arn", "store", "manager", "reset", "required",
-    "enabled", "stdin",
+    "enabled", "stdin", "resource", "scheme", "method", "methods", "class", "handler",
+    "backend", "flow", "level", "strategy", "service", "error", "exception", "vars",
 ])  # fmt: skip
 """A name whose last word is one of these is about a secret, not one (``secret_name``,
 ``token_type``, ``password_file``, ``--password-stdin``): its text value is shown."""
@@ -374,15 +375,34 @@ _PLACEHOLDER = re.compile(r"(?i)(.)\1{2,}|<[^<>]*>|your[ _\-][\w \-]*|…")
 ``"<your key>"``, ``"your-api-key"``); ``"changeme"`` may be the password in use: hidden."""
 
 
+def _echoes(inner: str, name: str) -> bool:
+    """Whether a quoted value only repeats its name or a secret word: a constant naming
+    a kind of secret (``GRANT_TYPE_REFRESH_TOKEN = "refresh_token"``,
+    ``auth_scheme_default = "token"``), not a secret."""
+    word = inner.lower().replace("-", "_")
+    return word in SECRET_WORDS or word == "authorization" or ("_" in word and word in name.lower())
+
+
 def _tokenish(value: str) -> bool:
     """Whether the word after ``Bearer``/``Basic`` is a credential, not prose
     (``Basic authentication``, ``jwt-bearer exchange``): a digit, a capital after its
     first letter, or a character of base64 or a token (``+/=._~-``)."""
+    value = value.rstrip(".,;:)")  # the end of a sentence
     return (
         any(c.isdigit() for c in value)
         or any(c.isupper() for c in value[1:])
         or any(c in "+/=._~-" for c in value)
     )
+
+
+_COUNTS = frozenset(["max", "min", "num", "n", "total", "count"])
+"""A name whose first word is one of these counts secrets (``max_tokens``), holds none."""
+_TEMPLATE_REF = re.compile(r"\{[A-Za-z_][\w.]*\}")
+_NOT_A_VALUE = re.compile(
+    r"\{[A-Za-z_][\w.]*\}|\A[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\Z|\Aurn:[a-z0-9\-]+:"
+)
+"""A quoted text that is a template (``"{auth_scheme} {auth_token}"``), the name of an
+environment variable (``ENV_API_KEY = "ANTHROPIC_API_KEY"``) or a URN, not a secret."""
 
 
 def _text_name(name: str) -> bool:
@@ -391,20 +411,26 @@ def _text_name(name: str) -> bool:
     if not secret_name(name):
         return False
     words = _words(name)
-    return not (len(words) > 1 and words[-1] in _ABOUT)
+    return not (len(words) > 1 and (words[-1] in _ABOUT or words[0] in _COUNTS))
 
 
-def _literal(value: str, after: str, *, data: bool = False) -> bool:
+def _literal(value: str, after: str, *, data: bool = False, name: str = "") -> bool:
     """Whether an assigned ``value`` (followed by ``after``) is a secret literal and not
     code, a reference or a placeholder. ``data``: the line is data, not code (a YAML
     ``name: value``, a shell or ``.env`` ``NAME=value``), where a bare word is a value."""
     if value[:1] in "\"'\\":
         inner = value.strip("\"'\\")
         return (
-            bool(inner)
+            any(c.isalnum() for c in inner)  # not ", " or "/"
             and not inner.startswith(("<hidden", "${", "{{"))
+            and not inner.endswith(" ")  # "token " + value: a prefix
             and not _PLACEHOLDER.fullmatch(inner)
+            and not _NOT_A_VALUE.search(inner)
+            and not (name and _echoes(inner, name))
         )
+    value = value.rstrip(",;:)`")  # the end of a call's argument, of a quote in a docstring
+    if _TEMPLATE_REF.search(value):
+        return False  # cookie={user_cookie}
     if len(value) < _SHORTEST or value in _KEYWORDS or value.startswith(("$", "%", "{", "<")):
         return False  # a flag or a number (TOKEN = 1), a reference, a placeholder
     if "[" in value or after[:1] in ("(", "["):
@@ -458,7 +484,7 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
         data = (colon and before in ("", "-")) or (
             m["sep"] == "=" and name.isupper() and name == m["name"]
         )
-        if not _literal(m["value"], m.string[m.end() : m.end() + 1], data=data):
+        if not _literal(m["value"], m.string[m.end() : m.end() + 1], data=data, name=name):
             return m[0]
         return f"{m['name']}{m['sep']}{mark(m['value'])}"
 
