@@ -29,14 +29,13 @@ from nb_tools.sandbox._protection import (  # noqa: E402
     WHERE,
 )
 from nb_tools.sandbox._secret_formats import COMMANDS, ENCODINGS  # noqa: E402
-from nb_tools.sandbox._secrets import (  # noqa: E402
-    _ABOUT,
+from nb_tools.sandbox._secret_names import (  # noqa: E402
     _ENV_WORDS,
     _KEY_KINDS,
     ENV_PREFIXES,
-    PEM_SHOWN,
     SECRET_WORDS,
 )
+from nb_tools.sandbox._secrets import _ABOUT, PEM_SHOWN  # noqa: E402
 
 
 def _sandbox(e: Entry) -> str:
