@@ -30,13 +30,14 @@ from nb_tools.sandbox._protection import (  # noqa: E402
     START_REASON,
     WHERE,
 )
-from nb_tools.sandbox._secrets import (  # noqa: E402
+from nb_tools.sandbox._secret_formats import COMMANDS, ENCODINGS  # noqa: E402
+from nb_tools.sandbox._secret_names import (  # noqa: E402
     _ENV_WORDS,
     _KEY_KINDS,
     ENV_PREFIXES,
-    PEM_SHOWN,
     SECRET_WORDS,
 )
+from nb_tools.sandbox._secrets import _ABOUT, PEM_SHOWN  # noqa: E402
 
 
 def _sandbox(e: Entry) -> str:
@@ -92,6 +93,9 @@ def secret_shapes() -> str:
     shown = ", ".join(f"`{k}`" for k in PEM_SHOWN)
     kinds = ", ".join(f"`{k}`" for k in sorted(_KEY_KINDS))
     env_words = ", ".join(f"`{w}`" for w in sorted(_ENV_WORDS))
+    about = ", ".join(f"`{w}`" for w in sorted(_ABOUT))
+    commands = "; ".join(what for what, _screen, _rx in COMMANDS)
+    encodings = ", ".join(ENCODINGS)
     rows = [
         f"- a secret name holds a word {words} (also written without separators: "
         "`dbpassword`, `authtoken`), `pass` as its last word after another (`DB_PASS`), "
@@ -99,6 +103,10 @@ def secret_shapes() -> str:
         f"- an environment variable's name is also secret with a word {env_words}, a last "
         f"word ending in `key` (`STRIPE_KEY`, `MYKEY`), or a prefix {prefixes}",
         f"- PEM blocks shown (label holds one of these and not `PRIVATE`): {shown}",
+        f"- a name whose last word is one of {about} is about a secret, not one "
+        "(`secret_name`, `token_type`, `--password-stdin`): its value is shown",
+        f"- command lines: {commands}",
+        f"- copies of the kernel's secret values hidden whole: {encodings}",
         "",
         "| token | shape |",
         "|---|---|",

@@ -8,11 +8,19 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from nb_tools.builtin._atomic import WriteFailed
-from nb_tools.sandbox import redact_secret_text
+from nb_tools.sandbox import SecretStream, redact_secret_text
 from nb_tools.tool import Result, Schema, ValidationError
 from nb_tools.tool._grant import current_grant
 
-__all__ = ["Args", "ToolError", "guarded", "parse_args", "person_clicked", "redact_output"]
+__all__ = [
+    "Args",
+    "ToolError",
+    "guarded",
+    "output_stream",
+    "parse_args",
+    "person_clicked",
+    "redact_output",
+]
 
 Args: TypeAlias = str | bytes | Mapping[str, Any]
 """A call's arguments: raw JSON from the model, or a mapping for a direct call."""
@@ -55,3 +63,10 @@ def redact_output(text: str) -> tuple[str, int]:
     every secret ``nb_tools.sandbox.redact_secret_text`` knows hidden, or only private
     keys when a person clicked this call (they asked to see it); and how many."""
     return redact_secret_text(text, approved=person_clicked())
+
+
+def output_stream() -> SecretStream:
+    """What a streaming tool's progress goes through before the live view shows it
+    (chunk by chunk, a secret cut at a chunk's edge seen whole): as ``redact_output``,
+    for this call's click or none."""
+    return SecretStream(approved=person_clicked())

@@ -23,7 +23,6 @@ from nb_tools.builtin._undo import undo_for, written_before
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.sandbox import hard_linked
 from nb_tools.tool import Change, Info, Result, Schema, Subject
-from nb_tools.tool._grant import current_grant
 
 __all__ = ["EditFileTool", "ReadFileTool", "WriteFileTool", "format_lines"]
 
@@ -160,30 +159,6 @@ class _FileTool:
         raise NotImplementedError
 
 
-def refuse_unapproved_read(workspace: Workspace, path: Path, tool: str) -> None:
-    """Refuse to read ``path`` (resolved as the call runs) when it is protected and no
-    person said yes to the call. The decision judged the path as it was then; a link
-    swapped in since (``a.txt`` now leads to ``.env``) would otherwise be read without
-    the click the protection table asks for. ``None`` (a direct call, outside the tool
-    loop) is the caller's own read."""
-    grant = current_grant()
-    if grant is None or (grant.approved and grant.kind == "person"):
-        return
-    if not grant.approved and hard_linked(path):
-        raise ToolError(
-            f"{tool}: {workspace.display(path)} has more than one hard link (another name of "
-            "it may be a file outside the workspace), so reading it needs the user's "
-            "approval; it was not approved, so nothing was read"
-        )
-    reason = workspace.protected_reason(path, write=False)
-    if reason is not None:
-        raise ToolError(
-            f"{tool}: {workspace.display(path)} is protected ({reason}); the call was "
-            "decided without a click on a path that resolves there now (a link swapped in "
-            "since), so nothing was read. Reading it needs the user's approval"
-        )
-
-
 class ReadFileTool(_FileTool):
     """``read_file``: numbered lines of a text file, a window of it for big files."""
 
@@ -221,7 +196,6 @@ class ReadFileTool(_FileTool):
         raw = parsed["file_path"]
         path = self.workspace.resolve(raw, tool=self.name)
         shown = self.workspace.display(path)
-        refuse_unapproved_read(self.workspace, path, self.name)
         try:
             tf = load_text(
                 path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
@@ -343,7 +317,11 @@ class _Writer(_FileTool):
 
     def _existing(self, path: Path, shown: str) -> TextFile | None:
         return load_checked(
-            self.state, path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
+            self.state,
+            path,
+            tool=self.name,
+            shown=shown,
+            opener=self.workspace.opener(self.name, write=True),
         )
 
 

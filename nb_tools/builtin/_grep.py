@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from nb_tools.builtin._common import ToolError, redact_output
-from nb_tools.builtin._files import refuse_unapproved_read
 from nb_tools.builtin._grep_python import python_pattern, search_python
 from nb_tools.builtin._ignore import (
     TYPES,
@@ -192,7 +191,7 @@ class GrepTool(SearchTool):
             a = self._parse(args)
             query, target = self._query(a)
             if target.is_file():
-                refuse_unapproved_read(self.workspace, target, self.name)
+                self.workspace.refuse_unapproved_read(target, self.name)
         except (ToolError, WorkspaceError) as exc:
             return Result.error(str(exc))
         head = a.get("head_limit", 250)

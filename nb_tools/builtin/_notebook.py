@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._common import Args, ToolError, redact_output
-from nb_tools.builtin._files import _FileTool, _Plan, _Writer, refuse_unapproved_read
+from nb_tools.builtin._files import _FileTool, _Plan, _Writer
 from nb_tools.builtin._readstate import ReadState
 from nb_tools.builtin._textfile import TextFileError, load_text
 from nb_tools.builtin._workspace import Workspace
@@ -80,8 +80,6 @@ def _fingerprint(nb: Any, ids: list[str]) -> str:
 
 def _load(workspace: Workspace, raw: str, tool: str, *, for_write: bool = False) -> _Notebook:
     path = workspace.resolve(raw, for_write=for_write, tool=tool)
-    if not for_write:
-        refuse_unapproved_read(workspace, path, tool)
     shown = workspace.display(path)
     if path.suffix != ".ipynb":
         raise ToolError(f"{tool}: {shown} is not a notebook (.ipynb); use read_file/edit_file")
@@ -91,7 +89,7 @@ def _load(workspace: Workspace, raw: str, tool: str, *, for_write: bool = False)
             tool=tool,
             shown=shown,
             max_bytes=MAX_NOTEBOOK_BYTES,
-            opener=workspace.opener(tool),
+            opener=workspace.opener(tool, write=for_write),
         )
     except FileNotFoundError:
         raise ToolError(f"{tool}: {shown} does not exist; use glob to find notebooks") from None

@@ -205,7 +205,10 @@ class ApplyPatchTool:
         if not path.is_dir():
             try:
                 original = load_text(
-                    path, tool=self.name, shown=shown, opener=self.workspace.opener(self.name)
+                    path,
+                    tool=self.name,
+                    shown=shown,
+                    opener=self.workspace.opener(self.name, write=True),
                 )
             except FileNotFoundError:
                 original = None

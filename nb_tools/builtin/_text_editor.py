@@ -211,7 +211,7 @@ class TextEditorTool(_FileTool):
             tool=self.name,
             shown=shown,
             reader="view",
-            opener=self.workspace.opener(self.name),
+            opener=self.workspace.opener(self.name, write=True),
         )
         if tf is None:
             raise ToolError(f"{self.name}: {shown} does not exist; use the create command")

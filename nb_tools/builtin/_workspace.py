@@ -19,9 +19,10 @@ API (other built-in modules import this; keep it stable)::
         # A descriptor of the folder `path` (a realpath inside the root), opened from the
         # root one component at a time with O_NOFOLLOW: the folder that was resolved, or
         # WorkspaceError naming the component that became a symlink. Writers use it.
-    ws.open_file(path, *, tool=None) -> int / ws.opener(tool)
+    ws.open_file(path, *, tool=None) -> int / ws.opener(tool, *, write=False)
         # The same walk for reads; refuses a final symlink, FIFOs, devices and sockets
-        # (by lstat, before opening) and never blocks.
+        # (by lstat, before opening) and never blocks. opener() for a read also refuses a
+        # protected path no person clicked for (ws.refuse_unapproved_read(path, tool)).
     ws.display(path) -> str           # path relative to the root ("." for the root itself)
     ws.is_protected(path) -> bool     # the protection table (nb_tools.sandbox.TABLE: .git/,
     ws.protected_reason(path)         # .nb_tools/, start-up files, credentials, secret stores),
@@ -42,7 +43,8 @@ import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from nb_tools.sandbox import TABLE, path_rule_reason, prefix_reason, write_protected
+from nb_tools.sandbox import TABLE, hard_linked, path_rule_reason, prefix_reason, write_protected
+from nb_tools.tool._grant import current_grant
 
 __all__ = ["PROTECTED_NAMES", "USE_DIR_FD", "Workspace", "WorkspaceError"]
 
@@ -197,9 +199,43 @@ class Workspace:
         finally:
             os.close(parent)
 
-    def opener(self, tool: str | None = None) -> Callable[[Path], int]:
-        """``open_file`` for ``load_text``: reads go through the same race-free walk."""
-        return lambda path: self.open_file(path, tool=tool)
+    def opener(self, tool: str | None = None, *, write: bool = False) -> Callable[[Path], int]:
+        """``open_file`` for ``load_text``: reads go through the same race-free walk. A
+        read (not ``write``: a writer reading the file it replaces, which its own
+        protection check guards) first refuses a protected path no person clicked for
+        (:meth:`refuse_unapproved_read`): every tool that reads a file through it gets
+        that by construction."""
+        if write:
+            return lambda path: self.open_file(path, tool=tool)
+
+        def read(path: Path) -> int:
+            self.refuse_unapproved_read(path, tool or "read")
+            return self.open_file(path, tool=tool)
+
+        return read
+
+    def refuse_unapproved_read(self, path: Path, tool: str) -> None:
+        """Refuse to read ``path`` (resolved as the call runs) when it is protected and no
+        person said yes to the call. The decision judged the path as it was then; a link
+        swapped in since (``a.txt`` now leads to ``.env``) would otherwise be read without
+        the click the protection table asks for. No grant (a direct call, outside the
+        tool loop) is the caller's own read."""
+        grant = current_grant()
+        if grant is None or (grant.approved and grant.kind == "person"):
+            return
+        if not grant.approved and hard_linked(path):
+            raise WorkspaceError(
+                f"{tool}: {self.display(path)} has more than one hard link (another name of "
+                "it may be a file outside the workspace), so reading it needs the user's "
+                "approval; it was not approved, so nothing was read"
+            )
+        reason = self.protected_reason(path, write=False)
+        if reason is not None:
+            raise WorkspaceError(
+                f"{tool}: {self.display(path)} is protected ({reason}); the call was "
+                "decided without a click on a path that resolves there now (a link swapped "
+                "in since), so nothing was read. Reading it needs the user's approval"
+            )
 
     def _swapped(self, component: Path, target: Path, prefix: str) -> WorkspaceError:
         try:

@@ -2,7 +2,9 @@
 secret, for every channel through which text reaches the model, or the person, without a
 click (``bash`` output and its progress lines, ``read_file``, ``grep``, the notebook tools
 on disk and live, ``list_variables`` and ``describe``) and for the environment the sandbox
-withholds.
+withholds. Its parts: names in ``_secret_names``, private keys line for line in
+``_secret_keys``, programs' formats and encoded copies in ``_secret_formats``; this module
+is the one the others import.
 
 Names (:func:`secret_name`): a word such as token, secret, password, credential, cookie or
 auth, or a key of a secret kind (``api_key``, ``AWS_SECRET_ACCESS_KEY``, ``privateKey``);
@@ -39,6 +41,13 @@ import os
 import re
 from dataclasses import dataclass
 
+from nb_tools.sandbox._secret_formats import (
+    ENCODINGS,
+    SCREENS,
+    encodings,
+    redact_line_formats,
+    redact_text_formats,
+)
 from nb_tools.sandbox._secret_keys import (
     KEY_HIDDEN,
     PEM_SHOWN,
@@ -46,8 +55,21 @@ from nb_tools.sandbox._secret_keys import (
     holds_private_key,
     redact_private_keys,
 )
+from nb_tools.sandbox._secret_names import (
+    ENV_PREFIXES,
+    NAME_HIDDEN,
+    SCREEN,
+    SECRET_HIDDEN,
+    SECRET_WORDS,
+    may_hold_secret_names,
+    secret_env_name,
+    secret_label,
+    secret_name,
+    words_of,
+)
 
 __all__ = [
+    "ENCODINGS",
     "ENV_PREFIXES",
     "KEY_HIDDEN",
     "NAME_HIDDEN",
@@ -56,6 +78,7 @@ __all__ = [
     "SECRET_HIDDEN",
     "SECRET_WORDS",
     "TOKEN_SHAPES",
+    "SecretStream",
     "TokenShape",
     "hide_environment_values",
     "holds_private_key",
@@ -69,126 +92,6 @@ __all__ = [
     "secret_name",
     "secret_values",
 ]
-
-# -- names ------------------------------------------------------------------------------
-
-NAME_HIDDEN = "<hidden: the name looks like a secret>"
-"""What stands for a value kept under a secret-looking name (``api_key``, ``*_TOKEN``...)."""
-SECRET_HIDDEN = "<hidden: looks like a secret>"
-"""What stands for a secret found in text by its shape (a URL password, a token...)."""
-
-SECRET_WORDS = frozenset(
-    [
-        "token",
-        "tokens",
-        "secret",
-        "secrets",
-        "password",
-        "passwords",
-        "passwd",
-        "pwd",
-        "passphrase",
-        "credential",
-        "credentials",
-        "cookie",
-        "cookies",
-        "apikey",
-        "auth",
-        "authorization",
-        "bearer",
-    ]
-)
-"""A name holding one of these words names a secret."""
-_KEY_KINDS = frozenset(
-    ["api", "access", "secret", "private", "auth", "signing", "encryption", "client"]
-)
-"""``<kind>_key`` names a secret for these kinds (``api_key``); ``sort_key`` does not."""
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_JOINED = re.compile(r"password|passwd|passphrase|secret(?!ar)|credential|apikey|tokens?$")
-"""Secret words inside a name written without separators (``dbpassword``, ``mysecret``,
-``authtoken``); not ``tokenizer`` or ``secretary``."""
-
-ENV_PREFIXES = (
-    "ANTHROPIC_",
-    "OPENAI_",
-    "JPY_",
-    "JUPYTER_",
-    "AWS_",
-    "GOOGLE_",
-    "AZURE_",
-    "GITHUB_",
-    "SSH_",
-    "GPG_",
-)
-"""Environment variables of programs that keep credentials (or point at them) under
-ordinary names (``AWS_PROFILE``, ``JPY_SESSION_NAME``, ``SSH_AUTH_SOCK``)."""
-_ENV_WORDS = frozenset(["key", "session", "oauth", "sessionid"])
-"""Words that make an environment variable secret though not a Python name (``STRIPE_KEY``,
-``MY_SESSION``)."""
-
-
-def _text_of(key: object) -> str | None:
-    if issubclass(type(key), bytes):
-        key = bytes.decode(key, "latin-1")  # type: ignore[arg-type]
-    elif issubclass(type(key), str):
-        key = str.__getitem__(key, slice(None))  # a subclass's text, by str's own code
-    return key if type(key) is str and len(key) <= 200 else None
-
-
-def _words(name: str) -> list[str]:
-    return [w.lower() for w in _WORDS.findall(name)]
-
-
-def secret_name(key: object) -> bool:
-    """Whether ``key`` (a str, or bytes as ``os.environ`` keeps them) names a secret: a
-    word of ``SECRET_WORDS``, or a key of a secret kind (``api_key``,
-    ``AWS_SECRET_ACCESS_KEY``, ``privateKey``); ``sort_key`` or ``monkey`` are not."""
-    name = _text_of(key)
-    if name is None:
-        return False
-    words = _words(name)
-    if any(w in SECRET_WORDS for w in words):
-        return True
-    if _JOINED.search("".join(words)) or (len(words) > 1 and words[-1] == "pass"):
-        return True  # dbpassword, PassWord, authtoken, DB_PASS
-    return any(w == "key" and i and words[i - 1] in _KEY_KINDS for i, w in enumerate(words))
-
-
-def secret_env_name(name: object) -> bool:
-    """Whether the environment variable ``name`` holds a secret: a :func:`secret_name`, a
-    word of ``_ENV_WORDS`` (``STRIPE_KEY``), a last word ending in ``key`` (``MYKEY``),
-    or a name under ``ENV_PREFIXES``. The sandbox never passes such a variable on, and
-    the kernel tools hide its value."""
-    text = _text_of(name)
-    if text is None:
-        return False
-    if secret_name(text) or text.upper().startswith(ENV_PREFIXES):
-        return True
-    words = _words(text)
-    return any(w in _ENV_WORDS for w in words) or bool(words and words[-1].endswith("key"))
-
-
-def secret_label(label: object) -> bool:
-    """A DataFrame column or row label, or a Series name, that names a secret: a secret
-    name, or a tuple (a MultiIndex label) with one among its parts."""
-    if type(label) is tuple:
-        return any(secret_name(part) for part in label)
-    return secret_name(label)
-
-
-_SCREEN = tuple(
-    w
-    for w in SECRET_WORDS | {"key", "pass", "credential"}
-    if not any(o != w and o in w for o in SECRET_WORDS | {"key", "pass", "credential"})
-)
-"""The secret words (and ``key``) that contain no other: one substring search each."""
-
-
-def may_hold_secret_names(text: str) -> bool:
-    """A quick screen: ``False`` when no part of ``text`` can make a secret name (none of
-    the secret words nor ``key`` occurs in it), so a million labels are screened at once."""
-    lowered = text.lower()
-    return any(w in lowered for w in _SCREEN)
 
 
 # -- secrets found by their shape ------------------------------------------------------
@@ -293,10 +196,13 @@ _ASSIGNED = re.compile(
     r"(?P<name>"
     + _NAME
     + r"|\"[^\"\n]{1,100}\"\]?|'[^'\n]{1,100}'\]?)"  # a quoted key: JSON, env["KEY"] =
-    r"(?P<sep>[ \t]*(?:=|(?<=[\"']):)[ \t]*)"
+    # `=`, `=>` (Ruby, PHP), `:=` (Go), `"key" : "v"` with any spacing
+    r"(?P<sep>[ \t]*(?:=>?|:=)[ \t]*|(?<=[\"'])[ \t]*:[ \t]*)"
     r"(?!<hidden)(?P<value>"
+    # JSON escaped inside a string (a log line, JSON in JSON): \"value\", \\\"value\\\"
+    r"(?P<esc>\\+)\"[^\"\\\n]*(?:(?P=esc)\"|" + _CUT + r"|(?=\n)|$)"
     # a quoted value up to its quote, or up to a cut or the line's end when it was cut
-    r"\"(?:[^\"\\\n]|\\.)*?(?:\"|" + _CUT + r"|(?=\n)|$)"
+    r"|\"(?:[^\"\\\n]|\\.)*?(?:\"|" + _CUT + r"|(?=\n)|$)"
     r"|'(?:[^'\\\n]|\\.)*?(?:'|" + _CUT + r"|(?=\n)|$)"
     r"|[^\s&;,'\"}\]\\(]+)"
 )
@@ -309,7 +215,12 @@ _COLON = re.compile(
 """``name: value`` as the line's one word or quoted text (a YAML line, an HTTP header,
 ``X-Api-Key: ...``); a type annotation (``api_key: str = ""``) is code."""
 _BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)(?!<hidden)([A-Za-z0-9._~+/=\-]{8,})")
-_CODE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]\w*)*")
+_AUTHORIZATION = re.compile(
+    r"(?i)(\bauthorization\b[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z][\w\-]*[ \t]+)"
+    r"(?!<hidden)([^\s'\"]{8,})"
+)
+"""``Authorization: <scheme> <credential>`` for any scheme (``token``, ``Digest``, ``AWS4-...``)."""
+_CODE = re.compile(r"[A-Za-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 """An unquoted value that is code, not a secret: an identifier without digits, or a
 dotted name (``password = getpass``, ``token = self.token``, ``api_key: str``)."""
 _SHORTEST = 6
@@ -328,7 +239,7 @@ _TOKEN_TRIGGERS = (
     "glpat-", "xox", "hf_", "aiza", "npm_", "pypi-", "eyj", "/api/webhooks/", "hooks.slack",
 )  # fmt: skip
 """What a line (lowered) holds when it may hold one of ``TOKEN_SHAPES``."""
-_TRIGGERS = ("://", "bearer", "basic", *_TOKEN_TRIGGERS, *_SCREEN)
+_TRIGGERS = ("://", "bearer", "basic", *_TOKEN_TRIGGERS, *SCREEN, *SCREENS)
 """What a line (lowered) must hold to be searched for shapes: a scheme, a token's prefix,
 a secret word; the other lines are skipped at C speed."""
 
@@ -337,18 +248,91 @@ def _triggered(lowered: str) -> bool:
     return any(word in lowered for word in _TRIGGERS)
 
 
-def _literal(value: str, after: str) -> bool:
+_ABOUT = frozenset([
+    "name", "names", "id", "ids", "type", "kind", "path", "file", "filename", "dir", "url",
+    "uri", "endpoint", "field", "header", "env", "var", "length", "len", "count", "min", "max",
+    "policy", "prompt", "label", "format", "regex", "pattern", "hint", "help", "prefix",
+    "suffix", "style", "version", "expiry", "expires", "ttl", "timeout", "scope", "scopes",
+    "mode", "provider", "source", "location", "arn", "store", "manager", "reset", "required",
+    "enabled", "stdin", "resource", "scheme", "method", "methods", "class", "handler",
+    "backend", "flow", "level", "strategy", "service", "error", "exception", "vars",
+])  # fmt: skip
+"""A name whose last word is one of these is about a secret, not one (``secret_name``,
+``token_type``, ``password_file``, ``--password-stdin``): its text value is shown."""
+_TYPES = frozenset([
+    "str", "bytes", "int", "float", "bool", "dict", "list", "tuple", "set", "object", "any",
+    "none", "optional", "string", "number", "boolean", "integer", "text",
+])  # fmt: skip
+"""A one-word value of ``name: value`` that is a type (``api_key: str``), not a secret."""
+_PLACEHOLDER = re.compile(r"(?i)(.)\1{2,}|<[^<>]*>|your[ _\-][\w \-]*|…")
+"""A quoted value that stands for a secret to fill in (``"xxx"``, ``"***"``,
+``"<your key>"``, ``"your-api-key"``); ``"changeme"`` may be the password in use: hidden."""
+
+
+def _echoes(inner: str, name: str) -> bool:
+    """Whether a quoted value only repeats its name or a secret word: a constant naming
+    a kind of secret (``GRANT_TYPE_REFRESH_TOKEN = "refresh_token"``,
+    ``auth_scheme_default = "token"``), not a secret."""
+    word = inner.lower().replace("-", "_")
+    return word in SECRET_WORDS or word == "authorization" or ("_" in word and word in name.lower())
+
+
+def _tokenish(value: str) -> bool:
+    """Whether the word after ``Bearer``/``Basic`` is a credential, not prose
+    (``Basic authentication``, ``jwt-bearer exchange``): a digit, a capital after its
+    first letter, or a character of base64 or a token (``+/=._~-``)."""
+    value = value.rstrip(".,;:)")  # the end of a sentence
+    return (
+        any(c.isdigit() for c in value)
+        or any(c.isupper() for c in value[1:])
+        or any(c in "+/=._~-" for c in value)
+    )
+
+
+_COUNTS = frozenset(["max", "min", "num", "n", "total", "count"])
+"""A name whose first word is one of these counts secrets (``max_tokens``), holds none."""
+_TEMPLATE_REF = re.compile(r"\{[A-Za-z_][\w.]*\}")
+_NOT_A_VALUE = re.compile(
+    r"\{[A-Za-z_][\w.]*\}|\A[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\Z|\Aurn:[a-z0-9\-]+:"
+)
+"""A quoted text that is a template (``"{auth_scheme} {auth_token}"``), the name of an
+environment variable (``ENV_API_KEY = "ANTHROPIC_API_KEY"``) or a URN, not a secret."""
+
+
+def _text_name(name: str) -> bool:
+    """A name in a text whose value is a secret: a :func:`secret_name` whose last word
+    does not make it a name about a secret (``_ABOUT``)."""
+    if not secret_name(name):
+        return False
+    words = words_of(name)
+    return not (len(words) > 1 and (words[-1] in _ABOUT or words[0] in _COUNTS))
+
+
+def _literal(value: str, after: str, *, data: bool = False, name: str = "") -> bool:
     """Whether an assigned ``value`` (followed by ``after``) is a secret literal and not
-    code, a reference or a placeholder."""
-    if value[:1] in "\"'":
-        inner = value.strip("\"'")
-        return bool(inner) and not inner.startswith(("<hidden", "${", "{{"))
+    code, a reference or a placeholder. ``data``: the line is data, not code (a YAML
+    ``name: value``, a shell or ``.env`` ``NAME=value``), where a bare word is a value."""
+    if value[:1] in "\"'\\":
+        inner = value.strip("\"'\\")
+        return (
+            any(c.isalnum() for c in inner)  # not ", " or "/"
+            and not inner.startswith(("<hidden", "${", "{{"))
+            and not inner.endswith(" ")  # "token " + value: a prefix
+            and not _PLACEHOLDER.fullmatch(inner)
+            and not _NOT_A_VALUE.search(inner)
+            and not (name and _echoes(inner, name))
+        )
+    value = value.rstrip(",;:)`")  # the end of a call's argument, of a quote in a docstring
+    if _TEMPLATE_REF.search(value):
+        return False  # cookie={user_cookie}
     if len(value) < _SHORTEST or value in _KEYWORDS or value.startswith(("$", "%", "{", "<")):
         return False  # a flag or a number (TOKEN = 1), a reference, a placeholder
     if "[" in value or after[:1] in ("(", "["):
         return False  # a call, a subscript
     if after[:1] in ("'", '"') and value.lower() in _STRING_PREFIXES:
         return False  # password = f"{...}"
+    if data and value.isalpha() and value.lower() not in _TYPES and not value[0].isupper():
+        return True  # password: changeme, DB_PASSWORD=correcthorse (no code there)
     return not (_CODE.fullmatch(value) and ("." in value or len(value) < 24))
 
 
@@ -362,7 +346,7 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
     def mark(value: str) -> str:
         nonlocal found
         found += 1
-        name = known.get(value.strip("\"'"))
+        name = known.get(value.strip("\"'\\"))
         return f"<hidden: the value of ${name}>" if name else SECRET_HIDDEN
 
     def url(m: re.Match[str]) -> str:
@@ -384,31 +368,51 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
             return m[0]  # public, or real lines (hidden line for line), or no body
         return f"-----BEGIN {m['label']}----- {mark('')}"
 
-    def assigned(m: re.Match[str]) -> str:
-        if not secret_name(m["name"].strip("\"']")):
+    def assigned(m: re.Match[str], *, colon: bool = False) -> str:
+        name = m["name"].strip("\"'\\]")
+        if not _text_name(name):
+            if "\\" in m["value"] and not colon:  # a JSON text escaped in this string
+                return m[0][: m.start("value") - m.start()] + _ASSIGNED.sub(assigned, m["value"])
             return m[0]
-        if not _literal(m["value"], m.string[m.end() : m.end() + 1]):
+        before = m.string[m.string.rfind("\n", 0, m.start()) + 1 : m.start()].strip()
+        data = (colon and before in ("", "-")) or (
+            m["sep"] == "=" and name.isupper() and name == m["name"]
+        )
+        if not _literal(m["value"], m.string[m.end() : m.end() + 1], data=data, name=name):
             return m[0]
         return f"{m['name']}{m['sep']}{mark(m['value'])}"
+
+    def flag_value(value: str) -> bool:
+        return _literal(value, "", data=True)
 
     def line(text: str) -> str:
         lowered = text.lower()
         if "://" in text:
             text = _URL_USERINFO.sub(url, text)
-        if any(word in lowered for word in _SCREEN):
+        if any(word in lowered for word in SCREEN):
             if "=" in text or ":" in text:
                 text = _ASSIGNED.sub(assigned, text)
             if ":" in text:
-                text = _COLON.sub(assigned, text)
+                text = _COLON.sub(lambda m: assigned(m, colon=True), text)
+            text = redact_line_formats(text, lowered, mark, _text_name, flag_value)
+        elif any(word in lowered for word in SCREENS):
+            text = redact_line_formats(text, lowered, mark, _text_name, flag_value)
         if any(word in lowered for word in _TOKEN_TRIGGERS):
             text = _TOKENS.sub(lambda m: mark(m[0]), text)
+        if "authorization" in lowered:
+            text = _AUTHORIZATION.sub(
+                lambda m: m[1] + mark(m[2]) if _tokenish(m[2]) else m[0], text
+            )
         if "bearer" in lowered or "basic" in lowered:
-            text = _BEARER.sub(lambda m: m[1] + mark(m[2]), text)
+            text = _BEARER.sub(lambda m: m[1] + mark(m[2]) if _tokenish(m[2]) else m[0], text)
         return text
 
     if "-----BEGIN " in text:
         text = _PEM.sub(pem, text)
     lowered = text.lower()
+    formatted = redact_text_formats(text, lowered, mark)
+    if formatted is not text:
+        text, lowered = formatted, formatted.lower()
     if len(lowered) != len(text):  # a letter whose lower case is longer: no offsets
         lines = text.split("\n")
         return "\n".join(line(x) if _triggered(x.lower()) else x for x in lines), found
@@ -542,6 +546,10 @@ def hide_environment_values(
     for name, value in secret_values() if found is None else found:
         text, n = _hide(text, name, value)
         total += n
+        for how, encoded in encodings(value, MIN_LENGTH):
+            if encoded in text:
+                total += text.count(encoded)
+                text = text.replace(encoded, f"<hidden: the value of ${name}, {how}>")
     return text, total
 
 
@@ -570,3 +578,34 @@ def redact_ends(text: str, keep: int, margin: int = 4000) -> str:
     head = redact_shapes(redact_private_keys(text[: keep + margin])[0])[0][:keep]
     tail = redact_shapes(redact_private_keys(text[-(keep + margin) :])[0])[0][-keep:]
     return head + tail
+
+
+class SecretStream:
+    """Redaction of a text that arrives in chunks (a streaming call's progress): a line
+    is searched only once it is whole, so a secret cut at a chunk's edge is seen whole.
+    :meth:`feed` returns what can be shown now (the whole lines so far, redacted) and
+    keeps the unfinished last line, up to ``hold`` characters (a longer one is shown,
+    redacted as it is); ``cut=True`` says the chunk starts after a gap (its first line
+    lost its beginning, and with it maybe a secret's name): that line is not shown.
+    :meth:`finish` returns the rest."""
+
+    def __init__(self, *, approved: bool = False, hold: int = 4000) -> None:
+        self.approved = approved
+        self.hold = hold
+        self._held = ""
+
+    def feed(self, text: str, *, cut: bool = False) -> str:
+        if cut:
+            self._held = ""
+            end = text.find("\n")
+            text = "… [a line cut by the gap not shown]\n" + text[end + 1 :] if end >= 0 else ""
+        text = self._held + text
+        end = max(text.rfind("\n"), text.rfind("\r")) + 1
+        if len(text) - end > self.hold:
+            end = len(text)
+        self._held = text[end:]
+        return redact_secret_text(text[:end], approved=self.approved)[0] if end else ""
+
+    def finish(self) -> str:
+        text, self._held = self._held, ""
+        return redact_secret_text(text, approved=self.approved)[0] if text else ""
