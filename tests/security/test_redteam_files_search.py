@@ -107,7 +107,9 @@ def test_no_output_mode_or_filter_reveals_a_reincluded_env(
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_control_the_same_search_finds_a_plain_file(tmp_path: Path, engine: str) -> None:
-    (tmp_path / "settings.txt").write_text(f"API_KEY is {SECRET}\n")  # prose: not hidden by its text
+    (tmp_path / "settings.txt").write_text(
+        f"API_KEY is {SECRET}\n"
+    )  # prose: not hidden by its text
     assert SECRET in _grep(tmp_path, engine, pattern="API_KEY", output_mode="content")
 
 
