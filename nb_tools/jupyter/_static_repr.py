@@ -102,7 +102,12 @@ def _scalar_repr(value: Any, base: type | None = None) -> str:
             value = text.__add__(head, text.__getitem__(value, slice(-half, None)))
         # each string on its own: among a container's other items a secret's shape (a
         # "Password=...;" connection string) is not seen in the text as a whole (the
-        # environment's values are found by value in the whole text, as they are)
+        # environment's values are found by value in the whole text, as they are); a
+        # string's own text, not its repr, so that shapes of a whole line (a .pgpass
+        # line) and real line breaks are seen as they are
+        if t is str:
+            plain = str.__getitem__(value, slice(None))  # an exact str: no method of a subclass
+            return _cut(str.__repr__(redact_shapes(redact_private_keys(plain)[0])[0]))
         return redact_shapes(redact_private_keys(_cut(text.__repr__(value)))[0])[0]
     return _cut(t.__repr__(value))
 

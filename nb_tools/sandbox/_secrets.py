@@ -371,8 +371,11 @@ def redact_shapes(text: str, known: dict[str, str] | None = None) -> tuple[str, 
     def assigned(m: re.Match[str], *, colon: bool = False) -> str:
         name = m["name"].strip("\"'\\]")
         if not _text_name(name):
-            if "\\" in m["value"] and not colon:  # a JSON text escaped in this string
-                return m[0][: m.start("value") - m.start()] + _ASSIGNED.sub(assigned, m["value"])
+            value = m["value"]
+            # a JSON text escaped in this string, or pairs inside a quoted value (a
+            # connection string assigned in code: conn = "Server=h;Password=x;")
+            if not colon and ("\\" in value or (value[:1] in "\"'" and "=" in value[1:])):
+                return m[0][: m.start("value") - m.start()] + _ASSIGNED.sub(assigned, value)
             return m[0]
         before = m.string[m.string.rfind("\n", 0, m.start()) + 1 : m.start()].strip()
         data = (colon and before in ("", "-")) or (

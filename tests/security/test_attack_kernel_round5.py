@@ -295,15 +295,6 @@ def test_describe_hides_secrets_of_values_in_a_container(kernel: Any) -> None:
     assert "r5-dbpw-991" not in "".join(texts.values())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "nb_tools/sandbox/_secrets.py (redact_shapes) knows no shape for these: a .netrc "
-        "line ('password X' after 'machine'/'login'), an XML element <password>X</password>, "
-        "mysql's -pX and sshpass -p X, curl -u user:X, a .pgpass line (host:port:db:user:X); "
-        "the fix: add these shapes to redact_shapes (TOKEN_SHAPES' neighbours there)"
-    ),
-)
 def test_describe_hides_secrets_of_common_file_and_command_shapes(kernel: Any) -> None:
     kernel.out(
         "shapes = {\n"

@@ -46,6 +46,8 @@ LEAKS = {
     + base64.b64encode(S.encode()).decode()
     + "\n",
     "connection string": f"Server=db;Database=x;User Id=bob;Password={S};",
+    "connection string in code": f'conn = "Server=db;User Id=bob;Password={S};"',
+    "query in a code literal": f'url = "a=b&token={S}"',
     "JDBC": f"jdbc:postgresql://db:5432/x?user=bob&password={S}",
     "PGPASSWORD": f"PGPASSWORD={S} psql -h db",
     "curl -u": f"curl -u bob:{S} https://x",
