@@ -124,7 +124,7 @@ class ReviewQueue:
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
         rule = request.always_allow_rule
-        if rule is not None and rule in self.remembered:
+        if rule is not None and rule in self.remembered and self._still_allowed(rule):
             return Decision(approved=True, by=BY, remember=True)
         answer: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         key = next(self._keys)
@@ -135,6 +135,13 @@ class ReviewQueue:
         finally:
             self.pending.pop(key, None)
             self._refresh()
+
+    def _still_allowed(self, rule: str) -> bool:
+        """Whether the session's rules still hold the rule this queue added (the rule set
+        is its one home: ``%nbtools forget`` or ``rules.remove`` ends it here too)."""
+        if self.rules is None:
+            return True
+        return any(r.action == "allow" and r.text == rule for r in self.rules.rules)
 
     # -- the buttons ------------------------------------------------------------------
 

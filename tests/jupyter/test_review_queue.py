@@ -46,9 +46,14 @@ async def test_approve_selected_deny_all_and_always_allow(tmp_path) -> None:
     assert waiting[1].result().remember and waiting[3].result().remember
     assert not waiting[2].done()  # no rule offered for it
     assert (await ask(queue, 9)).approved
+    # forgotten (%nbtools forget removes it from the one rule set): the queue asks again
+    rules.remove("refund")
+    again = asyncio.ensure_future(ask(queue, 10))
+    await asyncio.sleep(0.01)
+    assert not again.done() and len(queue.pending) == 2
     queue.deny.click()
     await asyncio.sleep(0.01)
-    assert not waiting[2].result().approved
+    assert not waiting[2].result().approved and not again.result().approved
     assert queue.pending == {} and queue.box.layout.display == "none"
 
 
