@@ -203,6 +203,12 @@ TABLE: tuple[Entry, ...] = (
        "matplotlib reads it from the kernel's working folder at the next plot: "
        "`backend: module://name` imports a module of that name in the kernel",
        "analysis/matplotlibrc"),
+    # VS Code runs what a folder's settings and tasks name: jupyter.runStartupCommands in
+    # every kernel it starts there, a task with runOn: folderOpen when the folder opens.
+    _e(".vscode/settings.json", "runs-later", "any depth",
+       "VS Code runs `jupyter.runStartupCommands` in every kernel it starts for the folder"),
+    _e(".vscode/tasks.json", "runs-later", "any depth",
+       "VS Code runs a task with `runOn: folderOpen` when the folder is opened"),
     # -- git hook managers: installed hooks run what these files name at the next commit --
     _e(".pre-commit-config.yaml", "runs-later", "any depth",
        "pre-commit's installed git hook runs the commands it names (a local hook's entry)"),
