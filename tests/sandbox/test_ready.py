@@ -26,17 +26,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def wait_made(root: Path, within: float = 10.0) -> None:
-    """Until a ready sandbox for ``root`` is kept."""
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        with _ready._lock:
-            if any(
-                isinstance(v, _ready._Ready) and k[1] == str(root) for k, v in _ready._slots.items()
-            ):
-                return
-        time.sleep(0.005)
-    raise AssertionError("no ready sandbox was made")
+def wait_made(root: Path) -> None:
+    assert _ready.wait_ready(root), "no ready sandbox was set up"
 
 
 async def call(tool: BashTool, command: str, timeout_ms: int = 20_000) -> Result:
