@@ -91,12 +91,17 @@ def test_ready_path_answers_as_the_cold_path(
         out = []
         for command in COMMANDS:
             monkeypatch.delenv(READY_ENV, raising=False)
-            wait_made(root)
-            taken = _ready.counts["taken"]
-            t = time.monotonic()
-            warm = await call(tool, command)
-            assert time.monotonic() - t < 5, command  # the background child did not hold it
-            used = _ready.counts["taken"] == taken + 1
+            # A sandbox made ready is thrown away when anything it mounts changed (on a
+            # busy machine: a Unix socket bound elsewhere); then the next one is tried.
+            for _ in range(3):
+                wait_made(root)
+                taken = _ready.counts["taken"]
+                t = time.monotonic()
+                warm = await call(tool, command)
+                assert time.monotonic() - t < 5, command  # the background child let go
+                used = _ready.counts["taken"] == taken + 1
+                if used:
+                    break
             monkeypatch.setenv(READY_ENV, "0")
             cold = await call(tool, command)
             out.append((warm, cold, used))
