@@ -17,8 +17,8 @@ The Agent runs twice per round: "cold", with the ready sandboxes switched off
 (``NB_TOOLS_READY_SANDBOX=0``: bubblewrap starts at the call, as before they existed), and
 on the ready path, after a pause of ``--gap`` seconds (a model's reply: the sandbox for the
 call is made meanwhile, and the CPU of that pause counts toward the call). "2nd at once":
-what a second call adds to a run when it comes right after the first (no pause: it waits
-for the sandbox being made, or starts cold).
+what a second call adds to a run when it comes right after the first (no pause: its
+sandbox is still being made, so it starts cold).
 
 Each case runs ``bash -c CMD`` N times, sandboxed and plain alternating (so load from
 elsewhere hits both), and prints the medians, the time the sandbox adds per call and the
