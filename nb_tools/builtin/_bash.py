@@ -216,7 +216,13 @@ class BashTool:
             requires_approval=True,
             subject=Subject(arg="command", kind="command"),
         )
-        warm_up(workspace.root)  # the first call finds the workspace scanned
+        scanned = warm_up(workspace.root)  # the first call finds the workspace scanned
+        # ...and the sandbox of a first call without a click made ready once it is.
+        first = self.sandbox if self.sandbox is not None else default_mode()
+        base = first if isinstance(first, SandboxPolicy) else SandboxPolicy(mode=first)
+        if base.workspace is None:
+            base = base.with_workspace(workspace.root)
+        make_ready(base.unapproved(), cwd=workspace.root, env=env, after=scanned)
 
     def info(self) -> Info:
         return self._info

@@ -3,7 +3,8 @@
 Most of what a sandboxed call costs is bubblewrap making its namespaces and mounts. For a
 call without a click (``read-only``, ``system_only``: the one kind that runs at once) that
 work is done ahead, off the call's path: after such a call (while the model reads its
-result and thinks), a long-lived thread prepares the same launch with a small shim in
+result and thinks), and when a shell tool is made (once its workspace's scan is read,
+``after``), a long-lived thread prepares the same launch with a small shim in
 place of the command and starts it. The shim waits inside the finished sandbox until the
 call hands it the command (its arguments, NUL-separated, in a memory file; then a byte
 on a pipe), and ``exec``s it: the command runs as ``bash -c`` would have been run there.
@@ -104,9 +105,8 @@ class _Ready:
 
 _lock = threading.Lock()
 _slots: dict[_Key, _Ready | concurrent.futures.Future[_Ready | None]] = {}
-_queue: queue.SimpleQueue[tuple[_Key, SandboxPolicy, str, dict[str, str] | None] | None] = (
-    queue.SimpleQueue()
-)
+_Request = tuple[_Key, SandboxPolicy, str, dict[str, str] | None, threading.Event | None]
+_queue: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
 _thread: list[threading.Thread] = []
 counts = {"made": 0, "taken": 0, "discarded": 0}
 """How many were made, used and thrown away (for tests and benchmarks)."""
@@ -127,10 +127,16 @@ def _usable(policy: SandboxPolicy) -> bool:
 
 
 def make_ready(
-    policy: SandboxPolicy, *, cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None
+    policy: SandboxPolicy,
+    *,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+    after: threading.Event | None = None,
 ) -> None:
     """Have a ready sandbox made for the next ``bash -c`` under ``policy`` in ``cwd`` (in
-    the background; nothing when one is kept or being made, or when switched off)."""
+    the background; nothing when one is kept or being made, or when switched off);
+    ``after``: once that is set (the workspace's scan read: :func:`~._scan.warm_up`), at
+    most a minute later."""
     if not ready_enabled() or not _usable(policy):
         return
     key = _key(policy, os.fspath(cwd), env)
@@ -142,7 +148,7 @@ def make_ready(
         if not _thread or not _thread[0].is_alive():
             _thread[:] = [threading.Thread(target=_work, name="nb_tools-ready", daemon=True)]
             _thread[0].start()
-    _queue.put((key, policy, os.fspath(cwd), dict(env) if env is not None else None))
+    _queue.put((key, policy, os.fspath(cwd), dict(env) if env is not None else None, after))
 
 
 def _work() -> None:
@@ -152,8 +158,10 @@ def _work() -> None:
         item = _queue.get()
         if item is None:
             return
-        key, policy, cwd, env = item
+        key, policy, cwd, env, after = item
         made: _Ready | None = None
+        if after is not None:
+            after.wait(60)
         try:
             made = _make(policy, cwd, env)
         except Exception:  # a call that comes starts cold (and says why, if it fails too)

@@ -418,7 +418,7 @@ def _forget_all(w: Watcher | None) -> None:
     _stale.clear()
 
 
-def warm_up(root: str | os.PathLike[str]) -> None:
+def warm_up(root: str | os.PathLike[str]) -> threading.Event:
     """Start the scan of ``root`` now; on a background thread, probe the sandbox, look
     up what every call needs once (a command line without a workspace), read the scan,
     its link counts with it, and build one no-click command line, so that the first call
@@ -427,14 +427,22 @@ def warm_up(root: str | os.PathLike[str]) -> None:
     reads the walk itself for up to :data:`FIRST_CALL_WAIT`, then runs with the folders
     not read yet hidden (see :func:`scan_all`); any other call waits for the walk (reads
     the rest itself). The thread reads in slices of a few hundred entries, and keeps off
-    a call that asks for the scan (:func:`_give_way`)."""
+    a call that asks for the scan (:func:`_give_way`). Returns an event set when the
+    thread is done."""
     key = os.path.realpath(root)
+    finished = threading.Event()
     with _scan_lock:
         if key not in _scan_cache:
             _scan_cache[key] = _rescan(key, watcher())
         _drive(_scan_cache[key])
 
     def work() -> None:
+        try:
+            warm()
+        finally:
+            finished.set()
+
+    def warm() -> None:
         with contextlib.suppress(Exception):
             from nb_tools.sandbox._launch import prepare  # the launcher is built on this
             from nb_tools.sandbox._policy import SandboxPolicy
@@ -461,6 +469,7 @@ def warm_up(root: str | os.PathLike[str]) -> None:
                 prepare(["true"], SandboxPolicy(mode="read-only", workspace=Path(key)).unapproved())
 
     threading.Thread(target=work, name="nb_tools-scan", daemon=True).start()
+    return finished
 
 
 def _drive(cached: _Cached) -> None:

@@ -234,3 +234,18 @@ def test_none_left_after_close_and_after_exit(tmp_path: Path) -> None:
         while with_marker(str(root)) and time.monotonic() < end:
             time.sleep(0.05)
         assert with_marker(str(root)) == [], how
+
+
+def test_first_call_takes_the_one_made_after_the_scan(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("hello\n")
+    tool = BashTool(Workspace(root))  # scans, then has one made
+    try:
+        wait_made(root)
+        taken = _ready.counts["taken"]
+        r = asyncio.run(call(tool, "cat a.txt"))
+        assert r.content.startswith("hello\n\n[exit code 0]")
+        assert _ready.counts["taken"] == taken + 1
+    finally:
+        close_ready()
