@@ -249,3 +249,19 @@ def test_first_call_takes_the_one_made_after_the_scan(tmp_path: Path) -> None:
         assert _ready.counts["taken"] == taken + 1
     finally:
         close_ready()
+
+
+def test_a_forked_child_owns_none(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    BashTool(Workspace(root))
+    try:
+        wait_made(root)
+        pid = os.fork()
+        if pid == 0:  # the child: none to take, none to kill
+            os._exit(0 if not _ready._slots and close_ready() == 0 else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert _ready.wait_ready(root, within=0.1)  # the parent's is still there
+    finally:
+        close_ready()
