@@ -17,6 +17,12 @@ workspace (``packages``, the default: a small repository with a ``node_modules``
 * an ``Agent`` run (a scripted model asks for the ``ls``, no click: the read-only vote),
   each in its own ``asyncio.run``, as ``bench_sandbox.py --only agent`` times it.
 
+The last two run twice: "cold" with the ready sandboxes switched off
+(``NB_TOOLS_READY_SANDBOX=0``: bubblewrap starts at the call), and on the ready path (the
+sandbox made after the previous call, during a pause of ``--gap`` seconds before the call,
+as a model's reply would leave; the CPU the background spends making it in that pause is
+the ``(made ahead)`` row, and counts toward the call).
+
 It prints the median wall and CPU time of each (CPU: this process and its children), what
 each layer adds over the one before, and the load average. Target (issue 20): the Agent
 row at most 15 ms over plain bash (median).
@@ -42,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _workspaces import add_packages, bwrap_alone, small_repo
 
-from nb_tools.sandbox import SandboxPolicy, prepare, sandbox_available
+from nb_tools.sandbox import READY_ENV, SandboxPolicy, prepare, sandbox_available
 
 
 def _cpu() -> float:
@@ -80,6 +86,16 @@ def cases(root: Path, bwrap: str) -> dict[str, Callable[[], object]]:
         if r.metadata.get("exit_code") != 0:
             raise SystemExit(f"bench_bash_call: ls failed: {r.content[-400:]}")
 
+    def cold(fn: Callable[[], object]) -> Callable[[], object]:
+        def run_cold() -> object:
+            os.environ[READY_ENV] = "0"
+            try:
+                return fn()
+            finally:
+                os.environ.pop(READY_ENV, None)
+
+        return run_cold
+
     run = subprocess.run
     return {
         "bash -c ls": lambda: run(["bash", "-c", "ls"], cwd=root, capture_output=True),
@@ -88,19 +104,31 @@ def cases(root: Path, bwrap: str) -> dict[str, Callable[[], object]]:
             launch.argv, cwd=launch.cwd, env=launch.env, capture_output=True
         ),
         "prepare()": lambda: prepare(["bash", "-c", "ls"], policy, cwd=root),
+        "BashTool.run cold": cold(tool_run),
+        "Agent cold": cold(agent),
         "BashTool.run": tool_run,
         "Agent": agent,
     }
 
 
-def measure(root: Path, n: int, bwrap: str) -> None:
+READY = ("BashTool.run", "Agent")
+MADE = "(made ahead)"
+
+
+def measure(root: Path, n: int, bwrap: str, gap: float) -> None:
     table = cases(root, bwrap)
-    wall: dict[str, list[float]] = {k: [] for k in table}
-    cpu: dict[str, list[float]] = {k: [] for k in table}
+    labels = [*table, MADE]
+    wall: dict[str, list[float]] = {k: [] for k in labels}
+    cpu: dict[str, list[float]] = {k: [] for k in labels}
     for fn in table.values():  # warm-up
         fn()
     for _ in range(n):
         for label, fn in table.items():
+            if label in READY:  # a model's reply: the next sandbox is made meanwhile
+                c = _cpu()
+                time.sleep(gap)
+                cpu[MADE].append(_cpu() - c)
+                wall[MADE].append(0.0)
             t, c = time.perf_counter(), _cpu()
             took = fn()
             wall[label].append(took if isinstance(took, float) else time.perf_counter() - t)
@@ -109,13 +137,17 @@ def measure(root: Path, n: int, bwrap: str) -> None:
     cmed = {k: statistics.median(v) * 1e3 for k, v in cpu.items()}
     plain = med["bash -c ls"]
     print(f"{'case':<20}{'wall ms':>9}{'over bash':>11}{'CPU ms':>9}")
-    for k in table:
-        over = "" if k == "prepare()" else f"{med[k] - plain:>11.2f}"
-        print(f"{k:<20}{med[k]:>9.2f}{over:>11}{cmed[k]:>9.2f}")
+    for k in labels:
+        over = "" if k in ("prepare()", MADE) else f"{med[k] - plain:>11.2f}"
+        shown = "" if k == MADE else f"{med[k]:>9.2f}"
+        print(f"{k:<20}{shown:>9}{over:>11}{cmed[k]:>9.2f}")
     print(
         f"layers: mounts {med['our command line'] - med['bwrap alone']:+.2f} ms, "
-        f"tool over its command line {med['BashTool.run'] - med['our command line']:+.2f} ms, "
-        f"Agent over the tool {med['Agent'] - med['BashTool.run']:+.2f} ms"
+        f"tool over its command line {med['BashTool.run cold'] - med['our command line']:+.2f} "
+        f"ms, Agent over the tool {med['Agent cold'] - med['BashTool.run cold']:+.2f} ms; "
+        f"ready path: tool {med['BashTool.run'] - med['BashTool.run cold']:+.2f} ms, Agent "
+        f"{med['Agent'] - med['Agent cold']:+.2f} ms against cold; CPU a call on the ready "
+        f"path with its making {cmed['Agent'] + cmed[MADE]:.2f} ms (cold {cmed['Agent cold']:.2f})"
     )
 
 
@@ -123,6 +155,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=40)
     ap.add_argument("--workspace", choices=["small", "packages"], default="packages")
+    ap.add_argument("--gap", type=float, default=0.05, help="seconds before a ready-path call")
     a = ap.parse_args()
     found = sandbox_available()
     if not found.ok:
@@ -137,7 +170,7 @@ def main() -> None:
         if a.workspace == "packages":
             add_packages(root)
         time.sleep(1.0)  # the tools' background scan
-        measure(root, a.repeat, found.bwrap or "bwrap")
+        measure(root, a.repeat, found.bwrap or "bwrap", a.gap)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -13,6 +13,13 @@ once reads it for up to 30 ms and runs with the folders not read yet masked), wa
 CPU time, and the load average (the figures mean little on a busy machine). Targets: at
 most 15 ms added (median) on all three, the first call under 150 ms.
 
+The Agent runs twice per round: "cold", with the ready sandboxes switched off
+(``NB_TOOLS_READY_SANDBOX=0``: bubblewrap starts at the call, as before they existed), and
+on the ready path, after a pause of ``--gap`` seconds (a model's reply: the sandbox for the
+call is made meanwhile, and the CPU of that pause counts toward the call). "2nd at once":
+what a second call adds to a run when it comes right after the first (no pause: its
+sandbox is still being made, so it starts cold).
+
 Each case runs ``bash -c CMD`` N times, sandboxed and plain alternating (so load from
 elsewhere hits both), and prints the medians, the time the sandbox adds per call and the
 ratio. "Sandboxed" includes the per-call Python work (``prepare``: masks, the ``.env``
@@ -40,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _workspaces import add_many_files, add_packages, bwrap_alone, small_repo
 
-from nb_tools.sandbox import SandboxPolicy, prepare, sandbox_available
+from nb_tools.sandbox import READY_ENV, SandboxPolicy, prepare, sandbox_available
 
 
 def _repo(root: Path, files: int = 2000) -> None:
@@ -114,13 +121,15 @@ def _breakdown(root: Path, bwrap: str, n: int) -> None:
         print(f"  {label:<36}{statistics.median(ts) * 1e3:>8.2f} ms")
 
 
-def _agent_ls_once(tools: list[Any]) -> tuple[float, str]:
-    """One unapproved ``ls`` through ``Agent``: wall seconds of the run and the result."""
+def _agent_ls_once(tools: list[Any], calls: int = 1) -> tuple[float, str]:
+    """One unapproved ``ls`` (or ``calls`` of them, one after the other) through ``Agent``:
+    wall seconds of the run and the (first) result."""
     from nb_tools.agent import Agent
     from nb_tools.model import ToolResultBlock
     from nb_tools.testing import ScriptedModel, call, reply
 
-    script = [reply("", call("bash", id="b0", command="ls")), reply("ok")]
+    script = [reply("", call("bash", id=f"b{i}", command="ls")) for i in range(calls)]
+    script.append(reply("ok"))
     agent = Agent(ScriptedModel(script), tools=tools, approval="ask", approver=_no_click)
     t = time.perf_counter()
     asyncio.run(agent.run("list the files"))
@@ -161,15 +170,24 @@ def _first_call(root: Path, delay: float = 0.0) -> tuple[float, float]:
     return float(wall), float(cpu)
 
 
-def agent_cases(n: int, bwrap: str) -> float:
+def _cold(fn: Any, *args: Any) -> Any:
+    os.environ[READY_ENV] = "0"
+    try:
+        return fn(*args)
+    finally:
+        os.environ.pop(READY_ENV, None)
+
+
+def agent_cases(n: int, bwrap: str, gap: float = 0.05) -> float:
     """The unapproved ``ls`` through ``Agent`` on the three workspaces; returns the most
-    time added over plain bash (median)."""
+    time added over plain bash (median, on the ready path)."""
     from nb_tools.builtin import builtin_tools
 
     print(
-        f"\nunapproved `ls` through Agent, {n} runs each, medians (ms)\n"
-        f"{'workspace':<44}{'bash':>7}{'bwrap':>7}{'Agent':>8}{'added':>8}"
-        f"{'x bash':>8}{'x bwrap':>8}{'first':>8}{'1st+1s':>8}"
+        f"\nunapproved `ls` through Agent, {n} runs each, medians (ms); Agent: on the ready "
+        f"path ({gap * 1e3:.0f} ms pause before the call), cold: ready sandboxes off\n"
+        f"{'workspace':<44}{'bash':>7}{'bwrap':>7}{'Agent':>8}{'added':>8}{'cold':>8}"
+        f"{'added':>8}{'2nd at once':>12}{'first':>8}{'1st+1s':>8}"
     )
     worst = 0.0
     cpu_rows: list[str] = []
@@ -190,35 +208,43 @@ def agent_cases(n: int, bwrap: str) -> float:
             _, content = _agent_ls_once(tools)  # warm-up, and a check of the result
             if "exit code 0" not in content:
                 raise SystemExit(f"bench_sandbox: ls failed on {label}: {content[-500:]}")
-            plain, alone, ours, cpu = [], [], [], []
+            plain, alone, ours, cpu, cold, cold_cpu, two = [], [], [], [], [], [], []
             for _ in range(n):
                 plain.append(_plain("ls", root))
                 t, c = time.perf_counter(), _cpu()
                 subprocess.run(bwrap_alone(bwrap, root), capture_output=True, check=True)
                 alone.append((time.perf_counter() - t, _cpu() - c))
                 c = _cpu()
+                cold.append(_cold(_agent_ls_once, tools)[0])
+                cold_cpu.append(_cpu() - c)
+                c = _cpu()
+                time.sleep(gap)  # the model's reply: the ready sandbox is made meanwhile
                 ours.append(_agent_ls_once(tools)[0])
                 cpu.append(_cpu() - c)
+                time.sleep(gap)
+                two.append(_agent_ls_once(tools, calls=2)[0])
             p, b = (statistics.median(w for w, _ in x) * 1e3 for x in (plain, alone))
-            a = statistics.median(ours) * 1e3
+            a, k = statistics.median(ours) * 1e3, statistics.median(cold) * 1e3
+            second = statistics.median(two) * 1e3 - a
             cp, cb = (statistics.median(c for _, c in x) * 1e3 for x in (plain, alone))
-            ca = statistics.median(cpu) * 1e3
+            ca, ck = statistics.median(cpu) * 1e3, statistics.median(cold_cpu) * 1e3
             worst = max(worst, a - p)
             name = f"{label} ({entries:,} entries)"
             print(
-                f"{name:<44}{p:>7.1f}{b:>7.1f}{a:>8.1f}{a - p:>8.1f}{a / p:>7.1f}x"
-                f"{a / b:>7.1f}x{first * 1e3:>8.0f}{later * 1e3:>8.0f}"
+                f"{name:<44}{p:>7.1f}{b:>7.1f}{a:>8.1f}{a - p:>8.1f}{k:>8.1f}{k - p:>8.1f}"
+                f"{second:>12.1f}{first * 1e3:>8.0f}{later * 1e3:>8.0f}"
             )
             cpu_rows.append(
-                f"{name:<44}{cp:>7.1f}{cb:>7.1f}{ca:>8.1f}{ca - cp:>8.1f}"
-                f"{first_cpu * 1e3:>8.0f}{later_cpu * 1e3:>8.0f}"
+                f"{name:<44}{cp:>7.1f}{cb:>7.1f}{ca:>8.1f}{ca - cp:>8.1f}{ck:>8.1f}"
+                f"{ck - cp:>8.1f}{first_cpu * 1e3:>8.0f}{later_cpu * 1e3:>8.0f}"
             )
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(
         "CPU time per call (this process and its children; steadier than wall time on a "
-        f"busy machine), medians (ms)\n{'workspace':<44}{'bash':>7}{'bwrap':>7}{'Agent':>8}"
-        f"{'added':>8}{'first':>8}{'1st+1s':>8}"
+        "busy machine; the ready path's includes the pause before the call, when its sandbox "
+        f"is made), medians (ms)\n{'workspace':<44}{'bash':>7}{'bwrap':>7}{'Agent':>8}"
+        f"{'added':>8}{'cold':>8}{'added':>8}{'first':>8}{'1st+1s':>8}"
     )
     print("\n".join(cpu_rows))
     print(f"load average (1, 5, 15 min) at the end: {_load()}")
@@ -231,6 +257,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=40)
     ap.add_argument("--only", choices=["agent", "prepare"])
+    ap.add_argument("--gap", type=float, default=0.05, help="seconds before a ready-path call")
     a = ap.parse_args()
     n = a.repeat
     found = sandbox_available()
@@ -241,7 +268,7 @@ def main() -> None:
         f"load average (1, 5, 15 min) {_load()}"
     )
     if a.only != "prepare":
-        agent_cases(n, found.bwrap or "bwrap")
+        agent_cases(n, found.bwrap or "bwrap", a.gap)
     if a.only == "agent":
         return
     with tempfile.TemporaryDirectory(dir=os.getcwd()) as tmp:

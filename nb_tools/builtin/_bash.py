@@ -39,9 +39,11 @@ from nb_tools.sandbox import (
     SandboxPolicy,
     check_mode,
     default_mode,
+    make_ready,
     prepare,
     remove_planted,
     sandbox_available,
+    take_ready,
     unapproved_problem,
     warm_up,
     writable_problem,
@@ -214,7 +216,13 @@ class BashTool:
             requires_approval=True,
             subject=Subject(arg="command", kind="command"),
         )
-        warm_up(workspace.root)  # the first call finds the workspace scanned
+        scanned = warm_up(workspace.root)  # the first call finds the workspace scanned
+        # ...and the sandbox of a first call without a click made ready once it is.
+        first = self.sandbox if self.sandbox is not None else default_mode()
+        base = first if isinstance(first, SandboxPolicy) else SandboxPolicy(mode=first)
+        if base.workspace is None:
+            base = base.with_workspace(workspace.root)
+        make_ready(base.unapproved(), cwd=workspace.root, env=env, after=scanned)
 
     def info(self) -> Info:
         return self._info
@@ -327,9 +335,13 @@ class BashTool:
             if isinstance(chosen, str):
                 return Result.error(chosen)
             policy = chosen
+        argv = ["bash", "-c", command]
+        root = self.workspace.root
         try:
-            launch = prepare(["bash", "-c", command], policy, cwd=self.workspace.root, env=self.env)
+            launch = prepare(argv, policy, cwd=root, env=self.env)
             sink = _Sink()
+            # A call without a click takes the sandbox made ready for it, when still fresh.
+            ready = await take_ready(policy, launch, argv, cwd=root, env=self.env)
             # bubblewrap gives the command its own session (--new-session): bwrap itself
             # needs only its own process group.
             child = Child(
@@ -338,6 +350,7 @@ class BashTool:
                 env=launch.env,
                 on_output=sink.add,
                 new_session=not launch.sandboxed,
+                started=ready,
             )
         except (OSError, RuntimeError) as exc:
             what = getattr(exc, "strerror", None) or exc
@@ -375,6 +388,7 @@ class BashTool:
             # blocks on a full pipe), but nothing more is collected.
             child.stop_collecting()
             planted = remove_planted(launch)  # even when cancelled twice
+            make_ready(policy, cwd=root, env=self.env)  # the next such call's, meanwhile
         _flush(sink, decoder)
         result = _result(
             sink.out, child.returncode, timeout, timed_out=timed_out, cancelled=cancelled

@@ -59,12 +59,16 @@ class Child:
         env: dict[str, str],
         on_output: Callable[[bytes], None],
         new_session: bool = True,
+        started: subprocess.Popen[bytes] | None = None,
     ) -> None:
         self._loop = loop = asyncio.get_running_loop()
         self._on_output: Callable[[bytes], None] | None = on_output
         self.exited: asyncio.Future[int | None] = loop.create_future()
         self.closed: asyncio.Future[None] = loop.create_future()
-        self._proc = subprocess.Popen(
+        # ``started``: a process already running as this class starts one (its own process
+        # group, stdin from /dev/null, stdout and stderr into one unbuffered pipe), adopted
+        # instead (a ready sandbox: ``nb_tools.sandbox.take_ready``).
+        self._proc = started or subprocess.Popen(
             argv,
             cwd=cwd,
             env=env,

@@ -13,7 +13,9 @@ secrets and every Unix socket out of sight; an allow-listed environment; and the
 process tree dies with the call. A call that ran without a click
 (``SandboxPolicy.unapproved``) sees only the system folders, the tool folders and the
 workspace (with its repository): a link in the workspace leads nowhere else; in a home
-folder inside the workspace it sees no dot-entry but a short allow-list.
+folder inside the workspace it sees no dot-entry but a short allow-list. Such a call may
+run in a sandbox made ready ahead (:func:`make_ready`, :func:`take_ready`), when it is
+still exactly what the call would make.
 """
 
 from nb_tools.sandbox._env import git_safety_env, sandbox_env
@@ -46,6 +48,7 @@ from nb_tools.sandbox._protection import (
     run_time_dirs,
     write_protected,
 )
+from nb_tools.sandbox._ready import READY_ENV, close_ready, make_ready, ready_enabled, take_ready
 from nb_tools.sandbox._scan import hard_linked, unapproved_problem, warm_up, writable_problem
 from nb_tools.sandbox._secrets import (
     KEY_HIDDEN,
@@ -73,6 +76,7 @@ __all__ = [
     "KEY_HIDDEN",
     "NAME_HIDDEN",
     "PIECE",
+    "READY_ENV",
     "SANDBOX_MODES",
     "SECRET_HIDDEN",
     "TABLE",
@@ -86,6 +90,7 @@ __all__ = [
     "SecretStream",
     "TokenShape",
     "check_mode",
+    "close_ready",
     "default_mode",
     "fold_name",
     "git_safety_env",
@@ -97,11 +102,13 @@ __all__ = [
     "interpreter_dirs",
     "is_secret",
     "kill_tree",
+    "make_ready",
     "may_hold_secret_names",
     "path_rule_reason",
     "prefix_reason",
     "prepare",
     "protection_of",
+    "ready_enabled",
     "redact_ends",
     "redact_private_keys",
     "redact_secret_text",
@@ -116,6 +123,7 @@ __all__ = [
     "secret_values",
     "set_default_mode",
     "spawn",
+    "take_ready",
     "unapproved_problem",
     "warm_up",
     "writable_problem",

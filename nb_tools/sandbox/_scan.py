@@ -51,6 +51,7 @@ __all__ = [
     "MAX_SCAN_ENTRIES",
     "MAX_UNSCANNED_MASKS",
     "ScanResult",
+    "generation",
     "hard_linked",
     "scan",
     "scan_all",
@@ -174,6 +175,19 @@ _last_use = [0.0]  # when a call last had the lock (the background keeps off a w
 _SLICE = 300  # entries the background reads (or files it looks at) with the lock held
 _KEEP_OFF = 0.02  # seconds the background keeps off after a call had the lock...
 _KEEP_OFF_MAX = 0.1  # ...and at most, before each slice (so that it always gets on)
+_generation = [0]
+"""Bumped whenever any kept scan may change: a change heard (inotify events, or events
+lost), a walk started, moved on or finished, link counts looked at (:func:`generation`)."""
+
+
+def generation() -> int:
+    """A number that changes whenever what any kept scan says may have changed since it
+    was last read: the changes heard since are taken in first. A command line built
+    (:func:`~nb_tools.sandbox.prepare`) after reading it, with no change since, is
+    as fresh as one built now, as far as the scans know (the ready sandbox, ``_ready``)."""
+    with _first_in_line(""):
+        _drain(watcher())
+        return _generation[0]
 
 
 def _after_fork() -> None:
@@ -265,6 +279,7 @@ def _give_way() -> None:
 def _step(key: str, cached: _Cached, budget: int | None = None) -> bool:
     """:meth:`Walk.step`; when inotify refuses a watch (none left), the walk starts
     again unwatched (its freshness by ``mtime`` from then on)."""
+    _generation[0] += 1
     try:
         return cached.walk.step(budget)
     except _Unwatchable:
@@ -322,6 +337,7 @@ def _masks(key: str, walk: Walk) -> list[str] | None:
 
 def _finish(key: str, cached: _Cached) -> None:
     """The walk is done: its result, and the folders whose link counts are still to do."""
+    _generation[0] += 1
     walk = cached.walk
     cached.result = _result(walk.folders, walk.unscanned)
     cached.full = None
@@ -332,16 +348,7 @@ def _fresh(key: str) -> _Cached:
     """The kept scan of ``key``, brought up to date (the caller holds the lock); a walk
     still under way is brought up to date as far as it went."""
     w = watcher()
-    if w is not None:
-        changed = w.changed()
-        if changed is None:
-            _stale.update(_scan_cache)
-        else:
-            for wd, names in changed.items():
-                for r in _watched.get(wd, ()):
-                    mine = _pending.setdefault(r, {})
-                    had = mine.get(wd, set())
-                    mine[wd] = None if names is None or had is None else had | names
+    _drain(w)
     cached = _scan_cache.get(key)
     if cached is not None and key not in _stale:
         if cached.watched:
@@ -365,10 +372,30 @@ def _fresh(key: str) -> _Cached:
     return new
 
 
+def _drain(w: Watcher | None) -> None:
+    """Take in the changes inotify heard, for every kept scan (the caller holds the lock)."""
+    if w is None:
+        return
+    changed = w.changed()
+    if changed is None:
+        _stale.update(_scan_cache)
+        _generation[0] += 1
+        return
+    if changed:
+        _generation[0] += 1
+    for wd, names in changed.items():
+        for r in _watched.get(wd, ()):
+            mine = _pending.setdefault(r, {})
+            had = mine.get(wd, set())
+            mine[wd] = None if names is None or had is None else had | names
+
+
 def _check_links(cached: _Cached, budget: int | None) -> bool:
     """Look at the link counts of the folders still unchecked, about ``budget`` files
     (``None``: all); whether all are done."""
     done = 0
+    if cached.unlinked:
+        _generation[0] += 1
     while cached.unlinked:
         f = cached.folders.get(cached.unlinked.pop())
         if f is None or f.linked is not None:
@@ -391,7 +418,7 @@ def _forget_all(w: Watcher | None) -> None:
     _stale.clear()
 
 
-def warm_up(root: str | os.PathLike[str]) -> None:
+def warm_up(root: str | os.PathLike[str]) -> threading.Event:
     """Start the scan of ``root`` now; on a background thread, probe the sandbox, look
     up what every call needs once (a command line without a workspace), read the scan,
     its link counts with it, and build one no-click command line, so that the first call
@@ -400,14 +427,22 @@ def warm_up(root: str | os.PathLike[str]) -> None:
     reads the walk itself for up to :data:`FIRST_CALL_WAIT`, then runs with the folders
     not read yet hidden (see :func:`scan_all`); any other call waits for the walk (reads
     the rest itself). The thread reads in slices of a few hundred entries, and keeps off
-    a call that asks for the scan (:func:`_give_way`)."""
+    a call that asks for the scan (:func:`_give_way`). Returns an event set when the
+    thread is done."""
     key = os.path.realpath(root)
+    finished = threading.Event()
     with _scan_lock:
         if key not in _scan_cache:
             _scan_cache[key] = _rescan(key, watcher())
         _drive(_scan_cache[key])
 
     def work() -> None:
+        try:
+            warm()
+        finally:
+            finished.set()
+
+    def warm() -> None:
         with contextlib.suppress(Exception):
             from nb_tools.sandbox._launch import prepare  # the launcher is built on this
             from nb_tools.sandbox._policy import SandboxPolicy
@@ -434,6 +469,7 @@ def warm_up(root: str | os.PathLike[str]) -> None:
                 prepare(["true"], SandboxPolicy(mode="read-only", workspace=Path(key)).unapproved())
 
     threading.Thread(target=work, name="nb_tools-scan", daemon=True).start()
+    return finished
 
 
 def _drive(cached: _Cached) -> None:
@@ -478,6 +514,7 @@ def _rescan(key: str, w: Watcher | None) -> _Cached:
     """A new walk of ``key`` (not read yet: :func:`scan_all` or the background reads it),
     each folder watched before it is read; the watches of the last scan that this one
     does not use again are dropped as it finishes."""
+    _generation[0] += 1
     _stale.discard(key)
     _pending.pop(key, None)
     old = _scan_cache.pop(key, None)
