@@ -26,17 +26,19 @@ import os
 import signal
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from nb_tools.builtin._bash_readonly import is_read_only
 from nb_tools.builtin._child import Child
-from nb_tools.builtin._common import ToolError, parse_args, redact_output
+from nb_tools.builtin._common import ToolError, output_stream, parse_args, redact_output
 from nb_tools.builtin._workspace import Workspace
 from nb_tools.sandbox import (
     SandboxMode,
     SandboxPolicy,
+    SecretStream,
     check_mode,
     default_mode,
     make_ready,
@@ -167,19 +169,26 @@ class _Output:
                 del self.tail[:extra]
                 self.dropped += extra
 
-    def text(self, limit: int = MAX_OUTPUT_CHARS) -> str:
+    def text(self, limit: int = MAX_OUTPUT_CHARS, redact: Callable[[str], str] = str) -> str:
+        """The output for the model, at most about ``limit`` characters: its middle
+        omitted when longer. ``redact`` sees the text before the cut, so a secret whose
+        name falls in the omitted middle is still found; after a gap in what was kept, the
+        tail's first line (which lost its start, and with it maybe a secret's name) is
+        not shown."""
         head = self.head.decode("utf-8", "replace")
         tail = self.tail.decode("utf-8", "replace")
-        if not self.dropped and len(head) + len(tail) <= limit:
-            return head + tail
-        whole = head + tail
         half = limit // 2
         if not self.dropped:
+            whole = redact(head + tail)
+            if len(whole) <= limit:
+                return whole
             omitted = len(whole) - 2 * half
             return f"{whole[:half]}\n\n... [{omitted} characters omitted] ...\n\n{whole[-half:]}"
+        end = tail.find("\n")
+        tail = tail[end + 1 :] if end >= 0 else ""
         return (
-            f"{head[:half]}\n\n... [output truncated: {self.total} bytes in all; the middle is "
-            f"omitted] ...\n\n{tail[-half:]}"
+            f"{redact(head)[:half]}\n\n... [output truncated: {self.total} bytes in all; the "
+            f"middle is omitted] ...\n\n{redact(tail)[-half:]}"
         )
 
 
@@ -356,6 +365,7 @@ class BashTool:
             what = getattr(exc, "strerror", None) or exc
             return Result.error(f"bash: could not start bash: {what}")
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        stream = output_stream()
         deadline = time.monotonic() + timeout
         last_flush = time.monotonic()
         timed_out = cancelled = False
@@ -371,7 +381,7 @@ class BashTool:
                 await asyncio.wait((child.exited,), timeout=max(wake - now, 0))
                 if time.monotonic() - last_flush >= self.progress_interval:
                     last_flush = time.monotonic()
-                    _flush(sink, decoder)
+                    _flush(sink, decoder, stream)
         except asyncio.CancelledError:
             cancelled = True
         try:
@@ -389,7 +399,9 @@ class BashTool:
             child.stop_collecting()
             planted = remove_planted(launch)  # even when cancelled twice
             make_ready(policy, cwd=root, env=self.env)  # the next such call's, meanwhile
-        _flush(sink, decoder)
+        _flush(sink, decoder, stream)
+        if progress_wanted() and (rest := stream.finish()):
+            progress(rest)
         result = _result(
             sink.out, child.returncode, timeout, timed_out=timed_out, cancelled=cancelled
         )
@@ -453,7 +465,9 @@ class _Sink:
             self.dropped += len(first)
 
 
-def _flush(sink: _Sink, decoder: codecs.IncrementalDecoder) -> None:
+def _flush(sink: _Sink, decoder: codecs.IncrementalDecoder, stream: SecretStream) -> None:
+    """Show the progress collected since the last flush, its whole lines redacted
+    (``stream`` holds a line until it ends: a secret cut at a chunk's edge is seen whole)."""
     if not sink.pending:
         return
     data = b"".join(sink.pending) if progress_wanted() else b""
@@ -466,9 +480,11 @@ def _flush(sink: _Sink, decoder: codecs.IncrementalDecoder) -> None:
     if len(text) > _PROGRESS_CHUNK or dropped:
         skipped = len(text) - min(len(text), _PROGRESS_CHUNK)
         what = f"{skipped} characters" if not dropped else f"about {skipped + dropped} characters"
-        text = f"... [{what} not shown] ...\n" + text[-_PROGRESS_CHUNK:]
+        text = f"... [{what} not shown] ...\n" + stream.feed(text[-_PROGRESS_CHUNK:], cut=True)
+    else:
+        text = stream.feed(text)
     if text:
-        progress(redact_output(text)[0])  # the live view: what the model reads
+        progress(text)  # the live view: what the model reads
 
 
 def _signal_group(pgid: int, sig: int) -> None:
@@ -533,7 +549,7 @@ def _with_sandbox(result: Result, policy: SandboxPolicy, root: Path) -> Result:
 def _result(
     out: _Output, code: int | None, timeout: float, *, timed_out: bool, cancelled: bool
 ) -> Result:
-    text, _hidden = redact_output(out.text())
+    text = out.text(redact=lambda t: redact_output(t)[0])
     if timed_out:
         status = (
             f"[timed out after {timeout:g} s: the command and its child processes were "

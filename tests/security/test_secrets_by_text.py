@@ -271,11 +271,6 @@ async def _progress_of(ws: Path, command: str) -> tuple[str, str]:
     return "".join(seen), r.content
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bash's progress is redacted a chunk at a time (_bash._flush calls redact_output "
-    "per chunk); needs _bash to feed its progress through builtin._common.output_stream()",
-)
 async def test_bash_progress_never_shows_a_secret_cut_between_two_chunks(tmp_path: Path) -> None:
     require_sandbox()
     half = len("DB_PASSWORD=") + 4
@@ -286,12 +281,6 @@ async def test_bash_progress_never_shows_a_secret_cut_between_two_chunks(tmp_pat
     assert S not in progress and S[4:] not in progress, progress
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bash's answer is cut to its head and tail before it is redacted "
-    "(_bash._Output.text, then redact_output): a value whose name fell in the cut shows; "
-    "needs the cut at line boundaries or redaction with context (sandbox.redact_ends)",
-)
 async def test_bash_answer_never_shows_a_secret_cut_by_the_output_cap(tmp_path: Path) -> None:
     require_sandbox()
     from nb_tools.builtin._bash import MAX_OUTPUT_CHARS
