@@ -15,7 +15,11 @@ workspace (``packages``, the default: a small repository with a ``node_modules``
 * ``BashTool.run`` on one event loop: the launch, the pipe and the exit as the tool does
   them;
 * an ``Agent`` run (a scripted model asks for the ``ls``, no click: the read-only vote),
-  each in its own ``asyncio.run``, as ``bench_sandbox.py --only agent`` times it.
+  each in its own ``asyncio.run``, as ``bench_sandbox.py --only agent`` times it (a
+  script's way);
+* the same run on the one event loop the tool row uses (a notebook's way: the kernel's
+  loop runs it), so the layers show the Agent's own work apart from what ``asyncio.run``
+  adds (a new loop, the Ctrl-C handler, the loop's shutdown).
 
 It prints the median wall and CPU time of each (CPU: this process and its children), what
 each layer adds over the one before, and the load average. Target (issue 20): the Agent
@@ -66,13 +70,22 @@ def cases(root: Path, bwrap: str) -> dict[str, Callable[[], object]]:
     launch = prepare(["bash", "-c", "ls"], policy, cwd=root)
     loop = asyncio.new_event_loop()
 
+    def make() -> Agent:
+        script = [reply("", call("bash", id="b0", command="ls")), reply("ok")]
+        return Agent(ScriptedModel(script), tools=tools, approval="ask", approver=_no_click)
+
     def agent() -> float:
         """The run's wall time; the Agent's construction is not timed (as in
         bench_sandbox)."""
-        script = [reply("", call("bash", id="b0", command="ls")), reply("ok")]
-        a = Agent(ScriptedModel(script), tools=tools, approval="ask", approver=_no_click)
+        a = make()
         t = time.perf_counter()
         asyncio.run(a.run("list the files"))
+        return time.perf_counter() - t
+
+    def agent_one_loop() -> float:
+        a = make()
+        t = time.perf_counter()
+        loop.run_until_complete(a.run("list the files"))
         return time.perf_counter() - t
 
     def tool_run() -> None:
@@ -90,6 +103,7 @@ def cases(root: Path, bwrap: str) -> dict[str, Callable[[], object]]:
         "prepare()": lambda: prepare(["bash", "-c", "ls"], policy, cwd=root),
         "BashTool.run": tool_run,
         "Agent": agent,
+        "Agent, one loop": agent_one_loop,
     }
 
 
@@ -115,7 +129,9 @@ def measure(root: Path, n: int, bwrap: str) -> None:
     print(
         f"layers: mounts {med['our command line'] - med['bwrap alone']:+.2f} ms, "
         f"tool over its command line {med['BashTool.run'] - med['our command line']:+.2f} ms, "
-        f"Agent over the tool {med['Agent'] - med['BashTool.run']:+.2f} ms"
+        f"Agent over the tool {med['Agent'] - med['BashTool.run']:+.2f} ms "
+        f"(on one loop {med['Agent, one loop'] - med['BashTool.run']:+.2f} ms, "
+        f"asyncio.run {med['Agent'] - med['Agent, one loop']:+.2f} ms)"
     )
 
 
