@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import os
 import threading
 import time
 import warnings
@@ -568,7 +569,7 @@ class Run:
         settings = self.settings
         kept = self._deciders
         if kept is None or kept[0] is not self.rules:  # made once, again after a new rule set
-            root = self.rules.root if self.rules is not None else Path.cwd()
+            root = self.rules.root if self.rules is not None else _cwd()
             deciders = deciders_for(
                 policy=settings.approval,
                 rules=self.rules,
@@ -657,6 +658,20 @@ class Run:
             for p, result, status in self._answer_pending()
         ]
         return self.result(stop_reason, error), events
+
+
+_last_cwd: tuple[str, Path] = ("", Path())
+
+
+def _cwd() -> Path:
+    """``Path.cwd()``, the ``Path`` made once per working directory: making one is most of
+    what ``Path.cwd()`` costs, and every run without rules asks."""
+    global _last_cwd
+    here = os.getcwd()
+    kept = _last_cwd
+    if kept[0] != here:
+        kept = _last_cwd = (here, Path(here))
+    return kept[1]
 
 
 def _warn_handler(handler: object, what: str, exc: BaseException) -> None:
