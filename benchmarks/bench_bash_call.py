@@ -15,7 +15,11 @@ workspace (``packages``, the default: a small repository with a ``node_modules``
 * ``BashTool.run`` on one event loop: the launch, the pipe and the exit as the tool does
   them;
 * an ``Agent`` run (a scripted model asks for the ``ls``, no click: the read-only vote),
-  each in its own ``asyncio.run``, as ``bench_sandbox.py --only agent`` times it.
+  each in its own ``asyncio.run``, as ``bench_sandbox.py --only agent`` times it (a
+  script's way);
+* the same run on the one event loop the tool row uses (a notebook's way: the kernel's
+  loop runs it), so the layers show the Agent's own work apart from what ``asyncio.run``
+  adds (a new loop, the Ctrl-C handler, the loop's shutdown).
 
 The last two run twice: "cold" with the ready sandboxes switched off
 (``NB_TOOLS_READY_SANDBOX=0``: bubblewrap starts at the call), and on the ready path (the
@@ -72,13 +76,22 @@ def cases(root: Path, bwrap: str) -> dict[str, Callable[[], object]]:
     launch = prepare(["bash", "-c", "ls"], policy, cwd=root)
     loop = asyncio.new_event_loop()
 
+    def make() -> Agent:
+        script = [reply("", call("bash", id="b0", command="ls")), reply("ok")]
+        return Agent(ScriptedModel(script), tools=tools, approval="ask", approver=_no_click)
+
     def agent() -> float:
         """The run's wall time; the Agent's construction is not timed (as in
         bench_sandbox)."""
-        script = [reply("", call("bash", id="b0", command="ls")), reply("ok")]
-        a = Agent(ScriptedModel(script), tools=tools, approval="ask", approver=_no_click)
+        a = make()
         t = time.perf_counter()
         asyncio.run(a.run("list the files"))
+        return time.perf_counter() - t
+
+    def agent_one_loop() -> float:
+        a = make()
+        t = time.perf_counter()
+        loop.run_until_complete(a.run("list the files"))
         return time.perf_counter() - t
 
     def tool_run() -> None:
@@ -106,6 +119,7 @@ def cases(root: Path, bwrap: str) -> dict[str, Callable[[], object]]:
         "prepare()": lambda: prepare(["bash", "-c", "ls"], policy, cwd=root),
         "BashTool.run cold": cold(tool_run),
         "Agent cold": cold(agent),
+        "Agent cold, one loop": cold(agent_one_loop),
         "BashTool.run": tool_run,
         "Agent": agent,
     }
@@ -144,7 +158,9 @@ def measure(root: Path, n: int, bwrap: str, gap: float) -> None:
     print(
         f"layers: mounts {med['our command line'] - med['bwrap alone']:+.2f} ms, "
         f"tool over its command line {med['BashTool.run cold'] - med['our command line']:+.2f} "
-        f"ms, Agent over the tool {med['Agent cold'] - med['BashTool.run cold']:+.2f} ms; "
+        f"ms, Agent over the tool {med['Agent cold'] - med['BashTool.run cold']:+.2f} ms (on one "
+        f"loop {med['Agent cold, one loop'] - med['BashTool.run cold']:+.2f} ms, asyncio.run "
+        f"{med['Agent cold'] - med['Agent cold, one loop']:+.2f} ms); "
         f"ready path: tool {med['BashTool.run'] - med['BashTool.run cold']:+.2f} ms, Agent "
         f"{med['Agent'] - med['Agent cold']:+.2f} ms against cold; CPU a call on the ready "
         f"path with its making {cmed['Agent'] + cmed[MADE]:.2f} ms (cold {cmed['Agent cold']:.2f})"

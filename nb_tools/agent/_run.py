@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import os
 import threading
 import time
 import warnings
@@ -346,7 +347,8 @@ class Run:
                 await self.emit(RunNotice(kind="budget", message=why))
                 return Finished("budget")
         self.turns += 1
-        await self.emit(TurnStarted(turn=self.turns))
+        if self.handlers:
+            await self.emit(TurnStarted(turn=self.turns))
         for note in notes:
             await self.emit(note)
         self.in_flight, self.received = request, 0
@@ -380,7 +382,8 @@ class Run:
         self.conversation.count(response.usage)
         for note in notes:
             await self.emit(note)
-        await self.emit(UsageUpdated(turn=self.turns, usage=response.usage, total=self.usage))
+        if self.handlers:
+            await self.emit(UsageUpdated(turn=self.turns, usage=response.usage, total=self.usage))
         if self.pending:
             await self._run_calls()
             return self._after_final_call()
@@ -476,28 +479,34 @@ class Run:
             self.retries = take_over_retries(provider)
         stream = stream_with_retries(provider, request, self.retries, self.emit)
         names: dict[str, str] = {}  # call id -> tool name, for ToolArgumentsDelta
+        # The deltas change nothing but what handlers see: without one, none is made.
+        listening = bool(self.handlers)
         try:
             async for event in stream:
                 if isinstance(event, TextDeltaEvent):
                     self.partial.append(event.text)
                     self.received += len(event.text)
-                    await self.emit(TextDelta(text=event.text))
+                    if listening:
+                        await self.emit(TextDelta(text=event.text))
                 elif isinstance(event, ThinkingDeltaEvent):
                     self.received += len(event.text)
-                    await self.emit(ThinkingDelta(text=event.text))
+                    if listening:
+                        await self.emit(ThinkingDelta(text=event.text))
                 elif isinstance(event, ToolUseStartEvent):
                     names[event.id] = event.name
-                    await self.emit(
-                        ToolArgumentsDelta(call_id=event.id, name=event.name, partial_json="")
-                    )
+                    if listening:
+                        await self.emit(
+                            ToolArgumentsDelta(call_id=event.id, name=event.name, partial_json="")
+                        )
                 elif isinstance(event, ToolArgumentsDeltaEvent):
                     self.received += len(event.partial_json)
-                    name = names.get(event.id, "")
-                    await self.emit(
-                        ToolArgumentsDelta(
-                            call_id=event.id, name=name, partial_json=event.partial_json
+                    if listening:
+                        name = names.get(event.id, "")
+                        await self.emit(
+                            ToolArgumentsDelta(
+                                call_id=event.id, name=name, partial_json=event.partial_json
+                            )
                         )
-                    )
                 elif isinstance(event, ServerToolEvent):
                     await self.emit(server_tool_used(event.use, event.result))
                 elif isinstance(event, ResponseEvent):
@@ -560,7 +569,7 @@ class Run:
         settings = self.settings
         kept = self._deciders
         if kept is None or kept[0] is not self.rules:  # made once, again after a new rule set
-            root = self.rules.root if self.rules is not None else Path.cwd()
+            root = self.rules.root if self.rules is not None else _cwd()
             deciders = deciders_for(
                 policy=settings.approval,
                 rules=self.rules,
@@ -649,6 +658,20 @@ class Run:
             for p, result, status in self._answer_pending()
         ]
         return self.result(stop_reason, error), events
+
+
+_last_cwd: tuple[str, Path] = ("", Path())
+
+
+def _cwd() -> Path:
+    """``Path.cwd()``, the ``Path`` made once per working directory: making one is most of
+    what ``Path.cwd()`` costs, and every run without rules asks."""
+    global _last_cwd
+    here = os.getcwd()
+    kept = _last_cwd
+    if kept[0] != here:
+        kept = _last_cwd = (here, Path(here))
+    return kept[1]
 
 
 def _warn_handler(handler: object, what: str, exc: BaseException) -> None:

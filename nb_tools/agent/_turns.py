@@ -46,7 +46,7 @@ from nb_tools.model._limits import (
     anthropic_tool,
     server_tool,
 )
-from nb_tools.tool import AnthropicDefined, FromMCPServer
+from nb_tools.tool import FromMCPServer
 
 if TYPE_CHECKING:
     from nb_tools.agent._agent import Agent
@@ -373,7 +373,10 @@ class TurnPolicy:
             kept = self._specs.get(id(spec))
             if kept is None or kept[0] is not spec or kept[2] != defer_mcp:
                 tool = registry.get(spec.name)
-                base = tool.ANTHROPIC_TYPE if isinstance(tool, AnthropicDefined) else ""
+                # A tool is ``AnthropicDefined`` when it has ``ANTHROPIC_TYPE``: read that
+                # rather than ask the runtime-checkable protocol, which collects the
+                # protocol's members again on every check.
+                base: str = getattr(tool, "ANTHROPIC_TYPE", "")
                 typed = base and self.provider.features.anthropic_tools
                 declared = anthropic_tool(base, spec.name, self.model) if typed else None
                 new = (

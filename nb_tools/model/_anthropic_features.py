@@ -49,11 +49,11 @@ BETA_FILES_API = "files-api-2025-04-14"
 def live_container(container: Mapping[str, Any] | None, now: float | None = None) -> str | None:
     """The id of a code-execution container a request may name: None when there is none or
     its ``expires_at`` (ISO 8601) has passed."""
+    if not container or not container.get("id"):  # most requests: before any import
+        return None
     import datetime
     import time
 
-    if not container or not container.get("id"):
-        return None
     expires = container.get("expires_at")
     if isinstance(expires, str) and expires:
         try:

@@ -147,9 +147,11 @@ class ScriptedModel(BaseProvider):
         return len(self._script) - self._next
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        snapshot = dataclasses.replace(
-            request, messages=tuple(request.messages), tools=tuple(request.tools)
-        )
+        snapshot = request  # the agent's requests hold tuples already: nothing to copy
+        if type(request.messages) is not tuple or type(request.tools) is not tuple:
+            snapshot = dataclasses.replace(
+                request, messages=tuple(request.messages), tools=tuple(request.tools)
+            )
         self.requests.append(snapshot)
         return self._stream(snapshot)
 

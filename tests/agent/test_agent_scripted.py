@@ -506,3 +506,17 @@ async def test_an_agent_can_continue_another_agents_conversation() -> None:
     await second.run("b")
     assert wire(model.requests[0].messages) == [user("a"), assistant("one"), user("b")]
     assert len(first.messages) == 2
+
+
+def test_run_result_repr_is_one_line_that_does_not_grow_with_the_conversation() -> None:
+    """``asyncio.run`` formats the finished task's result (twice, on 3.11, as it puts the
+    Ctrl-C handler back): a repr of every message cost each run more as the conversation
+    grew."""
+    script = [reply("", call("add", a=i, b=1)) for i in range(12)] + [reply("done " * 100)]
+    agent, _, _ = make(script)
+    result = asyncio.run(agent.run("add some numbers " * 50))
+    text = repr(result)
+    assert text.startswith("RunResult(stop_reason='end_turn', turns=13, text='done done")
+    assert "messages=26, calls=12, changes=12, usage=Usage(" in text
+    assert "\n" not in text and len(text) < 500
+    assert "add some numbers" not in text  # no message is printed
