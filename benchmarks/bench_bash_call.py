@@ -18,10 +18,10 @@ workspace (``packages``, the default: a small repository with a ``node_modules``
   each in its own ``asyncio.run``, as ``bench_sandbox.py --only agent`` times it (a
   script's way);
 * the same run on the one event loop the tool row uses (a notebook's way: the kernel's
-  loop runs it), so the layers show the Agent's own work apart from what ``asyncio.run``
-  adds (a new loop, the Ctrl-C handler, the loop's shutdown).
+  loop runs it), cold, so the layers show the Agent's own work apart from what
+  ``asyncio.run`` adds (a new loop, the Ctrl-C handler, the loop's shutdown).
 
-The last two run twice: "cold" with the ready sandboxes switched off
+The tool and Agent rows run twice: "cold" with the ready sandboxes switched off
 (``NB_TOOLS_READY_SANDBOX=0``: bubblewrap starts at the call), and on the ready path (the
 sandbox made after the previous call, during a pause of ``--gap`` seconds before the call,
 as a model's reply would leave; the CPU the background spends making it in that pause is
