@@ -15,9 +15,11 @@ import contextlib
 import glob
 import os
 import re
+import stat
 from pathlib import Path
 from typing import NamedTuple
 
+from nb_tools.sandbox._creds import R_BIT, sandbox_may
 from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
 from nb_tools.sandbox._hide import (
     GIT_PROTECTED,
@@ -134,7 +136,7 @@ def _command(
     for t in tools:
         out += ["--ro-bind", str(t), str(t)]
     for f in system_secret_files():
-        if f.is_file() and not _under(f, applied):
+        if not _under(f, applied) and _shows_secret(f, roots):
             out += ["--ro-bind", "/dev/null", str(f)]
     for r in roots:
         out += ["--bind" if writable else "--ro-bind", str(r), str(r)]
@@ -177,6 +179,24 @@ def _command(
     out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
     unread = tuple(p for f in found.values() for p in f.unscanned) if confined else ()
     return BwrapCommand(out + list(argv), unread)
+
+
+def _shows_secret(f: Path, roots: list[Path]) -> bool:
+    """Whether the system secret file ``f`` needs an empty file over it: it is a regular
+    file that holds something and that the sandboxed process could read (by its mode, as
+    the sandbox's user with no capability: :func:`~._creds.sandbox_may`), or it lies in a
+    root (the call could change its mode). An empty one shows nothing; one the mode
+    refuses stays refused (the system is read-only, the mode cannot change inside)."""
+    s = str(f)
+    try:
+        st = os.stat(s)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    if _under(f, roots):
+        return True
+    return st.st_size > 0 and sandbox_may(st, R_BIT, s)
 
 
 def _in_masked(path: Path, masked: set[str]) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nb_tools.sandbox._bwrap import bwrap_command
+from nb_tools.sandbox._creds import resolve_program
 from nb_tools.sandbox._defuse import (
     Protected,
     defuse_new_repos,
@@ -122,8 +123,8 @@ def prepare(
                 "write; it could be a planted program, so it is not run (put the system's "
                 "bubblewrap first on PATH, or set NB_TOOLS_BWRAP)"
             )
-    command = bwrap_command(found.bwrap, policy, list(argv), cwd=start)
     full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
+    command = bwrap_command(found.bwrap, policy, _resolved(argv, full, policy), cwd=start)
     guarded: list[str] = []
     roots: list[str] = []
     tops: list[Protected] = []
@@ -174,6 +175,28 @@ def kill_tree(pid: int, sig: int = signal.SIGKILL) -> None:
     killed, it takes the sandbox's whole PID namespace with it (``--die-with-parent``)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+_PROGRAM_DIRS = tuple(f"/{top}/" for top in ("usr", "bin", "sbin", "nix", "gnu", "snap"))
+"""System folders every sandbox shows as they are (read-only): a program found there
+outside is the one ``execvp`` finds inside."""
+
+
+def _resolved(argv: Sequence[str], env: Mapping[str, str], policy: SandboxPolicy) -> list[str]:
+    """``argv`` with its program given by name (``bash``) replaced by the file the
+    sandbox's ``PATH`` finds (:func:`~nb_tools.sandbox._creds.resolve_program`), when that
+    lies in a system folder no root or hidden path of ``policy`` covers: bubblewrap's
+    ``execvp`` then looks in no ``PATH`` entry (each a lookup through the new mounts)."""
+    out = list(argv)
+    if not out:
+        return out
+    hit = resolve_program(out[0], env.get("PATH", ""), _PROGRAM_DIRS)
+    if hit is None:
+        return out
+    covered = [str(p) for p in (policy.workspace, *policy.writable_roots, *policy.hidden) if p]
+    if not any(hit == c or hit.startswith(c.rstrip("/") + "/") for c in covered):
+        out[0] = hit
+    return out
 
 
 def _git_config(start: Path) -> Path | None:
