@@ -34,7 +34,7 @@ from nb_tools.sandbox._hide import (
     sanitized_git_config,
     system_secret_files,
     toolchain_dirs,
-    unix_sockets,
+    unix_socket_paths,
 )
 from nb_tools.sandbox._kept import kept
 from nb_tools.sandbox._policy import SandboxPolicy
@@ -179,13 +179,13 @@ def _command(
             out += _hide(p)
     out += late_binds
     # The masked folders (in_applied) hold nothing any more.
-    for sock in dict.fromkeys(unix_sockets()):
+    for sock in dict.fromkeys(unix_socket_paths()):
         if in_applied(sock) and not in_roots(sock):
             continue
         if _in_masked(sock, masked):
             continue
         if os.path.lexists(sock) and not os.path.islink(sock):
-            out += ["--ro-bind", "/dev/null", str(sock)]
+            out += ["--ro-bind", "/dev/null", sock]
     chdir = os.path.realpath(os.fspath(cwd)) if cwd is not None else str(workspace or "/")
     out += ["--chdir", chdir]
     out += ["--unshare-all"]
@@ -236,7 +236,7 @@ def _shows_secret(f: Path, in_root: bool) -> bool:
     return in_root or (st.st_size > 0 and sandbox_may(st, R_BIT, s))
 
 
-def _in_masked(path: Path, masked: set[str]) -> bool:
+def _in_masked(path: Path | str, masked: set[str]) -> bool:
     """Whether a folder that holds ``path`` (absolute, normalised) is in ``masked`` (as
     strings): what ``any(str(d) in masked for d in path.parents)`` says, without making a
     path object for each parent."""

@@ -39,7 +39,7 @@ __all__ = [
     "sanitized_git_config",
     "system_secret_files",
     "toolchain_dirs",
-    "unix_sockets",
+    "unix_socket_paths",
 ]
 
 
@@ -366,17 +366,20 @@ def sanitized_git_config(cfg: Path) -> Path | None:
     return out
 
 
-def unix_sockets() -> Iterator[Path]:
-    """Paths of the Unix sockets bound on this machine (``/proc/net/unix``)."""
+def unix_socket_paths() -> list[str]:
+    """Paths of the Unix sockets bound on this machine (``/proc/net/unix``), as strings
+    (the command line needs no path object for one it leaves alone)."""
+    out: list[str] = []
     try:
         with open("/proc/net/unix", encoding="utf-8", errors="replace") as f:
             next(f, None)
             for line in f:
                 parts = line.split(None, 7)
                 if len(parts) == 8 and parts[7].startswith("/"):
-                    yield Path(parts[7].rstrip("\n"))
+                    out.append(parts[7].rstrip("\n"))
     except OSError:
-        return
+        pass
+    return out
 
 
 @functools.lru_cache(maxsize=8)

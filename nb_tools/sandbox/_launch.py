@@ -115,9 +115,9 @@ def prepare(
     found = sandbox_available()
     if not found.ok or found.bwrap is None:
         raise SandboxUnavailable(f"no sandbox can start here: {found.reason}")
-    real = Path(os.path.realpath(found.bwrap))
+    real = os.path.realpath(found.bwrap)
     for root in (policy.workspace, *policy.writable_roots):
-        if root is not None and real.is_relative_to(root):
+        if root is not None and (real + "/").startswith(str(root).rstrip("/") + "/"):
             raise SandboxUnavailable(
                 f"the bwrap found ({found.bwrap}) lies in {root}, which sandboxed calls can "
                 "write; it could be a planted program, so it is not run (put the system's "
