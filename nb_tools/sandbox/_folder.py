@@ -10,6 +10,7 @@ counts of its regular files are looked at only when asked (:func:`links`: one
 
 from __future__ import annotations
 
+import heapq
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -273,8 +274,10 @@ class Walk:
         self.max_depth = depth
         self.watch = watch
         self.links = links
-        self.groups: dict[str, list[Todo]] = {"": [self.top]}
+        self.groups: dict[str, list[Todo]] = {"": [self.top]}  # never an empty list
         self.used: dict[str, int] = {}  # entries read in each group
+        self._order: list[tuple[int, int, str]] = [(0, 0, "")]  # heap: (used, made, group)
+        self._made = 0
         self.later: list[Todo] = []
         self.folders: dict[str, Folder] = {}
         self.wds: dict[int, str] = {}  # inotify wd -> the folder read under it
@@ -291,7 +294,7 @@ class Walk:
         return not self._pending() and not self.later
 
     def _pending(self) -> bool:
-        return any(self.groups.values())
+        return bool(self.groups)
 
     def _group(self, path: str) -> str:
         """The folder of the top that holds ``path`` (its first name below the top; ""
@@ -304,11 +307,19 @@ class Walk:
         first inside a group): the small folders of the top (the code) are read whole
         before a bulky one (data, generated files) takes the rest of the budget, so that
         what the cap leaves unread is the bulky part."""
-        used = self.used
-        best = min((g for g, todo in self.groups.items() if todo), key=lambda g: used.get(g, 0))
-        todo = self.groups[best].pop()
-        if not self.groups[best]:
-            del self.groups[best]
+        order = self._order
+        while True:  # a heap entry may be stale: its group read more since, or emptied
+            used, made, group = order[0]
+            todos = self.groups.get(group)
+            if not todos:
+                heapq.heappop(order)
+            elif used != self.used.get(group, 0):
+                heapq.heapreplace(order, (self.used.get(group, 0), made, group))
+            else:
+                break
+        todo = todos.pop()
+        if not todos:
+            del self.groups[group]
         return todo
 
     def step(self, budget: int | None = None) -> bool:
@@ -348,7 +359,13 @@ class Walk:
             if sub.package and sub.package == sub.path:
                 self.later.append(sub)
             else:
-                self.groups.setdefault(self._group(sub.path), []).append(sub)
+                group = self._group(sub.path)
+                todos = self.groups.get(group)
+                if todos is None:
+                    todos = self.groups[group] = []
+                    self._made += 1
+                    heapq.heappush(self._order, (self.used.get(group, 0), self._made, group))
+                todos.append(sub)
 
     def masks(self) -> list[str]:
         """What a call must not see while the walk is not done: the folders left unread,
