@@ -118,3 +118,22 @@ async def test_the_shell_runs_by_its_full_path_and_still_works(ws: Path) -> None
     assert tail[0] == resolve_program("bash", os.environ["PATH"], ("/usr/", "/bin/", "/sbin/"))
     r = await run(ws, "echo ok-$((6*7))", approved=False)
     assert "ok-42" in r.content, r.content
+
+
+@pytest.mark.parametrize("approved", [True, False])
+async def test_a_hidden_folder_refuses_writes_even_after_chmod(ws: Path, approved: bool) -> None:
+    """A folder hidden by an empty tmpfs must stay read-only: the sandbox's user owns that
+    tmpfs, so a mode alone (`--perms 0555 --tmpfs`, tried as a cheaper mask) would let it
+    `chmod` and write there; the remount refuses it."""
+    (ws / ".ssh").mkdir()
+    (ws / ".ssh" / "id_ed25519").write_text("KEY-7373\n")
+    mode = "workspace-write" if approved else "read-only"
+    r = await run(
+        ws,
+        "chmod 755 .ssh; touch .ssh/x && echo WROTE; cat .ssh/*",
+        approved=approved,
+        sandbox=mode,
+    )
+    assert "WROTE" not in r.content, r.content
+    assert "KEY-7373" not in r.content, r.content
+    assert not (ws / ".ssh" / "x").exists()
