@@ -165,9 +165,9 @@ def _command(
     if confined:  # no click: more credentials, a home's dot-entries, what the scan did not read
         extra = [p for f in found.values() for p in (*f.protected, *f.unscanned, *(f.linked or ()))]
         extra += [p for r in roots for h in homes_in(r) for p in home_dot_entries(h)]
-        hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
+        hidden += [p for p in extra if _kind(p) > _LINK]
     late_binds: list[str] = []
-    masked = {str(p) for p in hidden if p.is_dir() and not p.is_symlink()}
+    masked = {str(p) for p in hidden if _kind(p) == _DIR}
     if confined:  # git reads its config; the credentials in it stay out of sight
         for cfg in git_configs_with_credentials(roots, gitdirs, found):
             if _in_masked(cfg, masked):
@@ -320,12 +320,13 @@ def _fine_secrets(
     homes = home_dirs()
     for r in roots:
         out += found[r].secrets
-        inside = [h for h in homes if h == r or h.is_relative_to(r) or r.is_relative_to(h)]
+        in_r, holds_r = _Within([r]), str(r) + "/"
+        inside = [h for h in homes if in_r(h) or holds_r.startswith(str(h).rstrip("/") + "/")]
         for home in dict.fromkeys([*inside, *homes_in(r)]):
             out += [p for p in _home_globs(home, HOME_SECRETS) if _under(p, [r])]
     out += [p for p in policy.hidden if _under(p, roots)]
     # A symlink is left alone: what it points to is hidden or visible on its own account.
-    return [p for p in out if os.path.lexists(p) and not os.path.islink(p)]
+    return [p for p in out if _kind(p) > _LINK]
 
 
 def _home_globs(home: Path, patterns: tuple[str, ...]) -> list[Path]:
@@ -359,10 +360,25 @@ def _home_secrets_in(folders: list[Path]) -> list[Path]:
             continue
         patterns = tuple(s for s in HOME_SECRETS if s.split("/")[0] in tops)
         out += [p for p in _home_globs(home, patterns) if in_folders(p)]
-    return [p for p in out if os.path.lexists(p) and not os.path.islink(p)]
+    return [p for p in out if _kind(p) > _LINK]
 
 
 def _hide(p: Path) -> list[str]:
-    if p.is_dir() and not p.is_symlink():
+    if _kind(p) == _DIR:
         return ["--tmpfs", str(p), "--remount-ro", str(p)]
     return ["--ro-bind", "/dev/null", str(p)]
+
+
+_MISSING, _LINK, _DIR, _OTHER = range(4)
+
+
+def _kind(p: Path | str) -> int:
+    """What ``p`` is, by one ``lstat``: missing, a symbolic link, a folder (not a link to
+    one), anything else."""
+    try:
+        mode = os.lstat(p).st_mode
+    except (OSError, ValueError):
+        return _MISSING
+    if stat.S_ISLNK(mode):
+        return _LINK
+    return _DIR if stat.S_ISDIR(mode) else _OTHER
