@@ -12,6 +12,7 @@ Mounts made later win, which is why the order matters.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import os
 import re
@@ -95,11 +96,15 @@ memory it takes belongs to no process, so the OOM killer picks another (the kern
 
 
 def _tmpfs_size() -> list[str]:
-    found = sandbox_available()
-    numbers = re.findall(r"\d+", found.version)
+    return list(_size_for(sandbox_available().version))
+
+
+@functools.lru_cache(maxsize=4)
+def _size_for(version: str) -> tuple[str, ...]:
+    numbers = re.findall(r"\d+", version)
     if len(numbers) >= 2 and (int(numbers[0]), int(numbers[1])) >= (0, 8):
-        return ["--size", str(READ_ONLY_TMPFS_BYTES)]
-    return []
+        return ("--size", str(READ_ONLY_TMPFS_BYTES))
+    return ()
 
 
 def bwrap_argv(
@@ -358,9 +363,15 @@ def _home_secrets_in(folders: list[Path]) -> list[Path]:
         tops.discard("")
         if not tops:
             continue
-        patterns = tuple(s for s in HOME_SECRETS if s.split("/")[0] in tops)
+        patterns = _secrets_under(frozenset(tops))
         out += [p for p in _home_globs(home, patterns) if in_folders(p)]
     return [p for p in out if _kind(p) > _LINK]
+
+
+@functools.lru_cache(maxsize=32)
+def _secrets_under(tops: frozenset[str]) -> tuple[str, ...]:
+    """The patterns of :data:`HOME_SECRETS` under the home's entries ``tops``."""
+    return tuple(s for s in HOME_SECRETS if s.split("/")[0] in tops)
 
 
 def _hide(p: Path) -> list[str]:

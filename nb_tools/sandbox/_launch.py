@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,21 +203,35 @@ def _resolved(argv: Sequence[str], env: Mapping[str, str], policy: SandboxPolicy
 def _git_config(start: Path) -> Path | None:
     """The ``.git/config`` of the repository at ``start`` (or its gitdir's, for a linked
     worktree whose ``.git`` is a file)."""
-    for folder in (start, *start.parents):
-        dot = folder / ".git"
-        if dot.is_dir():
-            return dot / "config"
-        if dot.is_file():
-            try:
-                line = dot.read_text(errors="replace").strip()
-            except OSError:
-                return None
-            if line.startswith("gitdir:"):
-                gitdir = (folder / line[7:].strip()).resolve()
-                common = gitdir / "commondir"
-                if common.is_file():
-                    with contextlib.suppress(OSError):
-                        gitdir = (gitdir / common.read_text().strip()).resolve()
-                return gitdir / "config"
+    raw = os.path.abspath(start)
+    while True:  # the folder and its parents, as strings (no path object for each)
+        dot = raw.rstrip("/") + "/.git"
+        try:
+            mode = os.stat(dot).st_mode
+        except (OSError, ValueError):
+            mode = 0
+        if stat.S_ISDIR(mode):
+            return Path(dot, "config")
+        if stat.S_ISREG(mode):
+            return _linked_config(Path(raw), Path(dot))
+        parent = os.path.dirname(raw)
+        if parent == raw:
             return None
-    return None
+        raw = parent
+
+
+def _linked_config(folder: Path, dot: Path) -> Path | None:
+    """The config of the repository whose ``.git`` file ``dot`` (in ``folder``) names its
+    git folder (a linked worktree: the common folder's)."""
+    try:
+        line = dot.read_text(errors="replace").strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    gitdir = (folder / line[7:].strip()).resolve()
+    common = gitdir / "commondir"
+    if common.is_file():
+        with contextlib.suppress(OSError):
+            gitdir = (gitdir / common.read_text().strip()).resolve()
+    return gitdir / "config"

@@ -120,3 +120,18 @@ def test_a_git_config_that_gains_credentials_is_cleaned_at_the_next_call(tmp_pat
     argv = prepare(["true"], policy).argv
     clean = argv[argv.index(str(cfg)) - 1]
     assert "TOKEN-4711" not in Path(clean).read_text()
+
+
+def test_a_driver_added_to_the_git_config_is_switched_off_at_the_next_call(tmp_path: Path) -> None:
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    policy = SandboxPolicy(mode="read-only", workspace=ws).unapproved()
+    _settle()
+    env = prepare(["true"], policy).env
+    assert "diff.evil.textconv" not in env.values()
+    with (ws / ".git" / "config").open("a") as f:
+        f.write('[diff "evil"]\n\ttextconv = touch /tmp/pwned\n')
+    env = prepare(["true"], policy).env
+    key = next(k for k, v in env.items() if v == "diff.evil.textconv")
+    assert env[key.replace("KEY", "VALUE")] == "cat"
