@@ -14,6 +14,7 @@ import functools
 import glob
 import os
 import re
+import stat
 import threading
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -115,15 +116,20 @@ def repository_dirs(workspace: Path) -> tuple[list[Path], list[Path]]:
     gitdirs: list[Path] = []
     for d in (workspace, *workspace.parents):
         dot = d / ".git"
-        if dot.is_dir() or dot.is_file():
+        try:  # one stat a level: most have no .git
+            mode = os.stat(dot).st_mode
+        except (OSError, ValueError):
+            continue
+        is_dir, is_file = stat.S_ISDIR(mode), stat.S_ISREG(mode)
+        if is_dir or is_file:
             homes = home_dirs()
             if d not in (workspace, Path("/")) and not any(
                 h == d or h.is_relative_to(d) for h in homes
             ):
                 tops.append(d)
-        if dot.is_dir():
+        if is_dir:
             break
-        if dot.is_file():
+        if is_file:
             try:
                 line = dot.read_text(errors="replace").strip()
             except OSError:
