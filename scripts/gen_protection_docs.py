@@ -42,7 +42,7 @@ from nb_tools.sandbox._secrets import _ABOUT, PEM_SHOWN  # noqa: E402
 
 def _sandbox(e: Entry) -> str:
     if e.where == "system":
-        return "hidden from every call"
+        return "hidden from every call that could read it"
     if e.secret:
         seen = "approved calls outside a home see it; " if e.build else ""
         return f"hidden ({seen}read-only)"

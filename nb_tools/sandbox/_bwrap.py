@@ -12,12 +12,16 @@ Mounts made later win, which is why the order matters.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import os
 import re
+import stat
+from collections.abc import Hashable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from nb_tools.sandbox._creds import R_BIT, sandbox_may
 from nb_tools.sandbox._fsrules import (
     config_includes,
     home_dot_entries,
@@ -37,8 +41,9 @@ from nb_tools.sandbox._hide import (
     sanitized_git_config,
     system_secret_files,
     toolchain_dirs,
-    unix_sockets,
+    unix_socket_paths,
 )
+from nb_tools.sandbox._kept import kept
 from nb_tools.sandbox._policy import SandboxPolicy
 from nb_tools.sandbox._probe import sandbox_available
 from nb_tools.sandbox._protection import interpreter_dirs, run_time_dirs
@@ -55,13 +60,26 @@ class BwrapCommand(NamedTuple):
     unread: tuple[Path, ...]
 
 
+class _Within:
+    """:func:`_under` for many paths against the same ``roots``: the strings made once, one
+    set lookup and one ``str.startswith`` of a tuple a path."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.same = frozenset(map(str, roots))
+        self.prefixes = tuple(r.rstrip("/") + "/" for r in self.same)
+
+    def __call__(self, path: Path | str) -> bool:
+        s = str(path)
+        return s in self.same or s.startswith(self.prefixes)
+
+
 def _under(path: Path, roots: list[Path]) -> bool:
     """``path`` is one of ``roots`` or inside one (all absolute and normalised: compared as
     strings, component-wise, which is what ``Path.is_relative_to`` does, only faster)."""
     s = str(path)
     for r in roots:
         t = str(r)
-        if s == t or s.startswith(t.rstrip("/") + "/"):
+        if s.startswith(t) and (len(s) == len(t) or s[len(t)] == "/" or t == "/"):
             return True
     return False
 
@@ -84,11 +102,15 @@ memory it takes belongs to no process, so the OOM killer picks another (the kern
 
 
 def _tmpfs_size() -> list[str]:
-    found = sandbox_available()
-    numbers = re.findall(r"\d+", found.version)
+    return list(_size_for(sandbox_available().version))
+
+
+@functools.lru_cache(maxsize=4)
+def _size_for(version: str) -> tuple[str, ...]:
+    numbers = re.findall(r"\d+", version)
     if len(numbers) >= 2 and (int(numbers[0]), int(numbers[1])) >= (0, 8):
-        return ["--size", str(READ_ONLY_TMPFS_BYTES)]
-    return []
+        return ("--size", str(READ_ONLY_TMPFS_BYTES))
+    return ()
 
 
 def bwrap_argv(
@@ -124,23 +146,23 @@ def _command(
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_PROC_READ_ONLY]
     masks = coarse_masks() + [p for p in policy.hidden if p.is_dir()]
     if confined:  # only the system and the workspace: a link inside leads nowhere else
-        masks += [m for m in outside_masks() if m not in masks]
-    # A mask strictly inside a root goes on after the root's bind; one that is or holds a
-    # root goes on before it (the root comes back on top).
-    inside = [m for m in masks if m not in roots and _under(m, roots + gitdirs)]
-    early = [m for m in masks if m not in inside]
-    late = inside
-    applied: list[Path] = []
+        seen = set(masks)
+        masks += [m for m in outside_masks() if m not in seen]
     size = [] if writable else _tmpfs_size()
-    for m in sorted(early, key=lambda p: len(p.parts)):
-        if not _under(m, applied):
-            out += [*size, "--tmpfs", str(m)]
-            applied.append(m)
-    tools = [t for t in toolchain_dirs(applied) if not _under(t, roots)]
+    key = (tuple(masks), tuple(roots), tuple(gitdirs), tuple(size))
+    system = _kept_masks.get(key)
+    if system is None:
+        if len(_kept_masks) > 64:
+            _kept_masks.clear()
+        system = _kept_masks[key] = _masks(masks, roots, gitdirs, size)
+    fragment, applied, late = system
+    out += fragment
+    in_roots, in_applied = _Within(roots), _Within(applied)
+    tools = [t for t in toolchain_dirs(list(applied)) if not in_roots(t)]
     for t in tools:
         out += ["--ro-bind", str(t), str(t)]
     for f in system_secret_files():
-        if f.is_file() and not _under(f, applied):
+        if not in_applied(f) and _shows_secret(f, in_roots(f)):
             out += ["--ro-bind", "/dev/null", str(f)]
     for r in roots:
         out += ["--bind" if writable else "--ro-bind", str(r), str(r)]
@@ -156,9 +178,9 @@ def _command(
         homes = [h for r in roots for h in homes_in(r)]
         homes += [h for f in found.values() for h in homes_among((*f.writes, *f.secrets))]
         extra += [p for h in dict.fromkeys(homes) for p in home_dot_entries(h)]
-        hidden += [p for p in extra if os.path.lexists(p) and not os.path.islink(p)]
+        hidden += [p for p in extra if _kind(p) > _LINK]
     late_binds: list[str] = []
-    masked = {str(p) for p in hidden if p.is_dir() and not p.is_symlink()}
+    masked = {str(p) for p in hidden if _kind(p) == _DIR}
     if confined:  # git reads its config; the credentials in it stay out of sight
         for cfg in git_configs_with_credentials(roots, gitdirs, found):
             if _in_masked(cfg, masked):
@@ -169,14 +191,14 @@ def _command(
         if not _in_masked(p, masked):  # hidden with its folder
             out += _hide(p)
     out += late_binds
-    visible_dead = applied  # masked folders hold nothing any more
-    for sock in dict.fromkeys(unix_sockets()):
-        if _under(sock, visible_dead) and not _under(sock, roots):
+    # The masked folders (in_applied) hold nothing any more.
+    for sock in dict.fromkeys(unix_socket_paths()):
+        if in_applied(sock) and not in_roots(sock):
             continue
         if _in_masked(sock, masked):
             continue
         if os.path.lexists(sock) and not os.path.islink(sock):
-            out += ["--ro-bind", "/dev/null", str(sock)]
+            out += ["--ro-bind", "/dev/null", sock]
     chdir = os.path.realpath(os.fspath(cwd)) if cwd is not None else str(workspace or "/")
     out += ["--chdir", chdir]
     out += ["--unshare-all"]
@@ -187,7 +209,47 @@ def _command(
     return BwrapCommand(out + list(argv), unread)
 
 
-def _in_masked(path: Path, masked: set[str]) -> bool:
+_kept_masks: dict[tuple[object, ...], tuple[list[str], list[Path], list[Path]]] = {}
+""":func:`_masks` by its arguments (it reads nothing of the machine)."""
+
+
+def _masks(
+    masks: list[Path], roots: list[Path], gitdirs: list[Path], size: list[str]
+) -> tuple[list[str], list[Path], list[Path]]:
+    """The masks before the roots, a private tmpfs each (one inside another is left out):
+    their command line, the folders masked, and the masks strictly inside a root, which go
+    on after the root's bind (one that is or holds a root goes on before it: the root
+    comes back on top)."""
+    in_roots = _Within(roots + gitdirs)
+    same = set(roots)
+    late = [m for m in masks if m not in same and in_roots(m)]
+    early = [m for m in masks if m not in late]
+    applied: list[Path] = []
+    out: list[str] = []
+    for m in sorted(early, key=lambda p: len(p.parts)):
+        if not _under(m, applied):
+            out += [*size, "--tmpfs", str(m)]
+            applied.append(m)
+    return out, applied, late
+
+
+def _shows_secret(f: Path, in_root: bool) -> bool:
+    """Whether the system secret file ``f`` needs an empty file over it: it is a regular
+    file that holds something and that the sandboxed process could read (by its mode, as
+    the sandbox's user with no capability: :func:`~._creds.sandbox_may`), or it lies in a
+    root (the call could change its mode). An empty one shows nothing; one the mode
+    refuses stays refused (the system is read-only, the mode cannot change inside)."""
+    s = str(f)
+    try:
+        st = os.stat(s)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    return in_root or (st.st_size > 0 and sandbox_may(st, R_BIT, s))
+
+
+def _in_masked(path: Path | str, masked: set[str]) -> bool:
     """Whether a folder that holds ``path`` (absolute, normalised) is in ``masked`` (as
     strings): what ``any(str(d) in masked for d in path.parents)`` says, without making a
     path object for each parent."""
@@ -273,33 +335,71 @@ def _fine_secrets(
     homes = home_dirs()
     for r in roots:
         out += found[r].secrets
-        inside = [h for h in homes if h == r or h.is_relative_to(r) or r.is_relative_to(h)]
+        in_r, holds_r = _Within([r]), str(r) + "/"
+        inside = [h for h in homes if in_r(h) or holds_r.startswith(str(h).rstrip("/") + "/")]
         for home in dict.fromkeys([*inside, *homes_in(r)]):
             out += [p for p in _home_globs(home, HOME_SECRETS) if _under(p, [r])]
     out += [p for p in policy.hidden if _under(p, roots)]
     # A symlink is left alone: what it points to is hidden or visible on its own account.
-    return [p for p in out if os.path.lexists(p) and not os.path.islink(p)]
+    return [p for p in out if _kind(p) > _LINK]
 
 
 def _home_globs(home: Path, patterns: tuple[str, ...]) -> list[Path]:
-    base = glob.escape(str(home).rstrip("/"))
-    return [Path(p) for pattern in patterns for p in glob.glob(f"{base}/{pattern}")]
+    """The paths under ``home`` that ``patterns`` match (kept while the folders they list
+    are unchanged: a file made, removed or renamed in one changes its times)."""
+    raw = str(home).rstrip("/")
+    dirs = sorted({os.path.dirname(p) for p in patterns})
+    if any(glob.has_magic(d) for d in dirs):
+        return list(_globs(raw, patterns))
+    listed = tuple(f"{raw}/{d}" if d else raw or "/" for d in dirs)
+    return list(kept(_kept_globs, (raw, patterns), listed, lambda: _globs(raw, patterns)))
+
+
+_kept_globs: dict[Hashable, Any] = {}
+
+
+def _globs(raw: str, patterns: tuple[str, ...]) -> tuple[Path, ...]:
+    base = glob.escape(raw)
+    return tuple(Path(p) for pattern in patterns for p in glob.glob(f"{base}/{pattern}"))
 
 
 def _home_secrets_in(folders: list[Path]) -> list[Path]:
     """Credentials inside the tool folders brought back from a home (``~/.cargo/credentials``)."""
     out: list[Path] = []
+    in_folders = _Within(folders)
     for home in home_dirs():
-        inside = [f for f in folders if f.is_relative_to(home) and f != home]
-        tops = {f.relative_to(home).parts[0] for f in inside}
+        base = str(home).rstrip("/") + "/"
+        tops = {str(f)[len(base) :].split("/", 1)[0] for f in folders if str(f).startswith(base)}
+        tops.discard("")
         if not tops:
             continue
-        patterns = tuple(s for s in HOME_SECRETS if s.split("/")[0] in tops)
-        out += [p for p in _home_globs(home, patterns) if _under(p, folders)]
-    return [p for p in out if os.path.lexists(p) and not os.path.islink(p)]
+        patterns = _secrets_under(frozenset(tops))
+        out += [p for p in _home_globs(home, patterns) if in_folders(p)]
+    return [p for p in out if _kind(p) > _LINK]
+
+
+@functools.lru_cache(maxsize=32)
+def _secrets_under(tops: frozenset[str]) -> tuple[str, ...]:
+    """The patterns of :data:`HOME_SECRETS` under the home's entries ``tops``."""
+    return tuple(s for s in HOME_SECRETS if s.split("/")[0] in tops)
 
 
 def _hide(p: Path) -> list[str]:
-    if p.is_dir() and not p.is_symlink():
+    if _kind(p) == _DIR:
         return ["--tmpfs", str(p), "--remount-ro", str(p)]
     return ["--ro-bind", "/dev/null", str(p)]
+
+
+_MISSING, _LINK, _DIR, _OTHER = range(4)
+
+
+def _kind(p: Path | str) -> int:
+    """What ``p`` is, by one ``lstat``: missing, a symbolic link, a folder (not a link to
+    one), anything else."""
+    try:
+        mode = os.lstat(p).st_mode
+    except (OSError, ValueError):
+        return _MISSING
+    if stat.S_ISLNK(mode):
+        return _LINK
+    return _DIR if stat.S_ISDIR(mode) else _OTHER

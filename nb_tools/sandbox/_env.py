@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
+from typing import Any
 
+from nb_tools.sandbox._kept import kept
 from nb_tools.sandbox._secrets import secret_env_name
 
 __all__ = [
@@ -65,19 +67,32 @@ def sandbox_env(
     src = os.environ if base is None else base
     # The names first, each value only for a name that passes: ``os.environ`` decodes
     # what it is asked for, and most of its values are not.
-    env = {
-        k: src[k]
-        for k in src
-        if (k in ALLOWED_NAMES or k.startswith(ALLOWED_PREFIXES)) and not secret_env_name(k)
-    }
+    env = {k: src[k] for k in src if _passes(k)}
     if extra:
-        env.update({k: v for k, v in extra.items() if not secret_env_name(k)})
+        env.update({k: v for k, v in extra.items() if not _secret(k)})
     env.setdefault("PATH", _FALLBACK_PATH)
     env.setdefault("LANG", "C.UTF-8")
     env["TMPDIR"] = "/tmp"
     env["PAGER"] = env["GIT_PAGER"] = "cat"
     env.update(git_safety_env(git_config))
     return env
+
+
+_verdicts: dict[str, bool] = {}
+
+
+def _secret(name: str) -> bool:
+    """:func:`secret_env_name`, remembered by the name (it depends on the name alone)."""
+    found = _verdicts.get(name)
+    if found is None:
+        if len(_verdicts) > 4096:
+            _verdicts.clear()
+        found = _verdicts[name] = secret_env_name(name)
+    return found
+
+
+def _passes(name: str) -> bool:
+    return (name in ALLOWED_NAMES or name.startswith(ALLOWED_PREFIXES)) and not _secret(name)
 
 
 # Settings with which a repository's config makes `git status` / `git diff` / `git log`
@@ -116,13 +131,28 @@ def git_safety_env(config: str | os.PathLike[str] | None = None) -> dict[str, st
     global config."""
     pairs = list(_GIT_OVERRIDES)
     if config is not None:
-        try:
-            text = Path(config).read_text(errors="replace")[:1_000_000]
-        except OSError:
-            text = ""
-        for section, name in dict.fromkeys(_DRIVER_RE.findall(text)):
-            name = name.replace('\\"', '"').replace("\\\\", "\\")
-            pairs += [(f"{section}.{name}.{key}", value) for key, value in _DRIVER_KEYS[section]]
+        path = os.fspath(config)
+        pairs += kept(_kept_drivers, path, (path,), lambda: _driver_pairs(path))
+    return _safety_env(tuple(pairs))
+
+
+_kept_drivers: dict[Hashable, Any] = {}
+
+
+def _driver_pairs(config: str) -> tuple[tuple[str, str], ...]:
+    """The settings that switch off the diff/filter/merge drivers ``config`` names."""
+    try:
+        text = Path(config).read_text(errors="replace")[:1_000_000]
+    except OSError:
+        text = ""
+    pairs: list[tuple[str, str]] = []
+    for section, name in dict.fromkeys(_DRIVER_RE.findall(text)):
+        name = name.replace('\\"', '"').replace("\\\\", "\\")
+        pairs += [(f"{section}.{name}.{key}", value) for key, value in _DRIVER_KEYS[section]]
+    return tuple(pairs)
+
+
+def _safety_env(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
     env = {
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": "/dev/null",

@@ -10,6 +10,7 @@ counts of its regular files are looked at only when asked (:func:`links`: one
 
 from __future__ import annotations
 
+import heapq
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -252,7 +253,8 @@ def _bare(folder: str) -> bool:
 
 class Walk:
     """A tree being read, a slice at a time (:meth:`step`): the folders read, those still
-    to read (``stack``; package folders wait in ``later``, and one that cannot be read to
+    to read (``stack``, kept by the folder of the top that holds them and read smallest
+    first: :meth:`_pop`; package folders wait in ``later``, and one that cannot be read to
     the end is left unread as a whole: one mask, not many) and those left unread past the
     limits (``unscanned``). ``links``: each folder's link counts are looked at as it is
     read. A walk that is done stays the root's kept scan: a change sends the folders it
@@ -272,7 +274,10 @@ class Walk:
         self.max_depth = depth
         self.watch = watch
         self.links = links
-        self.stack: list[Todo] = [self.top]
+        self.groups: dict[str, list[Todo]] = {"": [self.top]}  # never an empty list
+        self.used: dict[str, int] = {}  # entries read in each group
+        self._order: list[tuple[int, int, str]] = [(0, 0, "")]  # heap: (used, made, group)
+        self._made = 0
         self.later: list[Todo] = []
         self.folders: dict[str, Folder] = {}
         self.wds: dict[int, str] = {}  # inotify wd -> the folder read under it
@@ -280,8 +285,42 @@ class Walk:
         self.seen = 0
         self.version = 0  # counts the changes to what the walk knows or has still to read
 
+    @property
+    def stack(self) -> list[Todo]:
+        """The project's folders still to read (package folders wait in ``later``)."""
+        return [t for g in self.groups.values() for t in g]
+
     def done(self) -> bool:
-        return not self.stack and not self.later
+        return not self._pending() and not self.later
+
+    def _pending(self) -> bool:
+        return bool(self.groups)
+
+    def _group(self, path: str) -> str:
+        """The folder of the top that holds ``path`` (its first name below the top; ""
+        for the top itself): the walk's budget is shared between these."""
+        top = self.top.path.rstrip("/") + "/"
+        return path[len(top) :].split("/", 1)[0] if path.startswith(top) else ""
+
+    def _pop(self) -> Todo:
+        """The next folder of the group that has read the fewest entries so far (depth
+        first inside a group): the small folders of the top (the code) are read whole
+        before a bulky one (data, generated files) takes the rest of the budget, so that
+        what the cap leaves unread is the bulky part."""
+        order = self._order
+        while True:  # a heap entry may be stale: its group read more since, or emptied
+            used, made, group = order[0]
+            todos = self.groups.get(group)
+            if not todos:
+                heapq.heappop(order)
+            elif used != self.used.get(group, 0):
+                heapq.heapreplace(order, (self.used.get(group, 0), made, group))
+            else:
+                break
+        todo = todos.pop()
+        if not todos:
+            del self.groups[group]
+        return todo
 
     def step(self, budget: int | None = None) -> bool:
         """Read folders until about ``budget`` entries were read, or the project is read
@@ -289,10 +328,8 @@ class Walk:
         done."""
         work = 0
         self.version += 1
-        while self.stack or self.later:
-            if not self.stack:
-                self.stack.append(self.later.pop())
-            todo = self.stack.pop()
+        while self.later or self._pending():
+            todo = self._pop() if self._pending() else self.later.pop()
             if self.seen >= self.max_entries or todo.depth > self.max_depth:
                 self.unscanned.append(todo.package or todo.path)
                 continue
@@ -302,7 +339,9 @@ class Walk:
             self._keep(f)
             self._push(f.subdirs)
             work += f.entries + 1
-            if budget is not None and (work >= budget or (not self.stack and self.later)):
+            group = self._group(todo.path)
+            self.used[group] = self.used.get(group, 0) + f.entries + 1
+            if budget is not None and (work >= budget or (not self._pending() and self.later)):
                 break  # a slice ends with the project, before the package folders
         return self.done()
 
@@ -317,7 +356,16 @@ class Walk:
 
     def _push(self, todos: Iterable[Todo]) -> None:
         for sub in todos:
-            (self.later if sub.package and sub.package == sub.path else self.stack).append(sub)
+            if sub.package and sub.package == sub.path:
+                self.later.append(sub)
+            else:
+                group = self._group(sub.path)
+                todos = self.groups.get(group)
+                if todos is None:
+                    todos = self.groups[group] = []
+                    self._made += 1
+                    heapq.heappush(self._order, (self.used.get(group, 0), self._made, group))
+                todos.append(sub)
 
     def masks(self) -> list[str]:
         """What a call must not see while the walk is not done: the folders left unread,
@@ -382,7 +430,10 @@ class Walk:
             if f.wd is not None and self.wds.get(f.wd) == d:
                 del self.wds[f.wd]
                 out.append(f.wd)
-        self.stack = [t for t in self.stack if not (t.path == top or t.path.startswith(inside))]
+        for g, todo in list(self.groups.items()):
+            todo[:] = [t for t in todo if not (t.path == top or t.path.startswith(inside))]
+            if not todo:
+                del self.groups[g]
         self.later = [t for t in self.later if not (t.path == top or t.path.startswith(inside))]
         return out
 

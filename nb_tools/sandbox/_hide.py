@@ -14,11 +14,14 @@ import functools
 import glob
 import os
 import re
+import stat
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
+from nb_tools.sandbox._kept import kept
 from nb_tools.sandbox._protection import TABLE
 from nb_tools.sandbox._scan import ScanResult, scan_all
 
@@ -37,7 +40,7 @@ __all__ = [
     "sanitized_git_config",
     "system_secret_files",
     "toolchain_dirs",
-    "unix_sockets",
+    "unix_socket_paths",
 ]
 
 
@@ -80,7 +83,15 @@ are masked in every mode)."""
 
 def outside_masks() -> list[Path]:
     """Every top-level folder but :data:`SYSTEM_TOP` (``/srv``, ``/opt``, ``/var``, ``/mnt``,
-    ``/media``, other project trees...): what a ``system_only`` sandbox masks."""
+    ``/media``, other project trees...): what a ``system_only`` sandbox masks (kept while
+    ``/`` is unchanged: a folder made, removed or renamed there changes its times)."""
+    return list(kept(_kept_answers, "outside_masks", ("/",), _outside_masks))
+
+
+_kept_answers: dict[Hashable, Any] = {}
+
+
+def _outside_masks() -> tuple[Path, ...]:
     names: list[str] = []
     try:
         with os.scandir("/") as it:
@@ -93,7 +104,7 @@ def outside_masks() -> list[Path]:
                     names.append(entry.name)
     except OSError:
         pass
-    return [Path("/" + name) for name in sorted(names)]  # the order of sorted(Path)
+    return tuple(Path("/" + name) for name in sorted(names))  # the order of sorted(Path)
 
 
 def repository_dirs(workspace: Path) -> tuple[list[Path], list[Path]]:
@@ -105,15 +116,20 @@ def repository_dirs(workspace: Path) -> tuple[list[Path], list[Path]]:
     gitdirs: list[Path] = []
     for d in (workspace, *workspace.parents):
         dot = d / ".git"
-        if dot.is_dir() or dot.is_file():
+        try:  # one stat a level: most have no .git
+            mode = os.stat(dot).st_mode
+        except (OSError, ValueError):
+            continue
+        is_dir, is_file = stat.S_ISDIR(mode), stat.S_ISREG(mode)
+        if is_dir or is_file:
             homes = home_dirs()
             if d not in (workspace, Path("/")) and not any(
                 h == d or h.is_relative_to(d) for h in homes
             ):
                 tops.append(d)
-        if dot.is_dir():
+        if is_dir:
             break
-        if dot.is_file():
+        if is_file:
             try:
                 line = dot.read_text(errors="replace").strip()
             except OSError:
@@ -171,13 +187,13 @@ def coarse_masks() -> list[Path]:
     """Folders replaced by an empty, private tmpfs: ``/tmp``, ``/run`` (the Unix sockets of
     dbus, docker, systemd), ``$XDG_RUNTIME_DIR``, the Jupyter runtime folder (the kernels'
     connection files) and the home folders."""
-    out = [Path("/tmp"), Path("/run"), Path("/var/tmp")]  # /dev (and /dev/shm) is new
+    out = ["/tmp", "/run", "/var/tmp"]  # /dev (and /dev/shm) is new
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isabs(xdg):
-        out.append(Path(os.path.realpath(xdg)))
-    out.append(jupyter_runtime_dir())
-    out += home_dirs()
-    return [p for p in _dedupe(out) if p != Path("/") and p.is_dir()]
+        out.append(os.path.realpath(xdg))
+    out.append(str(jupyter_runtime_dir()))
+    out += map(str, home_dirs())
+    return [Path(p) for p in dict.fromkeys(out) if p != "/" and os.path.isdir(p)]
 
 
 def jupyter_runtime_dir() -> Path:
@@ -297,17 +313,27 @@ def git_configs_with_credentials(
         gitdirs += [repo / ".git" for repo in scanned.repos]
     out: list[Path] = []
     for g in dict.fromkeys(gitdirs):
-        modules = [*g.glob("modules/*/config"), *g.glob("modules/*/modules/*/config")]
-        for cfg in (g / "config", g / "config.worktree", *modules):
-            try:
-                if not cfg.is_file() or cfg.is_symlink():
-                    continue
-                text = cfg.read_text(errors="replace")[:1_000_000]
-            except OSError:
-                continue
-            if _CONFIG_CREDENTIALS.search(text):
-                out.append(cfg)
+        base = str(g)
+        modules: list[str] = []
+        if os.path.isdir(base + "/modules"):  # most repositories have no submodules
+            modules = glob.glob(glob.escape(base) + "/modules/*/config")
+            modules += glob.glob(glob.escape(base) + "/modules/*/modules/*/config")
+        for cfg in (base + "/config", base + "/config.worktree", *modules):
+            if kept(_kept_answers, ("credentials", cfg), (cfg,), lambda c=cfg: _credentials(c)):
+                out.append(Path(cfg))
     return out
+
+
+def _credentials(cfg: str) -> bool:
+    """Whether the git config ``cfg`` (a regular file, not a link) holds credentials."""
+    try:
+        if os.path.islink(cfg) or not os.path.isfile(cfg):
+            return False
+        with open(cfg, encoding="utf-8", errors="replace") as f:
+            text = f.read(1_000_000)
+    except OSError:
+        return False
+    return _CONFIG_CREDENTIALS.search(text) is not None
 
 
 _URL_USERINFO = re.compile(r"([a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
@@ -346,17 +372,20 @@ def sanitized_git_config(cfg: Path) -> Path | None:
     return out
 
 
-def unix_sockets() -> Iterator[Path]:
-    """Paths of the Unix sockets bound on this machine (``/proc/net/unix``)."""
+def unix_socket_paths() -> list[str]:
+    """Paths of the Unix sockets bound on this machine (``/proc/net/unix``), as strings
+    (the command line needs no path object for one it leaves alone)."""
+    out: list[str] = []
     try:
         with open("/proc/net/unix", encoding="utf-8", errors="replace") as f:
             next(f, None)
             for line in f:
                 parts = line.split(None, 7)
                 if len(parts) == 8 and parts[7].startswith("/"):
-                    yield Path(parts[7].rstrip("\n"))
+                    out.append(parts[7].rstrip("\n"))
     except OSError:
-        return
+        pass
+    return out
 
 
 @functools.lru_cache(maxsize=8)

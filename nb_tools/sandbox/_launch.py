@@ -14,12 +14,14 @@ import asyncio
 import contextlib
 import os
 import signal
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nb_tools.sandbox._bwrap import bwrap_command
+from nb_tools.sandbox._creds import resolve_program
 from nb_tools.sandbox._defuse import (
     Protected,
     defuse_new_repos,
@@ -114,16 +116,16 @@ def prepare(
     found = sandbox_available()
     if not found.ok or found.bwrap is None:
         raise SandboxUnavailable(f"no sandbox can start here: {found.reason}")
-    real = Path(os.path.realpath(found.bwrap))
+    real = os.path.realpath(found.bwrap)
     for root in (policy.workspace, *policy.writable_roots):
-        if root is not None and real.is_relative_to(root):
+        if root is not None and (real + "/").startswith(str(root).rstrip("/") + "/"):
             raise SandboxUnavailable(
                 f"the bwrap found ({found.bwrap}) lies in {root}, which sandboxed calls can "
                 "write; it could be a planted program, so it is not run (put the system's "
                 "bubblewrap first on PATH, or set NB_TOOLS_BWRAP)"
             )
-    command = bwrap_command(found.bwrap, policy, list(argv), cwd=start)
     full = sandbox_env(extra=env, git_config=_git_config(Path(start)))
+    command = bwrap_command(found.bwrap, policy, _resolved(argv, full, policy), cwd=start)
     guarded: list[str] = []
     roots: list[str] = []
     tops: list[Protected] = []
@@ -176,24 +178,60 @@ def kill_tree(pid: int, sig: int = signal.SIGKILL) -> None:
         os.killpg(pid, sig)
 
 
+_PROGRAM_DIRS = tuple(f"/{top}/" for top in ("usr", "bin", "sbin", "nix", "gnu", "snap"))
+"""System folders every sandbox shows as they are (read-only): a program found there
+outside is the one ``execvp`` finds inside."""
+
+
+def _resolved(argv: Sequence[str], env: Mapping[str, str], policy: SandboxPolicy) -> list[str]:
+    """``argv`` with its program given by name (``bash``) replaced by the file the
+    sandbox's ``PATH`` finds (:func:`~nb_tools.sandbox._creds.resolve_program`), when that
+    lies in a system folder no root or hidden path of ``policy`` covers: bubblewrap's
+    ``execvp`` then looks in no ``PATH`` entry (each a lookup through the new mounts)."""
+    out = list(argv)
+    if not out:
+        return out
+    hit = resolve_program(out[0], env.get("PATH", ""), _PROGRAM_DIRS)
+    if hit is None:
+        return out
+    covered = [str(p) for p in (policy.workspace, *policy.writable_roots, *policy.hidden) if p]
+    if not any(hit == c or hit.startswith(c.rstrip("/") + "/") for c in covered):
+        out[0] = hit
+    return out
+
+
 def _git_config(start: Path) -> Path | None:
     """The ``.git/config`` of the repository at ``start`` (or its gitdir's, for a linked
     worktree whose ``.git`` is a file)."""
-    for folder in (start, *start.parents):
-        dot = folder / ".git"
-        if dot.is_dir():
-            return dot / "config"
-        if dot.is_file():
-            try:
-                line = dot.read_text(errors="replace").strip()
-            except OSError:
-                return None
-            if line.startswith("gitdir:"):
-                gitdir = (folder / line[7:].strip()).resolve()
-                common = gitdir / "commondir"
-                if common.is_file():
-                    with contextlib.suppress(OSError):
-                        gitdir = (gitdir / common.read_text().strip()).resolve()
-                return gitdir / "config"
+    raw = os.path.abspath(start)
+    while True:  # the folder and its parents, as strings (no path object for each)
+        dot = raw.rstrip("/") + "/.git"
+        try:
+            mode = os.stat(dot).st_mode
+        except (OSError, ValueError):
+            mode = 0
+        if stat.S_ISDIR(mode):
+            return Path(dot, "config")
+        if stat.S_ISREG(mode):
+            return _linked_config(Path(raw), Path(dot))
+        parent = os.path.dirname(raw)
+        if parent == raw:
             return None
-    return None
+        raw = parent
+
+
+def _linked_config(folder: Path, dot: Path) -> Path | None:
+    """The config of the repository whose ``.git`` file ``dot`` (in ``folder``) names its
+    git folder (a linked worktree: the common folder's)."""
+    try:
+        line = dot.read_text(errors="replace").strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    gitdir = (folder / line[7:].strip()).resolve()
+    common = gitdir / "commondir"
+    if common.is_file():
+        with contextlib.suppress(OSError):
+            gitdir = (gitdir / common.read_text().strip()).resolve()
+    return gitdir / "config"

@@ -321,10 +321,7 @@ def _masks(key: str, walk: Walk) -> list[str] | None:
     run with that hidden yet: the root is not read, more than
     :data:`MAX_UNSCANNED_MASKS` are needed, or one holds a folder programs run from (the
     kernel's environment, a ``PATH`` entry)."""
-    masks = walk.masks()
-    if len(masks) > _FEW_MASKS:
-        top = key.rstrip("/") + "/"
-        masks = outermost([top + m[len(top) :].split("/", 1)[0] for m in masks])
+    masks = _few(key, walk.masks())
     if key not in walk.folders or key in masks or len(masks) > MAX_UNSCANNED_MASKS:
         return None
     tools = [sys.prefix, sys.exec_prefix, *os.environ.get("PATH", "").split(os.pathsep)]
@@ -335,11 +332,26 @@ def _masks(key: str, walk: Walk) -> list[str] | None:
     return masks
 
 
+def _few(key: str, masks: list[str]) -> list[str]:
+    """``masks`` (folders in the root ``key``), or, when there are more than
+    :data:`_FEW_MASKS` of them, the folders of the root that hold them: each mask is a
+    mount, and many cost a call more than they show (the walk reads the small folders of
+    the root first, so these are the bulky ones)."""
+    if len(masks) <= _FEW_MASKS:
+        return masks
+    top = key.rstrip("/") + "/"
+    return outermost(
+        [top + m[len(top) :].split("/", 1)[0] if m.startswith(top) else m for m in masks]
+    )
+
+
 def _finish(key: str, cached: _Cached) -> None:
-    """The walk is done: its result, and the folders whose link counts are still to do."""
+    """The walk is done: its result (more than :data:`_FEW_MASKS` folders left unread
+    become the folders of the root that hold them), and the folders whose link counts are
+    still to do."""
     _generation[0] += 1
     walk = cached.walk
-    cached.result = _result(walk.folders, walk.unscanned)
+    cached.result = _result(walk.folders, _few(key, walk.unscanned))
     cached.full = None
     cached.unlinked = [d for d, f in reversed(walk.folders.items()) if f.linked is None]
 
