@@ -282,6 +282,8 @@ async def take_ready(
         if not isinstance(slot, _Ready):
             return None
         del _slots[key]
+    # the command as the call's launch runs it (its program resolved, as a cold call's)
+    argv = launch.argv[len(launch.argv) - len(argv) :] if len(launch.argv) > len(argv) else []
     try:  # what Popen would pass (a NUL inside an argument cannot be passed)
         data = b"".join(os.fsencode(a) + b"\0" for a in argv)
     except (UnicodeError, TypeError):
@@ -413,7 +415,8 @@ def _shim_under(pid: int) -> bool:
         except (OSError, ValueError, IndexError):
             continue
         parents[int(name)] = ppid
-        if cmdline.startswith(b"bash\0--norc\0") and b"mapfile" in cmdline:
+        # the shim's program as the launch gives it: "bash", or its path resolved
+        if b"bash\0--norc\0--noprofile\0-c\0" in cmdline and b"mapfile" in cmdline:
             shims.append(int(name))
     for s in shims:
         p = s
