@@ -292,9 +292,15 @@ def _protect(root: Path, found: ScanResult) -> list[str]:
         keep += config_includes(repo)
     _mkdir(root / ".nb_tools")
     keep += [root / ".nb_tools", *found.writes, *found.protected, *found.unscanned]
-    # A home's .git is a repository like any other: its hooks and config (above).
+    # A home's .git is a repository like any other: its hooks and config (above). A home
+    # copied deeper (backup/alice, found by its start-up files) too: write_file refuses
+    # its dot-entries (the one home_dot_reason), so a shell call gets them read-only.
+    homes = [*homes_in(root), *homes_among((*found.writes, *found.secrets))]
     keep += [
-        p for h in homes_in(root) for p in home_dot_entries(h, programs=True) if p.name != ".git"
+        p
+        for h in dict.fromkeys(homes)
+        for p in home_dot_entries(h, programs=True)
+        if p.name != ".git"
     ]
     for prefix in interpreter_dirs():
         # The kernel's own environment (a .venv in the workspace), the user site: what it

@@ -620,3 +620,20 @@ async def test_noclick_rg_reads_no_config_the_agent_could_write(ws: Path) -> Non
     finally:
         del os.environ["RIPGREP_CONFIG_PATH"]
     assert not marker.exists()
+
+
+async def test_home_copy_two_levels_down_dot_entries_kept_from_an_approved_shell(
+    ws: Path,
+) -> None:
+    """Under ``auto`` (an approved call, the writable sandbox): ``write_file`` refuses the
+    dot-entries of a home copied deep in the workspace (one ``home_dot_reason``); a shell
+    write to them must fail the same way, not change the file."""
+    require_sandbox()
+    home = ws / "backup" / "alice"
+    (home / ".newcli").mkdir(parents=True)
+    (home / ".bashrc").write_text("ls -l\n")
+    session = home / ".newcli" / "session"
+    session.write_text("kept\n")
+    r = await run(ws, "echo planted > backup/alice/.newcli/session; echo done", approved=True)
+    assert "done" in r.content
+    assert session.read_text() == "kept\n", r.content
