@@ -357,15 +357,17 @@ def _trim() -> None:
 
 
 def close_ready(cwd: str | os.PathLike[str] | None = None) -> int:
-    """Kill the ready sandboxes (those for ``cwd`` only, if given); how many."""
+    """Kill the ready sandboxes (those for ``cwd`` only, if given); how many. One still
+    being made is killed when it is (its slot is gone)."""
     want = None if cwd is None else os.fspath(cwd)
     with _lock:
-        keys = [k for k, v in _slots.items() if isinstance(v, _Ready) and want in (None, k[1])]
-        gone = [_slots.pop(k) for k in keys]
+        gone = [_slots.pop(k) for k in list(_slots) if want in (None, k[1])]
     for r in gone:
         if isinstance(r, _Ready) and r.owner == os.getpid():
             _kill(r)
-    return len(gone)
+        elif isinstance(r, concurrent.futures.Future) and not r.done():
+            r.set_result(None)
+    return sum(isinstance(r, _Ready) for r in gone)
 
 
 def _after_fork() -> None:
