@@ -137,7 +137,7 @@ def name_visible(workspace: Workspace) -> Callable[[Path], bool]:
     def keep(path: Path) -> bool:
         if is_secret(path.parts):
             return False
-        return home_dot_reason(path, homes) is None
+        return home_dot_reason(path, homes, workspace.root) is None
 
     return keep
 

@@ -291,7 +291,7 @@ def _visible(search_dir: str, workspace: Workspace) -> Callable[[str], bool]:
         path = base / rel
         if write_protected(path.parts) is not None:
             return False
-        if home_dot_reason(path, homes) is not None:
+        if home_dot_reason(path, homes, workspace.root) is not None:
             return False
         return not hard_linked(path) and not holds_private_key(path)
 

@@ -22,12 +22,12 @@ import os
 import re
 import shutil
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nb_tools.sandbox._fsrules import config_includes, home_dot_entries, homes_in, hooks_path
 from nb_tools.sandbox._protection import protection_of
-from nb_tools.sandbox._scan import scan_all
+from nb_tools.sandbox._scan import scan_all, scan_past
 
 __all__ = ["Protected", "defuse_new_repos", "protected_now", "remove_new_protected"]
 
@@ -54,16 +54,36 @@ class Protected:
     repos: frozenset[tuple[str, int]] = frozenset()
     """Each work tree's repository with its ``.git``'s inode number: one renamed away and
     made again under the same name (``mv sub old && git init sub``) is a new one."""
+    unscanned: tuple[Path, ...] = ()
+    """The folders the capped scan left unread (bound read-only for the call)."""
 
 
-def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protected:
+def protected_now(
+    root: Path, homes: tuple[Path, ...] | None = None, *, before: Protected | None = None
+) -> Protected:
     """The paths in ``root`` a call may not create: the protection table's that the scan
     finds (start-up files, rules, credentials), the dot-entries of the home folders in it
     (``homes``: those of an earlier look, so that a folder a call made look like a home
     does not turn its old entries into new ones), the repositories' ``core.hooksPath``
     folders and the files their configs include (a mount cannot guard an included file
-    that does not exist yet: one a call made is removed)."""
+    that does not exist yet: one a call made is removed). ``before``: the look before a
+    call; the folders the capped scan leaves unread now that it read then (or that are
+    new) are read to their end (:func:`~._scan.scan_past`): a call must not hide what it
+    made behind more entries than the cap."""
     found = scan_all(root)
+    if before is not None:
+        old = [str(u).rstrip("/") + "/" for u in before.unscanned]
+        unseen = [u for u in found.unscanned if not any((str(u) + "/").startswith(o) for o in old)]
+        if unseen:
+            past = scan_past(unseen)
+            found = replace(
+                found,
+                writes=(*found.writes, *past.writes),
+                secrets=(*found.secrets, *past.secrets),
+                protected=(*found.protected, *past.protected),
+                repos=(*found.repos, *past.repos),
+                bare=(*found.bare, *past.bare),
+            )
     homes = homes_in(root) if homes is None else homes
     paths = [*found.writes, *found.secrets, *found.protected]
     paths += [p for h in homes for p in home_dot_entries(h, programs=True)]
@@ -80,17 +100,20 @@ def protected_now(root: Path, homes: tuple[Path, ...] | None = None) -> Protecte
     for repo in found.repos:
         with contextlib.suppress(OSError):
             repos.add((str(repo), os.lstat(repo / ".git").st_ino))
-    return Protected(paths=frozenset(out), homes=homes, repos=frozenset(repos))
+    return Protected(
+        paths=frozenset(out), homes=homes, repos=frozenset(repos), unscanned=found.unscanned
+    )
 
 
-def remove_new_protected(root: Path, before: Protected) -> list[str]:
+def remove_new_protected(root: Path, before: Protected, now: Protected | None = None) -> list[str]:
     """Remove what a call created in ``root`` that :func:`protected_now` lists and that was
     not there before: a kernel start-up module or ``.pth`` file at any depth, a shell
     start-up file, nb_tools' rules, a credentials file a tool reads (``Entry.removes_new``),
     a new dot-entry of a home folder. Data a program makes that merely holds a secret
     (``terraform.tfstate``) stays. A link is removed, never followed. Returns the paths."""
     removed: list[str] = []
-    now = protected_now(root, before.homes)
+    if now is None:
+        now = protected_now(root, before.homes, before=before)
     for raw, _ in sorted(now.paths - before.paths):
         path = Path(raw)
         entry = protection_of(path.relative_to(root).parts)

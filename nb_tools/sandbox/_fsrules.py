@@ -111,11 +111,13 @@ def _children(folder: Path) -> list[Path]:
     return out
 
 
-def home_dot_reason(path: Path, homes: tuple[Path, ...]) -> str | None:
-    """Why ``path`` (absolute) is denied as a dot-entry of one of ``homes``, or of a folder
-    up its path with the look of a home (:data:`HOME_MARKERS`) at any depth: a copy of a
-    home deeper than :func:`homes_in` looks (``backup/alice``, ``mnt/old/home/bob``).
-    ``None`` when it is neither."""
+def home_dot_reason(path: Path, homes: tuple[Path, ...], root: Path) -> str | None:
+    """Why ``path`` (absolute, in the workspace ``root``) is denied as a dot-entry of one
+    of ``homes``, or of a folder of the workspace up its path with the look of a home
+    (:data:`HOME_MARKERS`) at any depth: a copy of a home deeper than :func:`homes_in`
+    looks (``backup/alice``, ``mnt/old/home/bob``). ``None`` when it is neither. Folders
+    above ``root`` do not count: a workspace inside a home's dot-folder (a project in
+    ``~/.local/src``, a search of ``~/.pyenv``'s site-packages) was chosen by the user."""
     for home in homes:
         if path == home or not path.is_relative_to(home):
             continue
@@ -123,7 +125,10 @@ def home_dot_reason(path: Path, homes: tuple[Path, ...]) -> str | None:
         if _denied_dot(first):
             return _home_reason(home)
     parts = path.parts
-    for i in range(1, len(parts)):
+    start = max(len(root.parts), 1)
+    if not any(p[:1] == "." for p in parts[start:]):
+        return None  # no dot-entry below the workspace's top (most paths: one pass)
+    for i in range(start, len(parts)):
         if _denied_dot(parts[i]) and _looks_like_home(Path(*parts[:i]), []):
             return _home_reason(Path(*parts[:i]))
     return None
@@ -321,7 +326,7 @@ def is_bare_repo(folder: Path) -> bool:
 
 def path_rule_reason(root: Path, path: Path) -> str | None:
     """Why ``path`` (absolute, inside ``root``) is protected by a rule of this module."""
-    why = home_dot_reason(path, homes_in(root))
+    why = home_dot_reason(path, homes_in(root), root)
     if why is not None:
         return why
     for folder in (path.parent, *path.parent.parents):

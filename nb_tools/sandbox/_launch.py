@@ -86,10 +86,15 @@ def remove_planted(launch: Launch) -> list[str]:
         if os.path.lexists(path) and remove_path(path):
             removed.append(path)
     if launch.policy.mode == "workspace-write":
-        for root, before in zip(launch.roots, launch.tops_before, strict=True):
-            removed += remove_new_protected(Path(root), before)
-        for root in launch.roots:
-            removed += defuse_new_repos(launch.repos_before, scan(Path(root))[1], root=Path(root))
+        nows = [
+            (Path(root), before, protected_now(Path(root), before.homes, before=before))
+            for root, before in zip(launch.roots, launch.tops_before, strict=True)
+        ]
+        for root, before, now in nows:
+            removed += remove_new_protected(root, before, now)
+        for root, _, now in nows:  # past the scan's cap too (protected_now read there)
+            repos = [Path(raw) for raw, _ in now.repos]
+            removed += defuse_new_repos(launch.repos_before, repos, root=root)
     return removed
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "hard_linked",
     "scan",
     "scan_all",
+    "scan_past",
     "secret_files_in",
     "unapproved_problem",
     "warm_up",
@@ -128,6 +129,21 @@ def _result(folders: dict[str, Folder], unscanned: list[str]) -> ScanResult:
         writes=tuple(Path(w) for w in outermost([str(p) for f in fs for p in f.writes])),
         bare=tuple(Path(f.todo.path) for f in fs if f.bare),
     )
+
+
+def scan_past(folders: Iterable[Path]) -> ScanResult:
+    """The scan of ``folders`` (ones a capped scan left unread) to their end, past
+    :data:`MAX_SCAN_ENTRIES`, neither kept nor watched: after a writable call, what it
+    made beyond the cap (60,000 new files, then a kernel start-up module beside them) is
+    found all the same. Costs what the call made."""
+    read: dict[str, Folder] = {}
+    left: list[str] = []
+    for folder in folders:
+        walk = Walk(str(folder), lambda _: None, entries=sys.maxsize, depth=MAX_SCAN_DEPTH)
+        walk.step()
+        read.update(walk.folders)
+        left += walk.unscanned
+    return _result(read, left)
 
 
 # -- kept scans, and their freshness ---------------------------------------------------------

@@ -637,3 +637,37 @@ async def test_home_copy_two_levels_down_dot_entries_kept_from_an_approved_shell
     r = await run(ws, "echo planted > backup/alice/.newcli/session; echo done", approved=True)
     assert "done" in r.content
     assert session.read_text() == "kept\n", r.content
+
+
+async def test_a_workspace_inside_a_homes_dot_folder_is_searched(tmp_path: Path) -> None:
+    """Control for the home copies above: a folder up the workspace's own path with the
+    look of a home (a project in ``~/.local/src``, a search of ``~/.pyenv``'s
+    site-packages) is the user's choice, not a home inside the workspace: no-click
+    ``grep``, ``glob`` and ``read_file`` find its files without asking."""
+    home = tmp_path / "alice"
+    (home / ".local" / "src" / "proj").mkdir(parents=True)
+    (home / ".bashrc").write_text("ls -l\n")
+    proj = home / ".local" / "src" / "proj"
+    (proj / "app.py").write_text("import os\n")
+    content, asked = await noclick(proj, "grep", pattern="import os")
+    assert "app.py" in content and not asked, content
+    content, asked = await noclick(proj, "glob", pattern="**/*.py")
+    assert "app.py" in content and not asked, content
+    content, asked = await noclick(proj, "read_file", file_path="app.py")
+    assert "import os" in content and not asked, content
+
+
+async def test_auto_repository_and_launcher_past_the_cap_in_any_order(ws: Path) -> None:
+    """However the capped scan orders its folders, what a call made past the cap is read:
+    the 60,000 files come first by name (``aa``) and by size, and the planted files lie a
+    level deeper (``zz/sub``), beside a new repository whose config runs a program."""
+    require_sandbox()
+    await bash_auto(
+        ws,
+        "mkdir -p aa zz/sub && (cd aa && seq 60000 | xargs touch) && "
+        'printf \'open("pwned", "w")\\n\' > zz/sub/ipykernel_launcher.py && '
+        "git init -q zz/repo && git -C zz/repo config core.fsmonitor 'touch pwned' && echo ok",
+    )
+    assert not (ws / "zz" / "sub" / "ipykernel_launcher.py").exists()
+    config = ws / "zz" / "repo" / ".git" / "config"
+    assert not config.exists() or "fsmonitor" not in config.read_text()
