@@ -168,6 +168,7 @@ def test_fifty_calls_keep_the_process_count_flat(tmp_path: Path) -> None:
             counts.append(len(children()))
         return counts
 
+    close_ready()  # those other tests' tools left (one per workspace, at most 4)
     try:
         made = _ready.counts["made"]
         counts = asyncio.run(main())
