@@ -169,10 +169,12 @@ def test_fifty_calls_keep_the_process_count_flat(tmp_path: Path) -> None:
         return counts
 
     close_ready()  # those other tests' tools left (one per workspace, at most 4)
+    base = len(children())  # other tests' servers and kernels, in the whole suite
     try:
         made = _ready.counts["made"]
         counts = asyncio.run(main())
-        assert max(counts) <= 2, counts  # the ready sandbox (and one being started)
+        # the ready sandbox (and one being started), however many calls
+        assert max(counts) <= base + 2, (base, counts)
         assert _ready.counts["made"] - made >= 25  # most calls took a ready one
     finally:
         assert close_ready() <= 1
