@@ -21,14 +21,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from nb_tools.sandbox import HOME_ALLOW, TABLE, TOKEN_SHAPES, Entry  # noqa: E402
-from nb_tools.sandbox._protection import (  # noqa: E402
+from nb_tools.sandbox._protection import KINDS, WHERE  # noqa: E402
+from nb_tools.sandbox._runtime_paths import (  # noqa: E402
     JUPYTER_REASON,
-    KINDS,
     PATH_REASON,
     PREFIX_REASON,
     START_ENV,
     START_REASON,
-    WHERE,
 )
 from nb_tools.sandbox._secret_formats import COMMANDS, ENCODINGS  # noqa: E402
 from nb_tools.sandbox._secret_names import (  # noqa: E402

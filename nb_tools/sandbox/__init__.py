@@ -41,14 +41,12 @@ from nb_tools.sandbox._protection import (
     TABLE,
     Entry,
     fold_name,
-    interpreter_dirs,
     is_secret,
-    prefix_reason,
     protection_of,
-    run_time_dirs,
     write_protected,
 )
 from nb_tools.sandbox._ready import READY_ENV, close_ready, make_ready, ready_enabled, take_ready
+from nb_tools.sandbox._runtime_paths import interpreter_dirs, prefix_reason, run_time_dirs
 from nb_tools.sandbox._scan import hard_linked, unapproved_problem, warm_up, writable_problem
 from nb_tools.sandbox._secrets import (
     KEY_HIDDEN,

@@ -46,7 +46,7 @@ from nb_tools.sandbox._hide import (
 from nb_tools.sandbox._kept import kept
 from nb_tools.sandbox._policy import SandboxPolicy
 from nb_tools.sandbox._probe import sandbox_available
-from nb_tools.sandbox._protection import interpreter_dirs, run_time_dirs
+from nb_tools.sandbox._runtime_paths import interpreter_dirs, run_time_dirs
 from nb_tools.sandbox._scan import ScanResult, scan_all
 
 __all__ = ["BwrapCommand", "bwrap_argv", "bwrap_command"]

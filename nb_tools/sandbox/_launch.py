@@ -32,7 +32,7 @@ from nb_tools.sandbox._defuse import (
 from nb_tools.sandbox._env import sandbox_env
 from nb_tools.sandbox._policy import SandboxPolicy
 from nb_tools.sandbox._probe import sandbox_available
-from nb_tools.sandbox._protection import run_time_dirs
+from nb_tools.sandbox._runtime_paths import run_time_dirs
 from nb_tools.sandbox._scan import scan
 
 __all__ = ["Launch", "SandboxUnavailable", "kill_tree", "prepare", "remove_planted", "spawn"]
@@ -59,7 +59,7 @@ class Launch:
     guarded_dirs: tuple[str, ...] = ()
     """Folders on the kernel's ``PATH`` or of Jupyter inside a writable root that did not
     exist: one the command made is removed after it (what it holds would run later
-    outside the sandbox; see :func:`~nb_tools.sandbox._protection.run_time_dirs`)."""
+    outside the sandbox; see :func:`~nb_tools.sandbox._runtime_paths.run_time_dirs`)."""
     roots: tuple[str, ...] = ()
     """The writable roots, and the repositories in them when the call started: one that
     appears during the call is defused after it."""
