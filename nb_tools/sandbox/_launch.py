@@ -30,6 +30,7 @@ from nb_tools.sandbox._defuse import (
     remove_path,
 )
 from nb_tools.sandbox._env import sandbox_env
+from nb_tools.sandbox._hide import SYSTEM_TOP
 from nb_tools.sandbox._policy import SandboxPolicy
 from nb_tools.sandbox._probe import sandbox_available
 from nb_tools.sandbox._runtime_paths import run_time_dirs
@@ -183,8 +184,9 @@ def kill_tree(pid: int, sig: int = signal.SIGKILL) -> None:
         os.killpg(pid, sig)
 
 
-_PROGRAM_DIRS = tuple(f"/{top}/" for top in ("usr", "bin", "sbin", "nix", "gnu", "snap"))
-"""System folders every sandbox shows as they are (read-only): a program found there
+_PROGRAM_DIRS = tuple(f"/{top}/" for top in sorted(SYSTEM_TOP - {"dev", "proc", "sys", "etc"}))
+"""The system folders every sandbox shows as they are (read-only; ``/dev``, ``/proc`` and
+``/sys`` are made anew inside, files of ``/etc`` bound over): a program found there
 outside is the one ``execvp`` finds inside."""
 
 
