@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import pids_with
 
 from nb_tools.builtin._bash import BashTool
 from nb_tools.builtin._workspace import Workspace
@@ -47,21 +48,6 @@ def children() -> list[int]:
         except OSError:
             continue
         if int(stat[1]) == me and stat[0] != "Z":
-            out.append(int(name))
-    return out
-
-
-def with_marker(marker: str) -> list[int]:
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
             out.append(int(name))
     return out
 
@@ -147,9 +133,9 @@ def test_timeout_and_cancel_on_the_ready_path(tmp_path: Path) -> None:
         assert used
         assert r.metadata["timed_out"] is True and "[timed out after 0.3 s" in r.content
         end = time.monotonic() + 3
-        while with_marker(marker) and time.monotonic() < end:
+        while pids_with(marker) and time.monotonic() < end:
             time.sleep(0.05)
-        assert with_marker(marker) == []
+        assert pids_with(marker) == []
     finally:
         close_ready()
 
@@ -179,9 +165,9 @@ def test_fifty_calls_keep_the_process_count_flat(tmp_path: Path) -> None:
     finally:
         assert close_ready() <= 1
     end = time.monotonic() + 3
-    while with_marker(str(root)) and time.monotonic() < end:
+    while pids_with(str(root)) and time.monotonic() < end:
         time.sleep(0.05)
-    assert with_marker(str(root)) == []
+    assert pids_with(str(root)) == []
 
 
 def test_switched_off_makes_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,7 +180,7 @@ def test_switched_off_makes_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert "[exit code 0]" in asyncio.run(main_once(tool, "ls"))
     time.sleep(0.2)
     assert _ready.counts["made"] == made
-    assert with_marker(str(root)) == []
+    assert pids_with(str(root)) == []
 
 
 def test_none_left_after_close_and_after_exit(tmp_path: Path) -> None:
@@ -234,9 +220,9 @@ def test_none_left_after_close_and_after_exit(tmp_path: Path) -> None:
         if how == "close":
             assert out.stdout.split()[1] == "1"
         end = time.monotonic() + 3
-        while with_marker(str(root)) and time.monotonic() < end:
+        while pids_with(str(root)) and time.monotonic() < end:
             time.sleep(0.05)
-        assert with_marker(str(root)) == [], how
+        assert pids_with(str(root)) == [], how
 
 
 def test_first_call_takes_the_one_made_after_the_scan(tmp_path: Path) -> None:

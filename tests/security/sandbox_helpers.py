@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import pids_with
 
 from nb_tools.builtin._bash import BashTool
 from nb_tools.builtin._workspace import Workspace
@@ -37,22 +38,6 @@ async def run(
     tool = BashTool(Workspace(ws), kill_grace=0.3, **kw)  # type: ignore[arg-type]
     with granted(APPROVED if approved else NOT_APPROVED):
         return await tool.call(json.dumps({"command": command, "timeout": timeout_ms}))
-
-
-def pids_with(marker: str) -> list[int]:
-    """Host pids whose command line holds ``marker`` (zombies excluded)."""
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            out.append(int(name))
-    return out
 
 
 async def gone(marker: str, within: float = 3.0) -> bool:
