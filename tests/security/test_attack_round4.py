@@ -151,7 +151,7 @@ async def test_01c_dev_shm_is_not_the_kernels(ws: Path) -> None:
 
 FLOOD = r"""
 import asyncio, json, sys
-sys.path.insert(0, {tests!r})
+sys.path[:0] = [{tests!r}, {top!r}]  # the helpers and the tests' own modules
 from pathlib import Path
 from sandbox_helpers import run
 from nb_tools.builtin import builtin_tools
@@ -187,7 +187,8 @@ def test_02_a_flood_of_output_does_not_fill_the_kernels_memory(ws: Path) -> None
     or CPU makes it GBs: the kernel is killed and the conversation lost)."""
     require_sandbox()
     (ws / "one-line.json").write_bytes(b"a" * 50_000_000 + b"\n")
-    script = FLOOD.format(tests=str(Path(__file__).parent), ws=str(ws))
+    here = Path(__file__).parent
+    script = FLOOD.format(tests=str(here), top=str(here.parent), ws=str(ws))
     done = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
